@@ -1,0 +1,427 @@
+/* SPDX-License-Identifier: MIT */
+/* readset record: run a command and record the read set of its start. */
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "cmd.h"
+#include "format.h"
+#include "lookups.h"
+#include "paths.h"
+#include "readset.h"
+#include "tracer.h"
+#include "util.h"
+#include "banned.h"
+
+#define DEFAULT_BUFFER_KB 16384
+#define DEFAULT_MAX_WALK 2000000
+
+static void record_help(void)
+{
+        printf("usage: readset record [OPTIONS] -- CMD [ARGS...]\n"
+               "\n"
+               "Run CMD and record every file page it and its descendants access\n"
+               "(read(2), mmap faults) or bring into the page cache, the filesystem\n"
+               "metadata read for them, and the path lookups they make.  Needs root.\n"
+               "Exits with CMD's exit status.\n"
+               "\n"
+               "options:\n"
+               "  -o, --output FILE      where to write the read set (default: CMD.readset)\n"
+               "      --cold             drop the page cache first (sync; drop_caches)\n"
+               "      --buffer-size KB   trace buffer per CPU (default %d)\n"
+               "      --no-lookups       do not trace path lookups (open, stat, ...)\n"
+               "      --max-walk N       directory entries the fallback path search may\n"
+               "                         visit (default %d)\n"
+               "  -q, --quiet            no summary on stderr\n"
+               "  -h, --help             show this help\n",
+               DEFAULT_BUFFER_KB, DEFAULT_MAX_WALK);
+}
+
+struct rec_ctx {
+        struct rs_builder *builder;
+};
+
+static int on_event(void *userdata, const struct rs_event *ev)
+{
+        struct rec_ctx *c = userdata;
+        return builder_add(c->builder, ev);
+}
+
+static char *join_argv(char **argv)
+{
+        size_t len = 1;
+        char *s, *p;
+
+        for (char **a = argv; *a; a++)
+                len += strlen(*a) + 1;
+        s = malloc(len);
+        if (!s)
+                return NULL;
+        p = s;
+        for (char **a = argv; *a; a++) {
+                size_t n = strlen(*a);
+                if (p != s)
+                        *p++ = ' ';
+                memcpy(p, *a, n);
+                p += n;
+        }
+        *p = 0;
+        return s;
+}
+
+static int drop_caches(void)
+{
+        sync();
+        return write_file("/proc/sys/vm/drop_caches", "3");
+}
+
+/* Fork CMD stopped at a gate: it execs only once tracing follows it.  Exec
+ * failures come back through a close-on-exec pipe. */
+static pid_t spawn_gated(char **argv, const sigset_t *oldmask, int *ret_gate, int *ret_errpipe)
+{
+        int gate[2], err[2];
+        pid_t pid;
+
+        if (pipe2(gate, O_CLOEXEC) < 0)
+                return -errno;
+        if (pipe2(err, O_CLOEXEC) < 0) {
+                int e = -errno;
+                close(gate[0]);
+                close(gate[1]);
+                return e;
+        }
+        pid = fork();
+        if (pid < 0) {
+                int e = -errno;
+                close(gate[0]); close(gate[1]); close(err[0]); close(err[1]);
+                return e;
+        }
+        if (pid == 0) {
+                char c;
+                int e;
+                ssize_t k;
+
+                close(gate[1]);
+                close(err[0]);
+                signal(SIGINT, SIG_DFL);
+                signal(SIGTERM, SIG_DFL);
+                signal(SIGHUP, SIG_DFL);
+                signal(SIGQUIT, SIG_DFL);
+                sigprocmask(SIG_SETMASK, oldmask, NULL);
+                do
+                        k = read(gate[0], &c, 1);
+                while (k < 0 && errno == EINTR);
+                if (k != 1)
+                        _exit(127);
+                execvp(argv[0], argv);
+                e = errno;
+                if (write(err[1], &e, sizeof(e)) < 0) { /* nothing more to do */ }
+                _exit(e == ENOENT ? 127 : 126);
+        }
+        close(gate[0]);
+        close(err[1]);
+        *ret_gate = gate[1];
+        *ret_errpipe = err[0];
+        return pid;
+}
+
+int cmd_record(int argc, char **argv)
+{
+        static const struct option opts[] = {
+                { "output", required_argument, NULL, 'o' },
+                { "cold", no_argument, NULL, 'C' },
+                { "buffer-size", required_argument, NULL, 'B' },
+                { "no-lookups", no_argument, NULL, 'L' },
+                { "max-walk", required_argument, NULL, 'W' },
+                { "quiet", no_argument, NULL, 'q' },
+                { "help", no_argument, NULL, 'h' },
+                {}
+        };
+        _cleanup_free_ char *arg_output = NULL, *cmdline = NULL;
+        _cleanup_readset_ struct readset *rs = NULL;
+        _cleanup_builder_ struct rs_builder *builder = NULL;
+        _cleanup_close_ int sfd = -1, gate = -1, errpipe = -1;
+        bool arg_cold = false, arg_quiet = false, arg_lookups = true;
+        uint64_t arg_buffer_kb = DEFAULT_BUFFER_KB, arg_max_walk = DEFAULT_MAX_WALK;
+        struct tracer *tracer = NULL;
+        struct paths *paths = NULL;
+        struct lookups *lookups = NULL;
+        struct paths_stats pst;
+        struct readset_totals tot;
+        struct rec_ctx ctx;
+        sigset_t mask, oldmask;
+        const char *what = NULL;
+        uint64_t start_ns, end_ns;
+        int c, r, status = 0, exit_code = 0, exec_errno = 0, caught = 0;
+        pid_t child = -1;
+        char **cmd;
+
+        while ((c = getopt_long(argc, argv, "+o:qh", opts, NULL)) >= 0) {
+                switch (c) {
+                case 'o':
+                        free(arg_output);
+                        arg_output = strdup(optarg);
+                        if (!arg_output)
+                                return log_errno(-ENOMEM, "out of memory");
+                        break;
+                case 'C': arg_cold = true; break;
+                case 'B':
+                        if (parse_u64(optarg, &arg_buffer_kb) < 0 || arg_buffer_kb < 64 || arg_buffer_kb > (1u << 22))
+                                return log_usage("record", "invalid --buffer-size '%s' (64..4194304 KiB)", optarg);
+                        break;
+                case 'L': arg_lookups = false; break;
+                case 'W':
+                        if (parse_u64(optarg, &arg_max_walk) < 0)
+                                return log_usage("record", "invalid --max-walk '%s'", optarg);
+                        break;
+                case 'q': arg_quiet = true; break;
+                case 'h': record_help(); return 0;
+                default: return log_usage("record", "invalid option");
+                }
+        }
+        if (optind >= argc)
+                return log_usage("record", "missing command to record (readset record -- CMD ARGS...)");
+        cmd = argv + optind;
+        if (!arg_output) {
+                const char *base = strrchr(cmd[0], '/');
+                base = base ? base + 1 : cmd[0];
+                if (asprintf(&arg_output, "%s.readset", *base ? base : "cmd") < 0) {
+                        arg_output = NULL;
+                        return log_errno(-ENOMEM, "out of memory");
+                }
+        }
+        cmdline = join_argv(cmd);
+        if (!cmdline)
+                return log_errno(-ENOMEM, "out of memory");
+
+        if (geteuid() != 0)
+                return log_error("recording needs root (tracefs, fanotify and BPF); try 'sudo readset record ...'");
+
+        /* Signals: handled synchronously through a signalfd, so that every
+         * path out of here removes the tracefs instance. */
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGHUP);
+        sigaddset(&mask, SIGQUIT);
+        sigaddset(&mask, SIGCHLD);
+        if (sigprocmask(SIG_BLOCK, &mask, &oldmask) < 0)
+                return log_errno(-errno, "cannot block signals");
+        sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (sfd < 0) {
+                r = log_errno(-errno, "cannot create signalfd");
+                goto out;
+        }
+
+        tracer_remove_stale();
+        builder = builder_new();
+        rs = readset_new();
+        if (!builder || !rs) {
+                r = log_errno(-ENOMEM, "out of memory");
+                goto out;
+        }
+        ctx.builder = builder;
+
+        if (arg_cold) {
+                r = drop_caches();
+                if (r < 0) {
+                        r = log_errno(r, "cannot drop the page cache (/proc/sys/vm/drop_caches)");
+                        goto out;
+                }
+        }
+
+        r = paths_open(&paths, true);
+        if (r < 0) {
+                r = log_errno(r, "cannot set up path resolution");
+                goto out;
+        }
+        r = tracer_open(&tracer, arg_buffer_kb, &what);
+        if (r < 0) {
+                if (r == -ENOENT && what && strncmp(what, "filemap/", 8) == 0)
+                        r = log_error("this kernel has no trace event '%s' (needs Linux >= 6.x filemap events)", what);
+                else if (r == -ENOENT)
+                        r = log_error("tracefs is not available (mount -t tracefs nodev /sys/kernel/tracing)");
+                else
+                        r = log_errno(r, "cannot set up %s", what ? what : "tracing");
+                goto out;
+        }
+
+        if (arg_lookups) {
+                r = lookups_open(&lookups);
+                if (r < 0) {
+                        /* Pages are the read set; lookups are a bonus we say we lack. */
+                        log_errno(r, "warning: path lookups not traced (BPF)");
+                        lookups = NULL;
+                }
+        }
+
+        child = spawn_gated(cmd, &oldmask, &gate, &errpipe);
+        if (child < 0) {
+                r = log_errno(child, "cannot fork");
+                goto out;
+        }
+        r = tracer_follow(tracer, child);
+        if (r >= 0 && lookups)
+                r = lookups_follow(lookups, child);
+        if (r < 0) {
+                kill(child, SIGKILL);
+                waitpid(child, NULL, 0);
+                child = -1;
+                r = log_errno(r, "cannot follow the command's processes");
+                goto out;
+        }
+        start_ns = now_ns();
+        r = tracer_start(tracer, start_ns);
+        if (r < 0) {
+                kill(child, SIGKILL);
+                waitpid(child, NULL, 0);
+                child = -1;
+                r = log_errno(r, "cannot start tracing");
+                goto out;
+        }
+        if (lookups)
+                lookups_set_start(lookups, start_ns);
+        if (write(gate, "x", 1) != 1) {
+                r = log_errno(-errno, "cannot start the command");
+                goto out;
+        }
+        close(TAKE_FD(gate));
+
+        /* Consume events until the command exits. */
+        for (;;) {
+                struct pollfd pfd[3] = {
+                        { .fd = sfd, .events = POLLIN },
+                        { .fd = paths_fd(paths), .events = POLLIN },
+                        { .fd = lookups ? lookups_fd(lookups) : -1, .events = POLLIN },
+                };
+                struct signalfd_siginfo si;
+                bool exited = false;
+
+                if (poll(pfd, 3, 100) < 0 && errno != EINTR) {
+                        r = log_errno(-errno, "poll failed");
+                        goto out;
+                }
+                while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+                        if (si.ssi_signo == SIGCHLD)
+                                continue;
+                        caught = (int)si.ssi_signo;
+                        /* Terminal signals already reached the command; pass on the rest. */
+                        if (si.ssi_code != SI_KERNEL && child > 0)
+                                kill(child, (int)si.ssi_signo);
+                }
+                if (waitpid(child, &status, WNOHANG) == child)
+                        exited = true;
+                r = tracer_drain(tracer, on_event, &ctx);
+                if (r < 0) {
+                        r = log_errno(r, "cannot read trace events");
+                        goto out_kill;
+                }
+                r = paths_drain(paths);
+                if (r < 0) {
+                        r = log_errno(r, "cannot read fanotify events");
+                        goto out_kill;
+                }
+                if (lookups) {
+                        r = lookups_drain(lookups);
+                        if (r < 0) {
+                                r = log_errno(r, "cannot read lookup events");
+                                goto out_kill;
+                        }
+                }
+                if (exited)
+                        break;
+        }
+        child = -1;
+        end_ns = now_ns();
+        tracer_stop(tracer);
+        r = tracer_drain(tracer, on_event, &ctx);
+        if (r < 0) {
+                r = log_errno(r, "cannot read trace events");
+                goto out;
+        }
+        if (read(errpipe, &exec_errno, sizeof(exec_errno)) != sizeof(exec_errno))
+                exec_errno = 0;
+        if (WIFEXITED(status))
+                exit_code = WEXITSTATUS(status);
+        else if (WIFSIGNALED(status))
+                exit_code = 128 + WTERMSIG(status);
+        if (exec_errno) {
+                r = log_errno(-exec_errno, "cannot run '%s'", cmd[0]);
+                r = exec_errno == ENOENT ? 127 : 126;
+                goto out;
+        }
+
+        rs->lost_events = tracer_lost(tracer);
+        if (lookups) {
+                rs->rec_flags |= RS_REC_LOOKUPS;
+                r = lookups_finish(lookups, rs);
+                if (r < 0) {
+                        r = log_errno(r, "cannot collect path lookups");
+                        goto out;
+                }
+        }
+        tracer_close(TAKE_PTR(tracer));
+
+        r = paths_prepare(paths, builder, arg_max_walk);
+        if (r < 0) {
+                r = log_errno(r, "cannot resolve paths");
+                goto out;
+        }
+        r = builder_finish(builder, rs, (uint32_t)sysconf(_SC_PAGESIZE), paths_resolve, paths);
+        if (r < 0) {
+                r = log_errno(r, "cannot build the read set");
+                goto out;
+        }
+        rs->command = TAKE_PTR(cmdline);
+        rs->created_unix = (uint64_t)time(NULL);
+        rs->duration_us = (end_ns - start_ns) / 1000;
+        if (arg_cold)
+                rs->rec_flags |= RS_REC_COLD;
+
+        r = format_write(rs, arg_output);
+        if (r < 0) {
+                r = log_errno(r, "cannot write '%s'", arg_output);
+                goto out;
+        }
+        readset_totals(rs, &tot);
+        paths_get_stats(paths, &pst);
+        if (!arg_quiet) {
+                char b1[32], b2[32];
+                uint64_t known = tot.regular_bytes + tot.blockdev_bytes;
+                log_info("recorded %" PRIu64 " files, %" PRIu64 " ranges, %s (%s metadata) in %.3f s",
+                         tot.files, tot.ranges, format_bytes(tot.bytes, b1),
+                         format_bytes(tot.blockdev_bytes, b2), rs->duration_us / 1e6);
+                log_info("resolved %.1f%% of bytes to paths (%" PRIu64 " files unresolved); %" PRIu64
+                         " events lost%s",
+                         tot.bytes ? 100.0 * (double)known / (double)tot.bytes : 100.0,
+                         tot.unresolved_files, rs->lost_events,
+                         rs->lost_events ? " (raise --buffer-size)" : "");
+                if (rs->rec_flags & RS_REC_LOOKUPS)
+                        log_info("path lookups: %" PRIu64 " (%" PRIu64 " failed)%s", tot.lookups, tot.lookups_failed,
+                                 rs->lookups_lost ? ", some lost" : "");
+                log_info("wrote '%s'", arg_output);
+        }
+        r = caught ? 128 + caught : exit_code;
+        if (caught && exit_code)
+                r = exit_code;
+        goto out;
+
+out_kill:
+        if (child > 0) {
+                kill(child, SIGKILL);
+                waitpid(child, NULL, 0);
+        }
+out:
+        tracer_close(tracer);
+        lookups_close(lookups);
+        paths_close(paths);
+        sigprocmask(SIG_SETMASK, &oldmask, NULL);
+        return r;
+}

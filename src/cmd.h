@@ -1,0 +1,8 @@
+/* SPDX-License-Identifier: MIT */
+/* Subcommands.  Each returns an exit status (>= 0) or -1 (failure, exit 1)
+ * or -2 (usage error, exit 2); main() maps them. */
+#pragma once
+
+int cmd_record(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_build(int argc, char **argv);

@@ -1,0 +1,574 @@
+/* SPDX-License-Identifier: MIT */
+#include "format.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "util.h"
+#include "banned.h"
+
+enum {
+        SEC_END = 0,
+        SEC_META = 1,
+        SEC_FILES = 2,
+        SEC_LOOKUPS = 3,
+};
+
+#define FLAG_ZSTD 1u
+
+/* ---- writer ----------------------------------------------------------- */
+
+struct wbuf {
+        uint8_t *p;
+        size_t n, cap;
+        int err;
+};
+
+static void w_bytes(struct wbuf *w, const void *d, size_t n)
+{
+        if (w->err)
+                return;
+        if (grow_array(&w->p, &w->cap, w->n + n, 1) < 0) {
+                w->err = -ENOMEM;
+                return;
+        }
+        memcpy(w->p + w->n, d, n);
+        w->n += n;
+}
+
+static void w_varint(struct wbuf *w, uint64_t v)
+{
+        uint8_t b[10];
+        size_t n = 0;
+
+        do {
+                b[n] = v & 0x7f;
+                v >>= 7;
+                if (v)
+                        b[n] |= 0x80;
+                n++;
+        } while (v);
+        w_bytes(w, b, n);
+}
+
+static uint64_t zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+static int64_t unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
+
+static void w_string(struct wbuf *w, const char *s)
+{
+        size_t n = s ? strlen(s) : 0;
+
+        if (n > FORMAT_MAX_STRING) {
+                w->err = -ENAMETOOLONG;
+                return;
+        }
+        w_varint(w, n);
+        w_bytes(w, s, n);
+}
+
+static void w_section(struct wbuf *w, uint8_t tag, const struct wbuf *body)
+{
+        if (body->err) {
+                w->err = body->err;
+                return;
+        }
+        w_bytes(w, &tag, 1);
+        w_varint(w, body->n);
+        w_bytes(w, body->p, body->n);
+}
+
+static void put_le32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i)); }
+static void put_le16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
+static void put_le64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i)); }
+static uint32_t get_le32(const uint8_t *p) { uint32_t v = 0; for (int i = 3; i >= 0; i--) v = v << 8 | p[i]; return v; }
+static uint16_t get_le16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static uint64_t get_le64(const uint8_t *p) { uint64_t v = 0; for (int i = 7; i >= 0; i--) v = v << 8 | p[i]; return v; }
+
+static uint32_t crc(const uint8_t *p, size_t n)
+{
+        uLong c = crc32(0L, Z_NULL, 0);
+        while (n > 0) {
+                uInt k = n > UINT_MAX ? UINT_MAX : (uInt)n;
+                c = crc32(c, p, k);
+                p += k;
+                n -= k;
+        }
+        return (uint32_t)c;
+}
+
+int format_encode(const struct readset *rs, uint8_t **ret_buf, size_t *ret_len)
+{
+        struct wbuf payload = { 0 }, meta = { 0 }, files = { 0 }, lookups = { 0 };
+        _cleanup_free_ uint8_t *out = NULL;
+        size_t bound, clen;
+        uint64_t prev_time = 0;
+        uint8_t tag = SEC_END;
+        int r = 0;
+
+        w_varint(&meta, rs->created_unix);
+        w_varint(&meta, rs->duration_us);
+        w_varint(&meta, rs->page_size);
+        w_varint(&meta, rs->rec_flags);
+        w_varint(&meta, rs->events);
+        w_varint(&meta, rs->lost_events);
+        w_varint(&meta, rs->lookups_lost);
+        w_string(&meta, rs->command);
+
+        w_varint(&files, rs->n_files);
+        for (size_t i = 0; i < rs->n_files; i++) {
+                const struct rs_file *f = &rs->files[i];
+                uint64_t prev_end = 0, t = 0;
+
+                w_varint(&files, f->kind);
+                w_varint(&files, f->flags);
+                w_varint(&files, f->dev);
+                w_varint(&files, f->ino);
+                w_varint(&files, f->size);
+                w_varint(&files, zigzag(f->mtime_ns));
+                w_string(&files, f->path);
+                w_varint(&files, f->n_ranges);
+                for (size_t j = 0; j < f->n_ranges; j++) {
+                        const struct rs_range *rg = &f->ranges[j];
+                        w_varint(&files, zigzag((int64_t)(rg->offset - prev_end)));
+                        w_varint(&files, rg->length);
+                        w_varint(&files, zigzag((int64_t)(rg->time_us - t)));
+                        w_varint(&files, rg->flags);
+                        prev_end = rg->offset + rg->length;
+                        t = rg->time_us;
+                }
+        }
+
+        w_varint(&lookups, rs->n_lookups);
+        for (size_t i = 0; i < rs->n_lookups; i++) {
+                const struct rs_lookup *l = &rs->lookups[i];
+                w_varint(&lookups, zigzag((int64_t)(l->time_us - prev_time)));
+                w_varint(&lookups, l->op);
+                w_varint(&lookups, zigzag(l->result));
+                w_varint(&lookups, l->pid);
+                w_string(&lookups, l->path);
+                prev_time = l->time_us;
+        }
+
+        w_section(&payload, SEC_META, &meta);
+        w_section(&payload, SEC_FILES, &files);
+        w_section(&payload, SEC_LOOKUPS, &lookups);
+        w_bytes(&payload, &tag, 1);
+        free(meta.p);
+        free(files.p);
+        free(lookups.p);
+        if (payload.err) {
+                r = payload.err;
+                goto out;
+        }
+        if (payload.n > FORMAT_MAX_RAW) {
+                r = -EFBIG;
+                goto out;
+        }
+
+        bound = ZSTD_compressBound(payload.n);
+        out = malloc(FORMAT_HEADER_SIZE + bound);
+        if (!out) {
+                r = -ENOMEM;
+                goto out;
+        }
+        clen = ZSTD_compress(out + FORMAT_HEADER_SIZE, bound, payload.p, payload.n, 3);
+        if (ZSTD_isError(clen)) {
+                r = -EIO;
+                goto out;
+        }
+        memcpy(out, FORMAT_MAGIC, 8);
+        put_le16(out + 8, FORMAT_MAJOR);
+        put_le16(out + 10, FORMAT_MINOR);
+        put_le32(out + 12, FLAG_ZSTD);
+        put_le64(out + 16, payload.n);
+        put_le64(out + 24, clen);
+        put_le32(out + 32, crc(payload.p, payload.n));
+        put_le32(out + 36, crc(out, 36));
+        *ret_len = FORMAT_HEADER_SIZE + clen;
+        *ret_buf = TAKE_PTR(out);
+out:
+        free(payload.p);
+        return r;
+}
+
+/* ---- reader ----------------------------------------------------------- */
+
+struct rbuf {
+        const uint8_t *p;
+        size_t n, off;
+        int err;
+};
+
+static uint64_t r_varint(struct rbuf *r)
+{
+        uint64_t v = 0;
+
+        for (unsigned shift = 0; shift < 64; shift += 7) {
+                uint8_t b;
+                if (r->err)
+                        return 0;
+                if (r->off >= r->n) {
+                        r->err = -EBADMSG;
+                        return 0;
+                }
+                b = r->p[r->off++];
+                if (shift == 63 && b > 1) {
+                        r->err = -EBADMSG;
+                        return 0;
+                }
+                v |= (uint64_t)(b & 0x7f) << shift;
+                if (!(b & 0x80))
+                        return v;
+        }
+        r->err = -EBADMSG;
+        return 0;
+}
+
+/* A count of items each taking at least min_bytes: refuse counts the
+ * remaining input cannot possibly hold, before allocating anything. */
+static uint64_t r_count(struct rbuf *r, size_t min_bytes)
+{
+        uint64_t n = r_varint(r);
+        if (!r->err && n > (r->n - r->off) / min_bytes)
+                r->err = -EBADMSG;
+        return r->err ? 0 : n;
+}
+
+static char *r_string(struct rbuf *r)
+{
+        uint64_t n = r_varint(r);
+        char *s;
+
+        if (r->err)
+                return NULL;
+        if (n > FORMAT_MAX_STRING || n > r->n - r->off || memchr(r->p + r->off, 0, n)) {
+                r->err = -EBADMSG;
+                return NULL;
+        }
+        s = malloc(n + 1);
+        if (!s) {
+                r->err = -ENOMEM;
+                return NULL;
+        }
+        memcpy(s, r->p + r->off, n);
+        s[n] = 0;
+        r->off += n;
+        return s;
+}
+
+static uint32_t r_u32(struct rbuf *r)
+{
+        uint64_t v = r_varint(r);
+        if (v > UINT32_MAX && !r->err)
+                r->err = -EBADMSG;
+        return (uint32_t)v;
+}
+
+static int parse_meta(struct rbuf *r, struct readset *rs)
+{
+        rs->created_unix = r_varint(r);
+        rs->duration_us = r_varint(r);
+        rs->page_size = r_u32(r);
+        rs->rec_flags = r_u32(r);
+        rs->events = r_varint(r);
+        rs->lost_events = r_varint(r);
+        rs->lookups_lost = r_varint(r);
+        rs->command = r_string(r);
+        if (!r->err && (rs->page_size == 0 || (rs->page_size & (rs->page_size - 1))))
+                r->err = -EBADMSG;
+        return r->err;
+}
+
+static int parse_files(struct rbuf *r, struct readset *rs)
+{
+        uint64_t n = r_count(r, 9);
+
+        if (r->err)
+                return r->err;
+        rs->files = calloc(n ? n : 1, sizeof(*rs->files));
+        if (!rs->files)
+                return -ENOMEM;
+        rs->cap_files = n;
+        for (uint64_t i = 0; i < n; i++) {
+                struct rs_file *f = &rs->files[i];
+                uint64_t prev_end = 0, t = 0, nr;
+
+                f->kind = r_u32(r);
+                f->flags = r_u32(r);
+                f->dev = r_varint(r);
+                f->ino = r_varint(r);
+                f->size = r_varint(r);
+                f->mtime_ns = unzigzag(r_varint(r));
+                f->path = r_string(r);
+                if (r->err)
+                        return r->err;
+                rs->n_files = i + 1;
+                nr = r_count(r, 4);
+                if (r->err)
+                        return r->err;
+                f->ranges = calloc(nr ? nr : 1, sizeof(*f->ranges));
+                if (!f->ranges)
+                        return -ENOMEM;
+                f->cap_ranges = nr;
+                for (uint64_t j = 0; j < nr; j++) {
+                        struct rs_range *rg = &f->ranges[j];
+                        rg->offset = prev_end + (uint64_t)unzigzag(r_varint(r));
+                        rg->length = r_varint(r);
+                        rg->time_us = t + (uint64_t)unzigzag(r_varint(r));
+                        rg->flags = r_u32(r);
+                        if (r->err)
+                                return r->err;
+                        if (rg->length == 0 || rg->offset + rg->length < rg->offset)
+                                return -EBADMSG;
+                        prev_end = rg->offset + rg->length;
+                        t = rg->time_us;
+                        f->n_ranges = j + 1;
+                }
+        }
+        return 0;
+}
+
+static int parse_lookups(struct rbuf *r, struct readset *rs)
+{
+        uint64_t n = r_count(r, 5), t = 0;
+
+        if (r->err)
+                return r->err;
+        rs->lookups = calloc(n ? n : 1, sizeof(*rs->lookups));
+        if (!rs->lookups)
+                return -ENOMEM;
+        rs->cap_lookups = n;
+        for (uint64_t i = 0; i < n; i++) {
+                struct rs_lookup *l = &rs->lookups[i];
+                int64_t res;
+
+                l->time_us = t + (uint64_t)unzigzag(r_varint(r));
+                l->op = r_u32(r);
+                res = unzigzag(r_varint(r));
+                l->pid = r_u32(r);
+                l->path = r_string(r);
+                if (r->err)
+                        return r->err;
+                if (res > 0 || res < INT32_MIN)
+                        return -EBADMSG;
+                l->result = (int32_t)res;
+                t = l->time_us;
+                rs->n_lookups = i + 1;
+        }
+        return 0;
+}
+
+int format_decode(const uint8_t *buf, size_t len, struct readset **ret, const char **ret_why)
+{
+        _cleanup_readset_ struct readset *rs = NULL;
+        _cleanup_free_ uint8_t *raw = NULL;
+        uint64_t raw_len, stored_len;
+        uint32_t flags;
+        struct rbuf r;
+        bool seen[4] = { false };
+        const char *why_dummy;
+        int k;
+
+        if (!ret_why)
+                ret_why = &why_dummy;
+        if (len < 8 || memcmp(buf, FORMAT_MAGIC, 8) != 0) {
+                *ret_why = "not a readset file (bad magic)";
+                return -ENOMSG;
+        }
+        if (len < FORMAT_HEADER_SIZE) {
+                *ret_why = "truncated header";
+                return -ENODATA;
+        }
+        if (crc(buf, 36) != get_le32(buf + 36)) {
+                *ret_why = "header checksum mismatch";
+                return -EBADMSG;
+        }
+        if (get_le16(buf + 8) != FORMAT_MAJOR) {
+                *ret_why = get_le16(buf + 8) > FORMAT_MAJOR ?
+                        "written by a newer readset (unsupported format version)" :
+                        "unsupported format version";
+                return -EPROTONOSUPPORT;
+        }
+        flags = get_le32(buf + 12);
+        raw_len = get_le64(buf + 16);
+        stored_len = get_le64(buf + 24);
+        if (flags & ~FLAG_ZSTD) {
+                *ret_why = "unknown header flags";
+                return -EPROTONOSUPPORT;
+        }
+        if (raw_len > FORMAT_MAX_RAW || stored_len > FORMAT_MAX_RAW) {
+                *ret_why = "payload size out of range";
+                return -EBADMSG;
+        }
+        if (stored_len > len - FORMAT_HEADER_SIZE) {
+                *ret_why = "truncated payload";
+                return -ENODATA;
+        }
+        if (stored_len < len - FORMAT_HEADER_SIZE) {
+                *ret_why = "trailing data after payload";
+                return -EBADMSG;
+        }
+        if (flags & FLAG_ZSTD) {
+                unsigned long long fcs = ZSTD_getFrameContentSize(buf + FORMAT_HEADER_SIZE, stored_len);
+                size_t got;
+
+                if (fcs == ZSTD_CONTENTSIZE_ERROR || fcs == ZSTD_CONTENTSIZE_UNKNOWN || fcs != raw_len) {
+                        *ret_why = "corrupt compressed payload";
+                        return -EBADMSG;
+                }
+                raw = malloc(raw_len ? raw_len : 1);
+                if (!raw)
+                        return -ENOMEM;
+                got = ZSTD_decompress(raw, raw_len, buf + FORMAT_HEADER_SIZE, stored_len);
+                if (ZSTD_isError(got) || got != raw_len) {
+                        *ret_why = "corrupt compressed payload";
+                        return -EBADMSG;
+                }
+                r = (struct rbuf){ raw, raw_len, 0, 0 };
+        } else {
+                if (stored_len != raw_len) {
+                        *ret_why = "payload size mismatch";
+                        return -EBADMSG;
+                }
+                r = (struct rbuf){ buf + FORMAT_HEADER_SIZE, raw_len, 0, 0 };
+        }
+        if (crc(r.p, r.n) != get_le32(buf + 32)) {
+                *ret_why = "payload checksum mismatch";
+                return -EBADMSG;
+        }
+
+        rs = readset_new();
+        if (!rs)
+                return -ENOMEM;
+        *ret_why = "malformed payload";
+        for (;;) {
+                uint8_t tag;
+                uint64_t slen;
+                struct rbuf sec;
+
+                if (r.off >= r.n)
+                        return -EBADMSG;  /* missing end marker */
+                tag = r.p[r.off++];
+                if (tag == SEC_END)
+                        break;
+                slen = r_varint(&r);
+                if (r.err || slen > r.n - r.off)
+                        return -EBADMSG;
+                sec = (struct rbuf){ r.p + r.off, slen, 0, 0 };
+                r.off += slen;
+                if (tag < ARRAY_SIZE(seen)) {
+                        if (seen[tag])
+                                return -EBADMSG;
+                        seen[tag] = true;
+                }
+                switch (tag) {
+                case SEC_META: k = parse_meta(&sec, rs); break;
+                case SEC_FILES: k = parse_files(&sec, rs); break;
+                case SEC_LOOKUPS: k = parse_lookups(&sec, rs); break;
+                default: k = 0; break; /* unknown sections are skipped (minor versions) */
+                }
+                if (k < 0)
+                        return k;
+                if (tag <= SEC_LOOKUPS && sec.off != sec.n)
+                        return -EBADMSG;
+        }
+        if (r.off != r.n || !seen[SEC_META] || !seen[SEC_FILES])
+                return -EBADMSG;
+        if (readset_validate(rs) < 0) {
+                *ret_why = "invalid values in payload";
+                return -EBADMSG;
+        }
+        *ret_why = NULL;
+        *ret = TAKE_PTR(rs);
+        return 0;
+}
+
+int format_write(const struct readset *rs, const char *path)
+{
+        _cleanup_free_ uint8_t *buf = NULL;
+        _cleanup_free_ char *tmp = NULL;
+        _cleanup_close_ int fd = -1;
+        size_t len = 0, off = 0;
+        int r;
+
+        r = format_encode(rs, &buf, &len);
+        if (r < 0)
+                return r;
+        if (asprintf(&tmp, "%s.tmp.XXXXXX", path) < 0) {
+                tmp = NULL;
+                return -ENOMEM;
+        }
+        fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        while (off < len) {
+                ssize_t k = write(fd, buf + off, len - off);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        r = -errno;
+                        goto fail;
+                }
+                off += (size_t)k;
+        }
+        if (fchmod(fd, 0644) < 0 || fsync(fd) < 0) {
+                r = -errno;
+                goto fail;
+        }
+        if (close(TAKE_FD(fd)) < 0) {
+                r = -errno;
+                goto fail;
+        }
+        if (rename(tmp, path) < 0) {
+                r = -errno;
+                goto fail;
+        }
+        return 0;
+fail:
+        unlink(tmp);
+        return r;
+}
+
+int format_read(const char *path, struct readset **ret, const char **ret_why)
+{
+        _cleanup_free_ uint8_t *buf = NULL;
+        _cleanup_close_ int fd = -1;
+        struct stat st;
+        size_t off = 0;
+
+        if (ret_why)
+                *ret_why = NULL;
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode)) {
+                if (ret_why)
+                        *ret_why = "not a regular file";
+                return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+        }
+        if ((uint64_t)st.st_size > FORMAT_MAX_RAW + FORMAT_HEADER_SIZE) {
+                if (ret_why)
+                        *ret_why = "file too large for a read set";
+                return -EFBIG;
+        }
+        buf = malloc((size_t)st.st_size + 1);
+        if (!buf)
+                return -ENOMEM;
+        while (off < (size_t)st.st_size) {
+                ssize_t k = read(fd, buf + off, (size_t)st.st_size - off);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        break;
+                off += (size_t)k;
+        }
+        return format_decode(buf, off, ret, ret_why);
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/* The read-set file format (docs/FORMAT.md): a checksummed header and a
+ * zstd-compressed payload of varint-encoded sections. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "readset.h"
+
+#define FORMAT_MAGIC "RDSET\r\n\x1a"
+#define FORMAT_MAJOR 1
+#define FORMAT_MINOR 0
+#define FORMAT_HEADER_SIZE 40
+#define FORMAT_MAX_RAW (1ULL << 30)   /* refuse payloads above 1 GiB */
+#define FORMAT_MAX_STRING 65536
+
+/* Serialize rs into a newly allocated buffer. */
+int format_encode(const struct readset *rs, uint8_t **ret_buf, size_t *ret_len);
+
+/* Parse a buffer.  On failure returns a negative errno and, if ret_why is
+ * not NULL, points it at a static description of what is wrong:
+ *   -EBADMSG   corrupt (bad checksum, malformed payload)
+ *   -ENOMSG    not a read-set file (bad magic)
+ *   -EPROTONOSUPPORT  written by a newer, incompatible readset
+ *   -ENODATA   truncated */
+int format_decode(const uint8_t *buf, size_t len, struct readset **ret, const char **ret_why);
+
+/* File helpers.  format_write() writes to a temporary file in the same
+ * directory and renames it into place, so a crash never leaves half a file. */
+int format_write(const struct readset *rs, const char *path);
+int format_read(const char *path, struct readset **ret, const char **ret_why);

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/* Path lookups of one process tree: which names it opens, stats, accesses,
+ * reads links of, lists or executes, and what came back (including ENOENT).
+ * Syscall tracepoints only carry user pointers, so the names are copied here,
+ * at syscall entry, and paired with the result at exit. */
+#include <linux/types.h>
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+
+#include "lookups-bpf.h"
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+/* Minimal views of kernel types; CO-RE fixes the offsets from kernel BTF. */
+struct pt_regs {
+        unsigned long di, si, dx, r10;
+} __attribute__((preserve_access_index));
+
+struct task_struct {
+        int pid;
+        int tgid;
+} __attribute__((preserve_access_index));
+
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, 65536);
+        __type(key, __u32);   /* tgid */
+        __type(value, __u8);
+} traced SEC(".maps");
+
+struct pending {
+        __u64 ts;
+        __s32 dfd;
+        __u32 nr;
+        __s32 len;
+        char path[LOOKUP_PATH_MAX];
+};
+
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, 16384);
+        __type(key, __u64);   /* pid_tgid */
+        __type(value, struct pending);
+} inflight SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+        __uint(max_entries, 1);
+        __type(key, __u32);
+        __type(value, struct pending);
+} scratch SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_RINGBUF);
+        __uint(max_entries, 8 << 20);
+} records SEC(".maps");
+
+/* [0] records dropped (ring full), [1] names that could not be read */
+struct {
+        __uint(type, BPF_MAP_TYPE_ARRAY);
+        __uint(max_entries, 2);
+        __type(key, __u32);
+        __type(value, __u64);
+} counters SEC(".maps");
+
+static void count(__u32 i)
+{
+        __u64 *v = bpf_map_lookup_elem(&counters, &i);
+        if (v)
+                __sync_fetch_and_add(v, 1);
+}
+
+static int is_traced(void)
+{
+        __u32 tgid = bpf_get_current_pid_tgid() >> 32;
+        return bpf_map_lookup_elem(&traced, &tgid) != 0;
+}
+
+SEC("raw_tracepoint/sys_enter")
+int on_sys_enter(struct bpf_raw_tracepoint_args *ctx)
+{
+        struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
+        long nr = (long)ctx->args[1];
+        const char *name = 0;
+        __s32 dfd = LOOKUP_AT_FDCWD;
+        __u64 id = bpf_get_current_pid_tgid();
+        struct pending *p;
+        __u32 zero = 0;
+
+        switch (nr) {
+        case NR_open: case NR_stat: case NR_lstat: case NR_access: case NR_execve:
+        case NR_readlink: case NR_chdir:
+                name = (const char *)BPF_CORE_READ(regs, di);
+                break;
+        case NR_openat: case NR_newfstatat: case NR_readlinkat: case NR_faccessat:
+        case NR_faccessat2: case NR_execveat: case NR_statx: case NR_openat2:
+                dfd = (__s32)BPF_CORE_READ(regs, di);
+                name = (const char *)BPF_CORE_READ(regs, si);
+                break;
+        case NR_getdents64: case NR_fchdir:
+                dfd = (__s32)BPF_CORE_READ(regs, di);
+                break;
+        default:
+                return 0;
+        }
+        if (!is_traced())
+                return 0;
+        p = bpf_map_lookup_elem(&scratch, &zero);
+        if (!p)
+                return 0;
+        p->ts = bpf_ktime_get_ns();
+        p->dfd = dfd;
+        p->nr = (__u32)nr;
+        p->len = 0;
+        p->path[0] = 0;
+        if (name) {
+                p->len = bpf_probe_read_user_str(p->path, sizeof(p->path), name);
+                if (p->len < 0) {
+                        count(1);
+                        return 0;
+                }
+                if (p->len <= 1)   /* "" with AT_EMPTY_PATH: an fstat, not a lookup */
+                        return 0;
+        }
+        bpf_map_update_elem(&inflight, &id, p, BPF_ANY);
+        return 0;
+}
+
+SEC("raw_tracepoint/sys_exit")
+int on_sys_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+        __u64 id = bpf_get_current_pid_tgid();
+        struct pending *p = bpf_map_lookup_elem(&inflight, &id);
+        struct lookup_record *r;
+        long ret = (long)ctx->args[1];
+
+        if (!p)
+                return 0;
+        r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
+        if (!r) {
+                count(0);
+                bpf_map_delete_elem(&inflight, &id);
+                return 0;
+        }
+        r->ts = p->ts;
+        r->tgid = id >> 32;
+        r->nr = p->nr;
+        r->dfd = p->dfd;
+        r->ret = ret;
+        r->len = p->len;
+        bpf_probe_read_kernel(r->path, sizeof(r->path), p->path);
+        bpf_ringbuf_submit(r, 0);
+        bpf_map_delete_elem(&inflight, &id);
+        return 0;
+}
+
+SEC("raw_tracepoint/sched_process_fork")
+int on_fork(struct bpf_raw_tracepoint_args *ctx)
+{
+        struct task_struct *parent = (struct task_struct *)ctx->args[0];
+        struct task_struct *child = (struct task_struct *)ctx->args[1];
+        __u32 ptgid = BPF_CORE_READ(parent, tgid);
+        __u32 ctgid = BPF_CORE_READ(child, tgid);
+        __u32 cpid = BPF_CORE_READ(child, pid);
+        struct lookup_record *r;
+        __u8 one = 1;
+
+        if (!bpf_map_lookup_elem(&traced, &ptgid) || cpid != ctgid)
+                return 0;  /* not ours, or a new thread of a traced process */
+        bpf_map_update_elem(&traced, &ctgid, &one, BPF_ANY);
+        r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
+        if (!r) {
+                count(0);
+                return 0;
+        }
+        r->ts = bpf_ktime_get_ns();
+        r->tgid = ctgid;
+        r->nr = LOOKUP_NR_FORK;
+        r->dfd = (__s32)ptgid;
+        r->ret = 0;
+        r->len = 0;
+        r->path[0] = 0;
+        bpf_ringbuf_submit(r, 0);
+        return 0;
+}

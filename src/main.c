@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/* readset: record, show and replay the read set of a cold start. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "util.h"
+#include "banned.h"
+
+#ifndef READSET_VERSION
+#define READSET_VERSION "unknown"
+#endif
+
+struct verb {
+        const char *name;
+        int (*fn)(int argc, char **argv);
+        const char *summary;
+        bool hidden;
+};
+
+static const struct verb verbs[] = {
+        { "record", cmd_record, "run a command and record the read set of its start", false },
+        { "show", cmd_show, "print a read set (table or --json)", false },
+        { "build", cmd_build, "build a read set from a saved tracefs text trace", false },
+};
+
+static void help(FILE *f)
+{
+        fprintf(f,
+                "usage: readset [--version] [--help] VERB [ARGS...]\n"
+                "\n"
+                "Record what a cold start reads (its read set) and make the next one fast.\n"
+                "\n"
+                "verbs:\n");
+        for (size_t i = 0; i < ARRAY_SIZE(verbs); i++)
+                if (!verbs[i].hidden)
+                        fprintf(f, "  %-8s %s\n", verbs[i].name, verbs[i].summary);
+        fprintf(f,
+                "\n"
+                "'readset VERB --help' describes one verb; 'man readset' describes them all.\n"
+                "\n"
+                "example:\n"
+                "  sudo readset record -o clang.readset -- clang -O2 -c hello.c\n"
+                "  readset show clang.readset\n");
+}
+
+static int finish_stdout(int r)
+{
+        /* Data goes to stdout: a write error there (full disk, closed pipe) is a failure. */
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+                log_error("cannot write to standard output");
+                return r == 0 ? 1 : r;
+        }
+        return r;
+}
+
+int main(int argc, char **argv)
+{
+        const char *name;
+        int r;
+
+        log_set_program("readset");
+        if (argc < 2) {
+                help(stderr);
+                return 2;
+        }
+        name = argv[1];
+        if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+                if (argc > 2 && strcmp(name, "help") == 0) {
+                        char *hargv[] = { argv[2], (char *)"--help", NULL };
+                        for (size_t i = 0; i < ARRAY_SIZE(verbs); i++)
+                                if (strcmp(verbs[i].name, argv[2]) == 0)
+                                        return finish_stdout(verbs[i].fn(2, hargv));
+                }
+                help(stdout);
+                return finish_stdout(0);
+        }
+        if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0) {
+                printf("readset %s\n", READSET_VERSION);
+                return finish_stdout(0);
+        }
+        for (size_t i = 0; i < ARRAY_SIZE(verbs); i++) {
+                if (strcmp(verbs[i].name, name) != 0)
+                        continue;
+                optind = 0;
+                r = verbs[i].fn(argc - 1, argv + 1);
+                r = finish_stdout(r);
+                if (r == -2)
+                        return 2;
+                if (r < 0)
+                        return 1;
+                return r;
+        }
+        log_usage(NULL, "unknown verb '%s'", name);
+        return 2;
+}

@@ -1,0 +1,477 @@
+/* SPDX-License-Identifier: MIT */
+#include "paths.h"
+
+#include <fcntl.h>
+#include <fts.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <sys/fanotify.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "util.h"
+#include "banned.h"
+
+struct entry {
+        uint64_t dev, ino;
+        char *path;
+        uint64_t size;
+        int64_t mtime_ns;
+        bool deleted;
+        bool used;     /* slot in use */
+};
+
+struct paths {
+        int fan_fd;
+        struct entry *tab;     /* open addressing on (dev, ino) */
+        size_t tab_size, n;
+        struct paths_stats st;
+        char *labels;          /* scratch for returned paths */
+};
+
+uint64_t paths_kdev_to_dev(uint32_t kdev)
+{
+        return makedev(kdev >> 20, kdev & 0xfffff);
+}
+
+static size_t ent_hash(uint64_t dev, uint64_t ino)
+{
+        uint64_t h = ino * 0x9E3779B97F4A7C15ULL ^ dev * 0xC2B2AE3D27D4EB4FULL;
+        return (size_t)(h ^ (h >> 31));
+}
+
+static struct entry *tab_find(struct paths *p, uint64_t dev, uint64_t ino)
+{
+        size_t h;
+
+        if (!p->tab_size)
+                return NULL;
+        h = ent_hash(dev, ino) & (p->tab_size - 1);
+        while (p->tab[h].used) {
+                if (p->tab[h].dev == dev && p->tab[h].ino == ino)
+                        return &p->tab[h];
+                h = (h + 1) & (p->tab_size - 1);
+        }
+        return NULL;
+}
+
+static int tab_grow(struct paths *p)
+{
+        size_t n = p->tab_size ? p->tab_size * 2 : 4096;
+        struct entry *t = calloc(n, sizeof(*t));
+
+        if (!t)
+                return -ENOMEM;
+        for (size_t i = 0; i < p->tab_size; i++) {
+                size_t h;
+                if (!p->tab[i].used)
+                        continue;
+                h = ent_hash(p->tab[i].dev, p->tab[i].ino) & (n - 1);
+                while (t[h].used)
+                        h = (h + 1) & (n - 1);
+                t[h] = p->tab[i];
+        }
+        free(p->tab);
+        p->tab = t;
+        p->tab_size = n;
+        return 0;
+}
+
+static int tab_put(struct paths *p, uint64_t dev, uint64_t ino, const char *path,
+                   uint64_t size, int64_t mtime_ns, bool deleted)
+{
+        struct entry *e = tab_find(p, dev, ino);
+        size_t h;
+        char *copy;
+
+        if (e) {
+                /* Prefer a live name over a "(deleted)" one; otherwise keep the first. */
+                if (e->deleted && !deleted) {
+                        copy = strdup(path);
+                        if (!copy)
+                                return -ENOMEM;
+                        free(e->path);
+                        e->path = copy;
+                        e->deleted = false;
+                }
+                e->size = size;
+                e->mtime_ns = mtime_ns;
+                return 0;
+        }
+        if ((p->n + 1) * 2 > p->tab_size && tab_grow(p) < 0)
+                return -ENOMEM;
+        copy = strdup(path);
+        if (!copy)
+                return -ENOMEM;
+        h = ent_hash(dev, ino) & (p->tab_size - 1);
+        while (p->tab[h].used)
+                h = (h + 1) & (p->tab_size - 1);
+        p->tab[h] = (struct entry){ dev, ino, copy, size, mtime_ns, deleted, true };
+        p->n++;
+        return 0;
+}
+
+int paths_learn(struct paths *p, uint64_t dev, uint64_t ino, const char *path)
+{
+        return tab_put(p, dev, ino, path, 0, 0, false);
+}
+
+/* Filesystems with no files worth recording. */
+static bool skip_fstype(const char *t)
+{
+        static const char *const skip[] = {
+                "proc", "sysfs", "cgroup", "cgroup2", "tracefs", "debugfs", "securityfs",
+                "devpts", "mqueue", "bpf", "pstore", "configfs", "fusectl", "binfmt_misc",
+                "autofs", "efivarfs", "nsfs", "rpc_pipefs", "selinuxfs",
+        };
+        for (size_t i = 0; i < ARRAY_SIZE(skip); i++)
+                if (strcmp(t, skip[i]) == 0)
+                        return true;
+        return false;
+}
+
+/* Unescape the octal escapes of /proc/self/mountinfo in place. */
+static void unescape(char *s)
+{
+        char *d = s;
+        while (*s) {
+                if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+                    s[3] >= '0' && s[3] <= '7') {
+                        *d++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
+                        s += 4;
+                } else
+                        *d++ = *s++;
+        }
+        *d = 0;
+}
+
+struct mount_ent {
+        uint64_t dev;
+        char mnt[PATH_MAX];
+        char fstype[64];
+        char root[PATH_MAX];
+};
+
+/* Iterate /proc/self/mountinfo; fn returns < 0 to stop. */
+static int for_each_mount(int (*fn)(void *ud, const struct mount_ent *m), void *ud)
+{
+        _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
+        _cleanup_free_ char *line = NULL;
+        size_t cap = 0;
+
+        if (!f)
+                return -errno;
+        while (getline(&line, &cap, f) > 0) {
+                struct mount_ent m;
+                unsigned maj, min;
+                char *fields[10] = { 0 }, *sep, *save = NULL, *tok;
+                int n = 0;
+
+                sep = strstr(line, " - ");
+                if (!sep)
+                        continue;
+                *sep = 0;
+                for (tok = strtok_r(line, " ", &save); tok && n < 10; tok = strtok_r(NULL, " ", &save))
+                        fields[n++] = tok;
+                if (n < 5 || sscanf(fields[2], "%u:%u", &maj, &min) != 2)
+                        continue;
+                tok = strtok_r(sep + 3, " ", &save);
+                if (!tok)
+                        continue;
+                m.dev = makedev(maj, min);
+                unescape(fields[3]);
+                unescape(fields[4]);
+                snprintf(m.root, sizeof(m.root), "%s", fields[3]);
+                snprintf(m.mnt, sizeof(m.mnt), "%s", fields[4]);
+                snprintf(m.fstype, sizeof(m.fstype), "%s", tok);
+                if (fn(ud, &m) < 0)
+                        break;
+        }
+        return 0;
+}
+
+struct mark_ctx {
+        struct paths *p;
+        uint64_t devs[256];
+        size_t n;
+};
+
+static int mark_one(void *ud, const struct mount_ent *m)
+{
+        struct mark_ctx *c = ud;
+
+        if (skip_fstype(m->fstype))
+                return 0;
+        for (size_t i = 0; i < c->n; i++)
+                if (c->devs[i] == m->dev)
+                        return 0;
+        if (fanotify_mark(c->p->fan_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, FAN_OPEN,
+                          AT_FDCWD, m->mnt) == 0) {
+                c->p->st.marks++;
+                if (c->n < ARRAY_SIZE(c->devs))
+                        c->devs[c->n++] = m->dev;
+        }
+        return 0;
+}
+
+int paths_open(struct paths **ret, bool watch)
+{
+        struct paths *p = calloc(1, sizeof(*p));
+        struct mark_ctx *c;
+
+        if (!p)
+                return -ENOMEM;
+        p->fan_fd = !watch ? -1 : fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_UNLIMITED_QUEUE,
+                                  O_RDONLY | O_LARGEFILE | O_CLOEXEC | O_NONBLOCK);
+        if (p->fan_fd >= 0) {
+                c = calloc(1, sizeof(*c));
+                if (!c) {
+                        paths_close(p);
+                        return -ENOMEM;
+                }
+                c->p = p;
+                for_each_mount(mark_one, c);
+                free(c);
+        }
+        *ret = p;
+        return 0;
+}
+
+int paths_fd(struct paths *p) { return p->fan_fd; }
+
+static int learn_fd(struct paths *p, int fd)
+{
+        char link[64], target[PATH_MAX + 16];
+        struct stat st;
+        ssize_t k;
+        bool deleted = false;
+        static const char suffix[] = " (deleted)";
+
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+                return 0;
+        if (tab_find(p, st.st_dev, st.st_ino) && !tab_find(p, st.st_dev, st.st_ino)->deleted)
+                return 0;
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        k = readlink(link, target, sizeof(target) - 1);
+        if (k <= 0)
+                return 0;
+        target[k] = 0;
+        if ((size_t)k > strlen(suffix) && strcmp(target + k - strlen(suffix), suffix) == 0) {
+                target[k - strlen(suffix)] = 0;
+                deleted = true;
+        }
+        if (target[0] != '/')
+                return 0;
+        return tab_put(p, st.st_dev, st.st_ino, target, (uint64_t)st.st_size,
+                       (int64_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec, deleted);
+}
+
+int paths_drain(struct paths *p)
+{
+        char buf[64 * 1024] __attribute__((aligned(__alignof__(struct fanotify_event_metadata))));
+
+        if (p->fan_fd < 0)
+                return 0;
+        for (;;) {
+                ssize_t k = read(p->fan_fd, buf, sizeof(buf));
+                struct fanotify_event_metadata *m;
+
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return errno == EAGAIN ? 0 : -errno;
+                }
+                if (k == 0)
+                        return 0;
+                for (m = (struct fanotify_event_metadata *)buf; FAN_EVENT_OK(m, k); m = FAN_EVENT_NEXT(m, k)) {
+                        if (m->vers != FANOTIFY_METADATA_VERSION)
+                                return -EPROTO;
+                        if (m->mask & FAN_Q_OVERFLOW)
+                                p->st.fanotify_overflows++;
+                        if (m->fd >= 0) {
+                                int r;
+                                p->st.fanotify_events++;
+                                r = learn_fd(p, m->fd);
+                                close(m->fd);
+                                if (r < 0)
+                                        return r;
+                        }
+                }
+        }
+}
+
+/* ---- fallback walk ---------------------------------------------------- */
+
+struct want {
+        uint64_t ino;
+        bool found;
+};
+
+struct walk_ctx {
+        struct paths *p;
+        uint64_t dev;
+        struct want *w;
+        size_t n_want, n_found;
+        uint64_t budget;
+        const char *mnt;
+};
+
+static int cmp_want(const void *a, const void *b)
+{
+        const struct want *x = a, *y = b;
+        return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+static int walk_mount(void *ud, const struct mount_ent *m)
+{
+        struct walk_ctx *c = ud;
+        char *argv[2] = { (char *)m->mnt, NULL };
+        FTS *fts;
+        FTSENT *e;
+
+        if (m->dev != c->dev || c->n_found == c->n_want || c->budget == 0)
+                return 0;
+        fts = fts_open(argv, FTS_PHYSICAL | FTS_XDEV | FTS_NOCHDIR, NULL);
+        if (!fts)
+                return 0;
+        while ((e = fts_read(fts)) && c->budget > 0 && c->n_found < c->n_want) {
+                struct want key, *hit;
+
+                c->budget--;
+                c->p->st.walked++;
+                if (e->fts_info != FTS_F || !e->fts_statp)
+                        continue;
+                key.ino = e->fts_statp->st_ino;
+                hit = bsearch(&key, c->w, c->n_want, sizeof(*c->w), cmp_want);
+                if (!hit || hit->found)
+                        continue;
+                hit->found = true;
+                c->n_found++;
+                c->p->st.walk_resolved++;
+                tab_put(c->p, c->dev, key.ino, e->fts_path, (uint64_t)e->fts_statp->st_size,
+                        (int64_t)e->fts_statp->st_mtim.tv_sec * 1000000000LL + e->fts_statp->st_mtim.tv_nsec,
+                        false);
+        }
+        fts_close(fts);
+        return 0;
+}
+
+/* Is this key the page cache of a block device (filesystem metadata)?  The
+ * block device's inode lives on the internal bdev filesystem, whose device
+ * number is anonymous (major 0), and its inode number is the device number. */
+static bool is_blockdev_key(uint32_t kdev, uint64_t ino, char *path, size_t len)
+{
+        char sys[64], target[PATH_MAX];
+        struct stat st;
+
+        if ((kdev >> 20) != 0 || ino > UINT32_MAX)
+                return false;
+        snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u", (unsigned)(ino >> 20), (unsigned)(ino & 0xfffff));
+        if (stat(sys, &st) < 0)
+                return false;
+        /* Prefer the /dev node's name. */
+        snprintf(path, len, "/dev/block/%u:%u", (unsigned)(ino >> 20), (unsigned)(ino & 0xfffff));
+        if (realpath(path, target) && strlen(target) < len)
+                snprintf(path, len, "%s", target);
+        return true;
+}
+
+int paths_prepare(struct paths *p, struct rs_builder *b, uint64_t max_walk)
+{
+        size_t n = builder_n_keys(b);
+        uint64_t budget = max_walk;
+        _cleanup_free_ uint32_t *done = calloc(n ? n : 1, sizeof(uint32_t));
+
+        if (!done)
+                return -ENOMEM;
+        paths_drain(p);
+        for (size_t i = 0; i < n && budget > 0; i++) {
+                uint32_t kdev;
+                uint64_t ino, dev;
+                struct walk_ctx c = { .p = p };
+                size_t cap_w = 0;
+                char tmp[PATH_MAX];
+
+                builder_key(b, i, &kdev, &ino);
+                dev = paths_kdev_to_dev(kdev);
+                if (done[i] || tab_find(p, dev, ino) || is_blockdev_key(kdev, ino, tmp, sizeof(tmp)))
+                        continue;
+                /* Gather every unknown inode of this device, walk its mounts once. */
+                for (size_t j = i; j < n; j++) {
+                        uint32_t kd;
+                        uint64_t in;
+                        builder_key(b, j, &kd, &in);
+                        if (kd != kdev || done[j] || tab_find(p, dev, in))
+                                continue;
+                        done[j] = 1;
+                        if (grow_array(&c.w, &cap_w, c.n_want + 1, sizeof(*c.w)) < 0) {
+                                free(c.w);
+                                return -ENOMEM;
+                        }
+                        c.w[c.n_want++] = (struct want){ in, false };
+                }
+                qsort(c.w, c.n_want, sizeof(*c.w), cmp_want);
+                c.dev = dev;
+                c.budget = budget;
+                for_each_mount(walk_mount, &c);
+                budget = c.budget;
+                free(c.w);
+        }
+        return 0;
+}
+
+int paths_resolve(void *userdata, uint32_t kdev, uint64_t ino, struct rs_identity *ret)
+{
+        struct paths *p = userdata;
+        uint64_t dev = paths_kdev_to_dev(kdev);
+        struct entry *e = tab_find(p, dev, ino);
+        char tmp[PATH_MAX];
+
+        *ret = (struct rs_identity){ .kind = RS_FILE_UNRESOLVED, .dev = dev };
+        if (e) {
+                struct stat st;
+
+                ret->path = e->path;
+                ret->kind = RS_FILE_REGULAR;
+                ret->size = e->size;
+                ret->mtime_ns = e->mtime_ns;
+                /* Identity at the end of recording, when the file is still there. */
+                if (lstat(e->path, &st) == 0 && st.st_dev == dev && st.st_ino == ino && S_ISREG(st.st_mode)) {
+                        ret->size = (uint64_t)st.st_size;
+                        ret->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+                } else
+                        ret->flags |= RS_FILE_DELETED;
+                return 0;
+        }
+        if (is_blockdev_key(kdev, ino, tmp, sizeof(tmp))) {
+                struct stat st;
+
+                free(p->labels);
+                p->labels = strdup(tmp);
+                if (!p->labels)
+                        return -ENOMEM;
+                ret->path = p->labels;
+                ret->kind = RS_FILE_BLOCKDEV;
+                ret->dev = makedev(ino >> 20, ino & 0xfffff);
+                if (stat(tmp, &st) == 0 && S_ISBLK(st.st_mode))
+                        ret->dev = st.st_rdev;
+                return 0;
+        }
+        p->st.unresolved++;
+        return 0;
+}
+
+void paths_get_stats(struct paths *p, struct paths_stats *ret) { *ret = p->st; }
+
+void paths_close(struct paths *p)
+{
+        if (!p)
+                return;
+        if (p->fan_fd >= 0)
+                close(p->fan_fd);
+        for (size_t i = 0; i < p->tab_size; i++)
+                free(p->tab[i].path);
+        free(p->tab);
+        free(p->labels);
+        free(p);
+}

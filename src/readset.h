@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/* The read-set model: which ranges of which files a cold start reads, in the
+ * order it first needs them, plus the path lookups it makes.  Also the
+ * builder that turns raw page events into that model. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum rs_file_kind {
+        RS_FILE_REGULAR = 0,    /* a regular file, resolved to a path */
+        RS_FILE_BLOCKDEV = 1,   /* filesystem metadata read through a block device */
+        RS_FILE_UNRESOLVED = 2, /* (dev, ino) seen but no path found */
+        _RS_FILE_KIND_MAX,
+};
+
+enum rs_file_flags {
+        RS_FILE_DELETED = 1u << 0, /* unlinked before recording ended */
+        _RS_FILE_FLAGS_ALL = RS_FILE_DELETED,
+};
+
+enum rs_range_flags {
+        RS_RANGE_ACCESSED = 1u << 0,  /* read(2), page fault or fault-around */
+        RS_RANGE_FILLED = 1u << 1,    /* brought into the page cache while recording */
+        _RS_RANGE_FLAGS_ALL = RS_RANGE_ACCESSED | RS_RANGE_FILLED,
+};
+
+struct rs_range {
+        uint64_t offset;   /* bytes, page aligned */
+        uint64_t length;   /* bytes, > 0 */
+        uint64_t time_us;  /* first needed, microseconds since recording start */
+        uint32_t flags;    /* enum rs_range_flags */
+};
+
+struct rs_file {
+        char *path;        /* absolute; for RS_FILE_UNRESOLVED a "dev:ino" label */
+        uint64_t dev;      /* st_dev as userspace sees it (makedev encoding) */
+        uint64_t ino;
+        uint64_t size;     /* bytes at recording time (0 if unknown) */
+        int64_t mtime_ns;  /* at recording time (0 if unknown) */
+        uint32_t kind;     /* enum rs_file_kind */
+        uint32_t flags;    /* enum rs_file_flags */
+        struct rs_range *ranges; /* first-access order, non-overlapping */
+        size_t n_ranges;
+        size_t cap_ranges;
+};
+
+enum rs_lookup_op {
+        RS_LOOKUP_OPEN = 1,
+        RS_LOOKUP_STAT = 2,
+        RS_LOOKUP_ACCESS = 3,
+        RS_LOOKUP_READLINK = 4,
+        RS_LOOKUP_READDIR = 5,
+        RS_LOOKUP_EXEC = 6,
+        _RS_LOOKUP_OP_MAX,
+};
+
+struct rs_lookup {
+        uint64_t time_us;
+        uint32_t op;       /* enum rs_lookup_op */
+        int32_t result;    /* 0 or -errno */
+        uint32_t pid;
+        char *path;        /* absolute where it could be made so */
+};
+
+struct readset {
+        /* metadata */
+        char *command;          /* the recorded command line, space separated */
+        uint64_t created_unix;  /* seconds since the epoch */
+        uint64_t duration_us;   /* recording duration */
+        uint32_t page_size;
+        uint32_t rec_flags;     /* RS_REC_* */
+        uint64_t events;        /* page events consumed */
+        uint64_t lost_events;   /* events the kernel dropped (overruns) */
+        uint64_t lookups_lost;  /* lookup records dropped */
+
+        struct rs_file *files;  /* ordered by first access */
+        size_t n_files;
+        size_t cap_files;
+
+        struct rs_lookup *lookups; /* in time order */
+        size_t n_lookups;
+        size_t cap_lookups;
+};
+
+enum rs_rec_flags {
+        RS_REC_COLD = 1u << 0,     /* the page cache was dropped before recording */
+        RS_REC_LOOKUPS = 1u << 1,  /* lookups were traced */
+};
+
+struct readset *readset_new(void);
+void readset_free(struct readset *rs);
+static inline void readset_freep(struct readset **p) { readset_free(*p); }
+#define _cleanup_readset_ __attribute__((cleanup(readset_freep)))
+
+/* Append a file; takes a copy of path.  Returns the new file or NULL. */
+struct rs_file *readset_add_file(struct readset *rs, const char *path, uint64_t dev, uint64_t ino);
+int readset_file_add_range(struct rs_file *f, uint64_t offset, uint64_t length, uint64_t time_us, uint32_t flags);
+int readset_add_lookup(struct readset *rs, uint64_t time_us, uint32_t op, int32_t result, uint32_t pid, const char *path);
+
+/* Totals over the read set. */
+struct readset_totals {
+        uint64_t files, ranges, bytes, accessed_bytes;
+        uint64_t regular_files, blockdev_files, unresolved_files, deleted_files;
+        uint64_t regular_bytes, blockdev_bytes, unresolved_bytes;
+        uint64_t lookups, lookups_failed;
+};
+void readset_totals(const struct readset *rs, struct readset_totals *t);
+
+/* Check internal invariants (used after parsing and in tests).  Returns 0 or
+ * -EBADMSG. */
+int readset_validate(const struct readset *rs);
+
+const char *rs_file_kind_name(uint32_t kind);
+const char *rs_lookup_op_name(uint32_t op);
+
+/* ---- builder: raw page events -> read set ---------------------------- */
+
+enum rs_event_kind {
+        RS_EV_ACCESS = 0, /* get_pages, fault, map_pages */
+        RS_EV_FILL = 1,   /* add_to_page_cache */
+};
+
+struct rs_event {
+        uint64_t time_us;   /* since recording start */
+        uint32_t kdev;      /* kernel dev_t encoding (major << 20 | minor) */
+        uint64_t ino;
+        uint64_t first_page; /* inclusive */
+        uint64_t end_page;   /* exclusive */
+        uint32_t kind;       /* enum rs_event_kind */
+        uint32_t pid;
+};
+
+struct rs_builder;
+
+struct rs_builder *builder_new(void);
+void builder_free(struct rs_builder *b);
+static inline void builder_freep(struct rs_builder **p) { builder_free(*p); }
+#define _cleanup_builder_ __attribute__((cleanup(builder_freep)))
+
+int builder_add(struct rs_builder *b, const struct rs_event *ev);
+uint64_t builder_n_events(const struct rs_builder *b);
+
+/* Keys the builder has seen, in first-seen order, so the caller can resolve
+ * them to paths.  Returns the number of keys. */
+size_t builder_n_keys(const struct rs_builder *b);
+void builder_key(const struct rs_builder *b, size_t i, uint32_t *ret_kdev, uint64_t *ret_ino);
+
+/* What the resolver learned about one key. */
+struct rs_identity {
+        const char *path;   /* NULL when unresolved */
+        uint32_t kind;      /* enum rs_file_kind */
+        uint32_t flags;     /* enum rs_file_flags */
+        uint64_t dev;       /* userspace st_dev */
+        uint64_t size;
+        int64_t mtime_ns;
+};
+
+typedef int (*rs_resolve_fn)(void *userdata, uint32_t kdev, uint64_t ino, struct rs_identity *ret);
+
+/* Turn the collected events into files and ranges of rs: per file, ranges in
+ * first-access order with pages already seen removed; files ordered by their
+ * first access.  The resolver is called once per key. */
+int builder_finish(struct rs_builder *b, struct readset *rs, uint32_t page_size,
+                   rs_resolve_fn resolve, void *userdata);

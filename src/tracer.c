@@ -1,0 +1,433 @@
+/* SPDX-License-Identifier: MIT */
+#include "tracer.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+
+#include "util.h"
+#include "banned.h"
+
+#define TRACEFS_MAGIC_ 0x74726163
+#define INSTANCE_PREFIX "readset-"
+#define READ_CHUNK (1u << 20)
+
+static const char *const page_events[] = {
+        "filemap/mm_filemap_get_pages",
+        "filemap/mm_filemap_fault",
+        "filemap/mm_filemap_map_pages",
+        "filemap/mm_filemap_add_to_page_cache",
+};
+
+struct tracer {
+        char *root;        /* tracefs root */
+        char *path;        /* instance directory */
+        int dirfd;
+        int pipefd;
+        uint64_t start_us;
+        char *buf;         /* READ_CHUNK + partial line */
+        size_t buf_len;    /* bytes of a partial line kept from the last read */
+        uint64_t bad_lines;
+        int ncpus;
+};
+
+static bool is_tracefs(const char *path)
+{
+        struct statfs sf;
+        return statfs(path, &sf) == 0 && sf.f_type == TRACEFS_MAGIC_;
+}
+
+int tracer_tracefs_root(const char **ret)
+{
+        static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+
+        for (size_t i = 0; i < ARRAY_SIZE(roots); i++)
+                if (is_tracefs(roots[i])) {
+                        *ret = roots[i];
+                        return 0;
+                }
+        /* Not mounted: try to mount it where it belongs. */
+        if (access(roots[0], F_OK) == 0) {
+                if (mount("nodev", roots[0], "tracefs", 0, NULL) < 0)
+                        return -errno;
+                if (is_tracefs(roots[0])) {
+                        *ret = roots[0];
+                        return 0;
+                }
+        }
+        return -ENOENT;
+}
+
+static bool pid_alive(pid_t pid)
+{
+        return kill(pid, 0) == 0 || errno == EPERM;
+}
+
+int tracer_remove_stale(void)
+{
+        const char *root;
+        char path[PATH_MAX];
+        DIR *d;
+        struct dirent *de;
+        int n = 0;
+
+        if (tracer_tracefs_root(&root) < 0)
+                return 0;
+        snprintf(path, sizeof(path), "%s/instances", root);
+        d = opendir(path);
+        if (!d)
+                return 0;
+        while ((de = readdir(d))) {
+                uint64_t pid;
+                char full[PATH_MAX + 300];
+
+                if (strncmp(de->d_name, INSTANCE_PREFIX, strlen(INSTANCE_PREFIX)) != 0)
+                        continue;
+                if (parse_u64(de->d_name + strlen(INSTANCE_PREFIX), &pid) < 0 || pid == 0 || pid > INT32_MAX)
+                        continue;
+                if (pid_alive((pid_t)pid))
+                        continue;
+                snprintf(full, sizeof(full), "%s/%s", path, de->d_name);
+                if (rmdir(full) == 0)
+                        n++;
+        }
+        closedir(d);
+        return n;
+}
+
+int tracer_open(struct tracer **ret, uint64_t buffer_kb, const char **ret_what)
+{
+        struct tracer *t;
+        const char *root;
+        char val[64];
+        int r;
+
+        *ret_what = "tracefs";
+        r = tracer_tracefs_root(&root);
+        if (r < 0)
+                return r;
+
+        t = calloc(1, sizeof(*t));
+        if (!t)
+                return -ENOMEM;
+        t->dirfd = t->pipefd = -1;
+        t->ncpus = (int)sysconf(_SC_NPROCESSORS_CONF);
+        t->root = strdup(root);
+        if (!t->root || asprintf(&t->path, "%s/instances/%s%d", root, INSTANCE_PREFIX, (int)getpid()) < 0) {
+                t->path = NULL;
+                r = -ENOMEM;
+                goto fail;
+        }
+        t->buf = malloc(READ_CHUNK + 4096 + 1);
+        if (!t->buf) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        *ret_what = "a private tracefs instance";
+        if (mkdir(t->path, 0700) < 0) {
+                r = -errno;
+                if (r == -EEXIST) {
+                        /* Ours from a previous run of this very pid: reuse is wrong, remove it. */
+                        if (rmdir(t->path) < 0 || mkdir(t->path, 0700) < 0) {
+                                r = -errno;
+                                goto fail_nodir;
+                        }
+                } else
+                        goto fail_nodir;
+        }
+        t->dirfd = open(t->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (t->dirfd < 0) {
+                r = -errno;
+                goto fail;
+        }
+        /* Instance defaults are off; be explicit anyway. */
+        (void)write_file_at(t->dirfd, "tracing_on", "0");
+        *ret_what = "the 'mono' trace clock";
+        r = write_file_at(t->dirfd, "trace_clock", "mono");
+        if (r < 0)
+                goto fail;
+        *ret_what = "the trace buffer size";
+        snprintf(val, sizeof(val), "%" PRIu64, buffer_kb);
+        r = write_file_at(t->dirfd, "buffer_size_kb", val);
+        if (r < 0)
+                goto fail;
+        for (size_t i = 0; i < ARRAY_SIZE(page_events); i++) {
+                char p[256];
+                snprintf(p, sizeof(p), "events/%s/enable", page_events[i]);
+                *ret_what = page_events[i];
+                r = write_file_at(t->dirfd, p, "1");
+                if (r < 0)
+                        goto fail;
+        }
+        *ret_what = NULL;
+        *ret = t;
+        return 0;
+fail:
+        tracer_close(t);
+        return r;
+fail_nodir:
+        free(t->path);
+        t->path = NULL;
+        tracer_close(t);
+        return r;
+}
+
+int tracer_follow(struct tracer *t, pid_t pid)
+{
+        char val[32];
+        int r;
+
+        r = write_file_at(t->dirfd, "options/event-fork", "1");
+        if (r < 0)
+                return r;
+        snprintf(val, sizeof(val), "%d", (int)pid);
+        return write_file_at(t->dirfd, "set_event_pid", val);
+}
+
+int tracer_start(struct tracer *t, uint64_t start_ns)
+{
+        t->start_us = start_ns / 1000;
+        if (t->pipefd < 0) {
+                t->pipefd = openat(t->dirfd, "trace_pipe", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+                if (t->pipefd < 0)
+                        return -errno;
+        }
+        return write_file_at(t->dirfd, "tracing_on", "1");
+}
+
+int tracer_stop(struct tracer *t)
+{
+        return write_file_at(t->dirfd, "tracing_on", "0");
+}
+
+static bool parse_hex(const char **pp, uint64_t *ret)
+{
+        const char *p = *pp;
+        uint64_t v = 0;
+        int n = 0;
+
+        for (;; p++, n++) {
+                unsigned d;
+                if (*p >= '0' && *p <= '9') d = (unsigned)(*p - '0');
+                else if (*p >= 'a' && *p <= 'f') d = (unsigned)(*p - 'a' + 10);
+                else break;
+                if (n >= 16)
+                        return false;
+                v = v << 4 | d;
+        }
+        if (n == 0)
+                return false;
+        *pp = p;
+        *ret = v;
+        return true;
+}
+
+static bool parse_dec(const char **pp, uint64_t *ret)
+{
+        const char *p = *pp;
+        uint64_t v = 0;
+        int n = 0;
+
+        for (; *p >= '0' && *p <= '9'; p++, n++) {
+                if (v > (UINT64_MAX - 9) / 10)
+                        return false;
+                v = v * 10 + (uint64_t)(*p - '0');
+        }
+        if (n == 0)
+                return false;
+        *pp = p;
+        *ret = v;
+        return true;
+}
+
+static bool expect(const char **pp, const char *s)
+{
+        size_t n = strlen(s);
+        if (strncmp(*pp, s, n) != 0)
+                return false;
+        *pp += n;
+        return true;
+}
+
+/* "dev=MAJ:MIN ino=HEX " or "dev MAJ:MIN ino HEX " */
+static bool parse_dev_ino(const char **pp, char sep, uint32_t *kdev, uint64_t *ino)
+{
+        uint64_t maj, min;
+        const char *p = *pp;
+
+        if (!expect(&p, "dev") || *p++ != sep || !parse_dec(&p, &maj) || *p++ != ':' ||
+            !parse_dec(&p, &min) || !expect(&p, " ino") || *p++ != sep || !parse_hex(&p, ino))
+                return false;
+        if (maj > 0xfff || min > 0xfffff)
+                return false;
+        *kdev = (uint32_t)(maj << 20 | min);
+        *pp = p;
+        return true;
+}
+
+int tracer_parse_line(const char *line, uint64_t start_us, struct rs_event *ev)
+{
+        static const struct { const char *name; int kind; } names[] = {
+                { ": mm_filemap_get_pages: ", 0 },
+                { ": mm_filemap_map_pages: ", 1 },
+                { ": mm_filemap_fault: ", 2 },
+                { ": mm_filemap_add_to_page_cache: ", 3 },
+        };
+        const char *p = NULL, *ts;
+        uint64_t sec, usec, a, b;
+        int kind = -1;
+
+        for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+                p = strstr(line, names[i].name);
+                if (p) {
+                        kind = names[i].kind;
+                        break;
+                }
+        }
+        if (kind < 0)
+                return 0;
+
+        /* The timestamp "SEC.USEC" ends right where the event name starts. */
+        ts = p;
+        while (ts > line && ts[-1] != ' ')
+                ts--;
+        if (!parse_dec(&ts, &sec) || *ts++ != '.' || !parse_dec(&ts, &usec) || ts != p)
+                return -EBADMSG;
+        p += strlen(names[kind].name);
+
+        *ev = (struct rs_event){ 0 };
+        {
+                uint64_t t = sec * 1000000ULL + usec;
+                ev->time_us = t > start_us ? t - start_us : 0;
+        }
+        switch (kind) {
+        case 0: /* get_pages: dev=M:m ino=X ofs=A-B (bytes, B inclusive) */
+        case 1: /* map_pages: same */
+                if (!parse_dev_ino(&p, '=', &ev->kdev, &ev->ino) || !expect(&p, " ofs=") ||
+                    !parse_dec(&p, &a) || *p++ != '-' || !parse_dec(&p, &b) || b < a)
+                        return -EBADMSG;
+                ev->first_page = a >> 12;
+                ev->end_page = (b >> 12) + 1;
+                ev->kind = RS_EV_ACCESS;
+                break;
+        case 2: /* fault: dev=M:m ino=X ofs=A */
+                if (!parse_dev_ino(&p, '=', &ev->kdev, &ev->ino) || !expect(&p, " ofs=") || !parse_dec(&p, &a))
+                        return -EBADMSG;
+                ev->first_page = a >> 12;
+                ev->end_page = ev->first_page + 1;
+                ev->kind = RS_EV_ACCESS;
+                break;
+        case 3: /* add_to_page_cache: dev M:m ino X pfn=0x.. ofs=A order=O */
+                if (!parse_dev_ino(&p, ' ', &ev->kdev, &ev->ino) || !expect(&p, " pfn=0x") ||
+                    !parse_hex(&p, &a) || !expect(&p, " ofs=") || !parse_dec(&p, &a) ||
+                    !expect(&p, " order=") || !parse_dec(&p, &b) || b > 30)
+                        return -EBADMSG;
+                ev->first_page = a >> 12;
+                ev->end_page = ev->first_page + (1ULL << b);
+                ev->kind = RS_EV_FILL;
+                break;
+        }
+        return 1;
+}
+
+int tracer_drain(struct tracer *t, tracer_event_fn fn, void *userdata)
+{
+        int n = 0;
+
+        if (t->pipefd < 0)
+                return 0;
+        for (;;) {
+                ssize_t k = read(t->pipefd, t->buf + t->buf_len, READ_CHUNK);
+                char *line, *nl, *end;
+
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        if (errno == EAGAIN)
+                                return n;
+                        return -errno;
+                }
+                if (k == 0)
+                        return n;
+                end = t->buf + t->buf_len + k;
+                *end = 0;
+                line = t->buf;
+                while ((nl = memchr(line, '\n', (size_t)(end - line)))) {
+                        struct rs_event ev;
+                        int r;
+
+                        *nl = 0;
+                        r = tracer_parse_line(line, t->start_us, &ev);
+                        if (r < 0)
+                                t->bad_lines++;
+                        else if (r > 0) {
+                                r = fn(userdata, &ev);
+                                if (r < 0)
+                                        return r;
+                                n++;
+                        }
+                        line = nl + 1;
+                }
+                /* Keep a partial line for the next read (bounded). */
+                t->buf_len = (size_t)(end - line);
+                if (t->buf_len > 4096) {
+                        t->bad_lines++;
+                        t->buf_len = 0;
+                }
+                memmove(t->buf, line, t->buf_len);
+        }
+}
+
+uint64_t tracer_lost(struct tracer *t)
+{
+        uint64_t lost = 0;
+
+        for (int cpu = 0; cpu < t->ncpus; cpu++) {
+                char p[64];
+                _cleanup_free_ char *s = NULL;
+                const char *keys[] = { "overrun: ", "dropped events: " };
+
+                snprintf(p, sizeof(p), "%s/per_cpu/cpu%d/stats", t->path, cpu);
+                if (read_small_file(p, &s, 4096) < 0)
+                        continue;
+                for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+                        const char *q = strstr(s, keys[i]);
+                        uint64_t v;
+                        if (q) {
+                                q += strlen(keys[i]);
+                                if (parse_dec(&q, &v))
+                                        lost += v;
+                        }
+                }
+        }
+        return lost;
+}
+
+uint64_t tracer_bad_lines(struct tracer *t) { return t->bad_lines; }
+const char *tracer_instance_path(struct tracer *t) { return t->path; }
+
+void tracer_close(struct tracer *t)
+{
+        if (!t)
+                return;
+        if (t->dirfd >= 0) {
+                (void)write_file_at(t->dirfd, "tracing_on", "0");
+                (void)write_file_at(t->dirfd, "events/enable", "0");
+                close(t->dirfd);
+        }
+        if (t->pipefd >= 0)
+                close(t->pipefd);
+        if (t->path) {
+                /* The kernel refuses while a reader is still busy; retry briefly. */
+                for (int i = 0; i < 50 && rmdir(t->path) < 0 && errno == EBUSY; i++)
+                        usleep(10000);
+        }
+        free(t->path);
+        free(t->root);
+        free(t->buf);
+        free(t);
+}

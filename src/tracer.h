@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/* Page-cache events from a private tracefs instance. */
+#pragma once
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "readset.h"
+
+struct tracer;
+
+typedef int (*tracer_event_fn)(void *userdata, const struct rs_event *ev);
+
+/* Create a private instance with the filemap events enabled (but tracing
+ * off), per-CPU buffers of buffer_kb.  On failure *ret_what names what is
+ * missing (an event, tracefs, ...). */
+int tracer_open(struct tracer **ret, uint64_t buffer_kb, const char **ret_what);
+/* Follow pid and every process it forks from now on. */
+int tracer_follow(struct tracer *t, pid_t pid);
+int tracer_start(struct tracer *t, uint64_t start_ns);
+int tracer_stop(struct tracer *t);
+/* Read what the kernel has buffered, without blocking, calling fn for every
+ * page event.  Returns the number of events or -errno. */
+int tracer_drain(struct tracer *t, tracer_event_fn fn, void *userdata);
+/* Events the kernel dropped (ring-buffer overruns), summed over CPUs. */
+uint64_t tracer_lost(struct tracer *t);
+/* Lines that did not parse. */
+uint64_t tracer_bad_lines(struct tracer *t);
+/* The instance's directory (for tests and messages). */
+const char *tracer_instance_path(struct tracer *t);
+/* Disable everything and remove the instance.  Safe on NULL. */
+void tracer_close(struct tracer *t);
+
+/* Remove instances left behind by readset processes that no longer exist
+ * (killed with SIGKILL).  Returns how many were removed. */
+int tracer_remove_stale(void);
+
+/* Find (mounting it if needed) the tracefs root.  Returns a static string. */
+int tracer_tracefs_root(const char **ret);
+
+/* Parse one line of trace_pipe text.  Returns 1 and fills ev for a page
+ * event, 0 for a line to ignore, -EBADMSG for a malformed event line.
+ * Times are converted to microseconds since start_us. */
+int tracer_parse_line(const char *line, uint64_t start_us, struct rs_event *ev);

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/* Small helpers shared by every module: cleanup attributes, logging for
+ * commands, strict number parsing, growable arrays. */
+#pragma once
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+
+static inline void freep(void *p) { free(*(void **)p); }
+static inline void closep(int *fd) { if (*fd >= 0) close(*fd); }
+static inline void fclosep(FILE **f) { if (*f) fclose(*f); }
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _cleanup_free_ _cleanup_(freep)
+#define _cleanup_close_ _cleanup_(closep)
+#define _cleanup_fclose_ _cleanup_(fclosep)
+#define _printf_(a, b) __attribute__((format(printf, a, b)))
+#define _unused_ __attribute__((unused))
+
+/* Take ownership out of a cleanup variable. */
+#define TAKE_PTR(p) ({ __typeof__(p) _t = (p); (p) = NULL; _t; })
+#define TAKE_FD(fd) ({ int _t = (fd); (fd) = -1; _t; })
+
+/* Logging: only commands (cmd-*.c, main.c) call these. */
+void log_set_program(const char *name);
+void log_info(const char *fmt, ...) _printf_(1, 2);
+int log_error(const char *fmt, ...) _printf_(1, 2);            /* returns -1 */
+int log_errno(int err, const char *fmt, ...) _printf_(2, 3);    /* err < 0 */
+int log_usage(const char *verb, const char *fmt, ...) _printf_(2, 3); /* returns -2 */
+
+/* Strict parsers: whole string, no sign surprises, range checked. */
+int parse_u64(const char *s, uint64_t *ret);
+int parse_size(const char *s, uint64_t *ret);   /* accepts K, M, G suffixes */
+
+/* Grow *array (element size esz) so it can hold at least `need` elements. */
+int grow_array(void *array, size_t *cap, size_t need, size_t esz);
+
+/* Human-readable byte count, e.g. "12.3 MiB". */
+const char *format_bytes(uint64_t n, char buf[static 32]);
+
+/* Monotonic clock in microseconds / nanoseconds. */
+uint64_t now_us(void);
+uint64_t now_ns(void);
+
+/* Read a small text file into a NUL-terminated buffer. */
+int read_small_file(const char *path, char **ret, size_t max);
+/* Write a string to an existing file (sysfs/tracefs style). */
+int write_file(const char *path, const char *s);
+int write_file_at(int dirfd, const char *path, const char *s);

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/* Runs the fuzz target over every file of a corpus directory, plus every
+ * truncation and a few thousand mutations of each, without libFuzzer. */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <stdint.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int main(int argc, char **argv)
+{
+        DIR *d;
+        struct dirent *de;
+        unsigned files = 0, runs = 0, seed = 1;
+
+        if (argc != 2) {
+                fprintf(stderr, "usage: %s CORPUS-DIR\n", argv[0]);
+                return 2;
+        }
+        d = opendir(argv[1]);
+        if (!d) {
+                perror(argv[1]);
+                return 1;
+        }
+        while ((de = readdir(d))) {
+                char path[4096];
+                uint8_t *buf, *mut;
+                size_t len;
+                FILE *f;
+
+                if (de->d_name[0] == '.')
+                        continue;
+                snprintf(path, sizeof(path), "%s/%s", argv[1], de->d_name);
+                f = fopen(path, "rb");
+                if (!f)
+                        continue;
+                buf = malloc(1 << 20);
+                len = fread(buf, 1, 1 << 20, f);
+                fclose(f);
+                mut = malloc(len ? len : 1);
+                for (size_t n = 0; n <= len; n++, runs++)
+                        LLVMFuzzerTestOneInput(buf, n);
+                for (unsigned i = 0; i < 3000 && len; i++, runs++) {
+                        memcpy(mut, buf, len);
+                        for (int k = 0; k < 1 + (int)(i % 4); k++) {
+                                seed = seed * 1103515245u + 12345u;
+                                mut[(seed >> 8) % len] = (uint8_t)(seed >> 16);
+                        }
+                        LLVMFuzzerTestOneInput(mut, len);
+                }
+                free(mut);
+                free(buf);
+                files++;
+        }
+        closedir(d);
+        if (files == 0) {
+                fprintf(stderr, "empty corpus '%s'\n", argv[1]);
+                return 1;
+        }
+        printf("%u corpus files, %u inputs, no crash\n", files, runs);
+        return 0;
+}

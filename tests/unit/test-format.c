@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: MIT */
+/* format.c: round trip, and every kind of damage gives one clean error. */
+#include <errno.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "format.h"
+#include "readset.h"
+#include "util.h"
+#include "tests.h"
+
+static struct readset *sample(size_t nfiles, size_t nranges)
+{
+        struct readset *rs = readset_new();
+        char path[64];
+
+        rs->command = strdup("clang -O2 -c x.c");
+        rs->created_unix = 1790000000;
+        rs->duration_us = 412345;
+        rs->page_size = 4096;
+        rs->rec_flags = RS_REC_COLD | RS_REC_LOOKUPS;
+        rs->events = 12345;
+        rs->lost_events = 3;
+        for (size_t i = 0; i < nfiles; i++) {
+                struct rs_file *f;
+                snprintf(path, sizeof(path), "/usr/lib/file-%zu.so", i);
+                f = readset_add_file(rs, path, 0xfe01, 1000 + i);
+                f->size = 1 << 20;
+                f->mtime_ns = -5 + (int64_t)i;
+                f->kind = i % 3 == 0 ? RS_FILE_REGULAR : i % 3 == 1 ? RS_FILE_BLOCKDEV : RS_FILE_UNRESOLVED;
+                f->flags = i % 2 ? RS_FILE_DELETED : 0;
+                for (size_t j = 0; j < nranges; j++)
+                        readset_file_add_range(f, (nranges - j) * 8192, 4096 * (j + 1), i * 10 + j,
+                                               j % 2 ? RS_RANGE_ACCESSED : RS_RANGE_FILLED);
+        }
+        readset_add_lookup(rs, 5, RS_LOOKUP_OPEN, 0, 42, "/etc/ld.so.cache");
+        readset_add_lookup(rs, 7, RS_LOOKUP_STAT, -ENOENT, 42, "/usr/lib/python3/nothere.py");
+        readset_add_lookup(rs, 6, RS_LOOKUP_READDIR, 0, 43, "/usr/lib");   /* time may go back */
+        return rs;
+}
+
+static void check_equal(const struct readset *a, const struct readset *b)
+{
+        CHECK(strcmp(a->command, b->command) == 0);
+        CHECK_EQ(a->created_unix, b->created_unix);
+        CHECK_EQ(a->duration_us, b->duration_us);
+        CHECK_EQ(a->page_size, b->page_size);
+        CHECK_EQ(a->rec_flags, b->rec_flags);
+        CHECK_EQ(a->events, b->events);
+        CHECK_EQ(a->lost_events, b->lost_events);
+        CHECK_EQ(a->n_files, b->n_files);
+        for (size_t i = 0; i < a->n_files && i < b->n_files; i++) {
+                const struct rs_file *x = &a->files[i], *y = &b->files[i];
+                CHECK(strcmp(x->path, y->path) == 0);
+                CHECK_EQ(x->dev, y->dev);
+                CHECK_EQ(x->ino, y->ino);
+                CHECK_EQ(x->size, y->size);
+                CHECK_EQ(x->mtime_ns, y->mtime_ns);
+                CHECK_EQ(x->kind, y->kind);
+                CHECK_EQ(x->flags, y->flags);
+                CHECK_EQ(x->n_ranges, y->n_ranges);
+                for (size_t j = 0; j < x->n_ranges && j < y->n_ranges; j++) {
+                        CHECK_EQ(x->ranges[j].offset, y->ranges[j].offset);
+                        CHECK_EQ(x->ranges[j].length, y->ranges[j].length);
+                        CHECK_EQ(x->ranges[j].time_us, y->ranges[j].time_us);
+                        CHECK_EQ(x->ranges[j].flags, y->ranges[j].flags);
+                }
+        }
+        CHECK_EQ(a->n_lookups, b->n_lookups);
+        for (size_t i = 0; i < a->n_lookups && i < b->n_lookups; i++) {
+                CHECK(strcmp(a->lookups[i].path, b->lookups[i].path) == 0);
+                CHECK_EQ(a->lookups[i].time_us, b->lookups[i].time_us);
+                CHECK_EQ(a->lookups[i].op, b->lookups[i].op);
+                CHECK_EQ(a->lookups[i].result, b->lookups[i].result);
+                CHECK_EQ(a->lookups[i].pid, b->lookups[i].pid);
+        }
+}
+
+static void test_round_trip(void)
+{
+        struct readset *rs = sample(7, 5), *back = NULL;
+        uint8_t *buf = NULL;
+        size_t len = 0;
+        const char *why = NULL;
+
+        CHECK_EQ(format_encode(rs, &buf, &len), 0);
+        CHECK_EQ(format_decode(buf, len, &back, &why), 0);
+        CHECK(why == NULL);
+        if (back)
+                check_equal(rs, back);
+        readset_free(back);
+        free(buf);
+        readset_free(rs);
+}
+
+static void test_empty(void)
+{
+        struct readset *rs = readset_new(), *back = NULL;
+        uint8_t *buf = NULL;
+        size_t len = 0;
+
+        rs->page_size = 4096;
+        CHECK_EQ(format_encode(rs, &buf, &len), 0);
+        CHECK_EQ(format_decode(buf, len, &back, NULL), 0);
+        CHECK(back && back->n_files == 0 && back->n_lookups == 0);
+        readset_free(back);
+        free(buf);
+        readset_free(rs);
+}
+
+/* Recompute both checksums after editing the payload, so that the parser's
+ * structural checks (not just the CRC) are exercised. */
+static void refresh_header(uint8_t *buf, size_t len)
+{
+        uLong c = crc32(0L, Z_NULL, 0);
+        (void)len;
+        c = crc32(c, buf, 36);
+        for (int i = 0; i < 4; i++)
+                buf[36 + i] = (uint8_t)(c >> (8 * i));
+}
+
+static void test_corruption(void)
+{
+        struct readset *rs = sample(3, 4), *back = NULL;
+        uint8_t *buf = NULL, *copy;
+        size_t len = 0;
+        const char *why;
+        int r;
+
+        CHECK_EQ(format_encode(rs, &buf, &len), 0);
+        copy = malloc(len);
+
+        /* Every truncation. */
+        for (size_t n = 0; n < len; n++) {
+                why = NULL;
+                r = format_decode(buf, n, &back, &why);
+                CHECK(r < 0);
+                CHECK(why != NULL);
+                CHECK(back == NULL);
+        }
+        /* Every single-byte change. */
+        for (size_t i = 0; i < len; i++) {
+                memcpy(copy, buf, len);
+                copy[i] ^= 0x5a;
+                r = format_decode(copy, len, &back, &why);
+                CHECK(r < 0);
+                if (r == 0) {
+                        fprintf(stderr, "byte %zu flip accepted\n", i);
+                        readset_free(back);
+                        back = NULL;
+                }
+        }
+        /* Trailing garbage. */
+        {
+                uint8_t *big = malloc(len + 1);
+                memcpy(big, buf, len);
+                big[len] = 0;
+                CHECK_EQ(format_decode(big, len + 1, &back, &why), -EBADMSG);
+                free(big);
+        }
+        /* Foreign file. */
+        CHECK_EQ(format_decode((const uint8_t *)"\x7f" "ELF\2\1\1\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+                               40, &back, &why), -ENOMSG);
+        /* A future major version, with a valid header checksum. */
+        memcpy(copy, buf, len);
+        copy[8] = FORMAT_MAJOR + 1;
+        refresh_header(copy, len);
+        CHECK_EQ(format_decode(copy, len, &back, &why), -EPROTONOSUPPORT);
+        CHECK(why && strstr(why, "newer"));
+        /* A huge declared size, with a valid header checksum. */
+        memcpy(copy, buf, len);
+        copy[23] = 0x7f;
+        refresh_header(copy, len);
+        CHECK_EQ(format_decode(copy, len, &back, &why), -EBADMSG);
+
+        free(copy);
+        free(buf);
+        readset_free(rs);
+}
+
+/* A read set the size of a boot: 100 000 ranges stays compact. */
+static void test_big(void)
+{
+        struct readset *rs = sample(1000, 100), *back = NULL;
+        uint8_t *buf = NULL;
+        size_t len = 0;
+
+        CHECK_EQ(format_encode(rs, &buf, &len), 0);
+        CHECK(len < 100000 * 8);
+        CHECK_EQ(format_decode(buf, len, &back, NULL), 0);
+        if (back)
+                check_equal(rs, back);
+        readset_free(back);
+        free(buf);
+        readset_free(rs);
+}
+
+static void test_file_io(void)
+{
+        char dir[] = "/tmp/readset-test-XXXXXX", path[128];
+        struct readset *rs = sample(2, 2), *back = NULL;
+        const char *why;
+        FILE *f;
+
+        if (!mkdtemp(dir))
+                TEST_SKIP("cannot create a temporary directory");
+        snprintf(path, sizeof(path), "%s/x.readset", dir);
+        CHECK_EQ(format_write(rs, path), 0);
+        CHECK_EQ(format_read(path, &back, &why), 0);
+        if (back)
+                check_equal(rs, back);
+        readset_free(back);
+        back = NULL;
+        CHECK_EQ(format_read(dir, &back, &why), -EISDIR);
+        f = fopen(path, "w");
+        fputs("hello", f);
+        fclose(f);
+        CHECK_EQ(format_read(path, &back, &why), -ENOMSG);
+        unlink(path);
+        CHECK_EQ(format_read(path, &back, &why), -ENOENT);
+        rmdir(dir);
+        readset_free(rs);
+}
+
+int main(void)
+{
+        test_round_trip();
+        test_empty();
+        test_corruption();
+        test_big();
+        test_file_io();
+        TESTS_DONE();
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/* Minimal test helpers: file:line on failure, exit 77 to skip. */
+#pragma once
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static int tests_failed;
+
+#define CHECK(expr) do { \
+        if (!(expr)) { \
+                fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #expr); \
+                tests_failed++; \
+        } \
+} while (0)
+
+#define CHECK_EQ(a, b) do { \
+        long long _a = (long long)(a), _b = (long long)(b); \
+        if (_a != _b) { \
+                fprintf(stderr, "%s:%d: %s == %s failed: %lld != %lld\n", __FILE__, __LINE__, #a, #b, _a, _b); \
+                tests_failed++; \
+        } \
+} while (0)
+
+#define TEST_SKIP(why) do { printf("skip: %s\n", why); exit(77); } while (0)
+
+#define TESTS_DONE() do { \
+        if (tests_failed) { fprintf(stderr, "%d checks failed\n", tests_failed); return 1; } \
+        return 0; \
+} while (0)
