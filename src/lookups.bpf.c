@@ -31,18 +31,12 @@ struct {
 
 struct pending {
         __u64 ts;
+        __u64 name;    /* user pointer, read at exit: the kernel has faulted it in by then */
         __s32 dfd;
         __u32 nr;
-        __s32 len;
+        __s32 len;     /* > 0: path[] was read at entry (exec replaces the memory) */
         char path[LOOKUP_PATH_MAX];
 };
-
-struct {
-        __uint(type, BPF_MAP_TYPE_HASH);
-        __uint(max_entries, 16384);
-        __type(key, __u64);   /* pid_tgid */
-        __type(value, struct pending);
-} inflight SEC(".maps");
 
 struct {
         __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -50,6 +44,13 @@ struct {
         __type(key, __u32);
         __type(value, struct pending);
 } scratch SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, 16384);
+        __type(key, __u64);   /* pid_tgid */
+        __type(value, struct pending);
+} inflight SEC(".maps");
 
 struct {
         __uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -82,8 +83,6 @@ int on_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 {
         struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
         long nr = (long)ctx->args[1];
-        const char *name = 0;
-        __s32 dfd = LOOKUP_AT_FDCWD;
         __u64 id = bpf_get_current_pid_tgid();
         struct pending *p;
         __u32 zero = 0;
@@ -91,15 +90,9 @@ int on_sys_enter(struct bpf_raw_tracepoint_args *ctx)
         switch (nr) {
         case NR_open: case NR_stat: case NR_lstat: case NR_access: case NR_execve:
         case NR_readlink: case NR_chdir:
-                name = (const char *)BPF_CORE_READ(regs, di);
-                break;
         case NR_openat: case NR_newfstatat: case NR_readlinkat: case NR_faccessat:
         case NR_faccessat2: case NR_execveat: case NR_statx: case NR_openat2:
-                dfd = (__s32)BPF_CORE_READ(regs, di);
-                name = (const char *)BPF_CORE_READ(regs, si);
-                break;
         case NR_getdents64: case NR_fchdir:
-                dfd = (__s32)BPF_CORE_READ(regs, di);
                 break;
         default:
                 return 0;
@@ -109,20 +102,30 @@ int on_sys_enter(struct bpf_raw_tracepoint_args *ctx)
         p = bpf_map_lookup_elem(&scratch, &zero);
         if (!p)
                 return 0;
-        p->ts = bpf_ktime_get_ns();
-        p->dfd = dfd;
+        p->dfd = LOOKUP_AT_FDCWD;
         p->nr = (__u32)nr;
+        p->name = 0;
         p->len = 0;
-        p->path[0] = 0;
-        if (name) {
-                p->len = bpf_probe_read_user_str(p->path, sizeof(p->path), name);
-                if (p->len < 0) {
-                        count(1);
-                        return 0;
-                }
-                if (p->len <= 1)   /* "" with AT_EMPTY_PATH: an fstat, not a lookup */
-                        return 0;
+        switch (nr) {
+        case NR_open: case NR_stat: case NR_lstat: case NR_access: case NR_execve:
+        case NR_readlink: case NR_chdir:
+                p->name = BPF_CORE_READ(regs, di);
+                break;
+        case NR_getdents64: case NR_fchdir:
+                p->dfd = (__s32)BPF_CORE_READ(regs, di);
+                break;
+        default:
+                p->dfd = (__s32)BPF_CORE_READ(regs, di);
+                p->name = BPF_CORE_READ(regs, si);
+                break;
         }
+        if (nr == NR_execve || nr == NR_execveat) {
+                /* After a successful exec the old memory is gone: read now. */
+                p->len = bpf_probe_read_user_str(p->path, sizeof(p->path), (const void *)p->name);
+                if (p->len <= 0)
+                        p->len = 0;
+        }
+        p->ts = bpf_ktime_get_ns();
         bpf_map_update_elem(&inflight, &id, p, BPF_ANY);
         return 0;
 }
@@ -148,8 +151,23 @@ int on_sys_exit(struct bpf_raw_tracepoint_args *ctx)
         r->nr = p->nr;
         r->dfd = p->dfd;
         r->ret = ret;
-        r->len = p->len;
-        bpf_probe_read_kernel(r->path, sizeof(r->path), p->path);
+        r->len = 0;
+        r->path[0] = 0;
+        if (p->len > 0) {
+                r->len = p->len;
+                bpf_probe_read_kernel(r->path, sizeof(r->path), p->path);
+        } else if (p->name) {
+                r->len = bpf_probe_read_user_str(r->path, sizeof(r->path), (const void *)p->name);
+                if (r->len < 0) {
+                        count(1);
+                        r->path[0] = 0;
+                } else if (r->len <= 1) {
+                        /* "" with AT_EMPTY_PATH: an fstat on an fd, not a lookup */
+                        bpf_ringbuf_discard(r, 0);
+                        bpf_map_delete_elem(&inflight, &id);
+                        return 0;
+                }
+        }
         bpf_ringbuf_submit(r, 0);
         bpf_map_delete_elem(&inflight, &id);
         return 0;

@@ -168,6 +168,10 @@ static int on_record(void *ctx, void *data, size_t size)
         } else {
                 char name[LOOKUP_PATH_MAX + 1];
 
+                if (r->len < 0) {
+                        l->unreadable++;
+                        return 0;
+                }
                 memcpy(name, r->path, LOOKUP_PATH_MAX);
                 name[LOOKUP_PATH_MAX] = 0;
                 if (name[0] == '/')

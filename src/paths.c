@@ -369,10 +369,30 @@ static bool is_blockdev_key(uint32_t kdev, uint64_t ino, char *path, size_t len)
         snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u", (unsigned)(ino >> 20), (unsigned)(ino & 0xfffff));
         if (stat(sys, &st) < 0)
                 return false;
-        /* Prefer the /dev node's name. */
+        /* Prefer the /dev node's name: from udev's /dev/block links, else from
+         * the kernel's DEVNAME, checked to be that very device. */
         snprintf(path, len, "/dev/block/%u:%u", (unsigned)(ino >> 20), (unsigned)(ino & 0xfffff));
-        if (realpath(path, target) && strlen(target) < len)
+        if (realpath(path, target) && strlen(target) < len) {
                 snprintf(path, len, "%s", target);
+                return true;
+        }
+        {
+                _cleanup_free_ char *uevent = NULL;
+                const char *name;
+                char dev[PATH_MAX];
+
+                snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u/uevent", (unsigned)(ino >> 20), (unsigned)(ino & 0xfffff));
+                if (read_small_file(sys, &uevent, 4096) < 0)
+                        return true;
+                name = strstr(uevent, "DEVNAME=");
+                if (!name)
+                        return true;
+                name += strlen("DEVNAME=");
+                snprintf(dev, sizeof(dev), "/dev/%.*s", (int)strcspn(name, "\n"), name);
+                if (stat(dev, &st) == 0 && S_ISBLK(st.st_mode) &&
+                    st.st_rdev == makedev(ino >> 20, ino & 0xfffff) && strlen(dev) < len)
+                        snprintf(path, len, "%s", dev);
+        }
         return true;
 }
 

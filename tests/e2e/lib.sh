@@ -1,0 +1,81 @@
+# Shared helpers for the end-to-end tests (sourced).  Each test states what
+# it needs; a missing prerequisite skips the test (exit 77) with the reason.
+set -eu
+
+: "${READSET:?READSET must point at the built binary}"
+: "${TESTPROG:?TESTPROG must point at rs-testprog}"
+PY=/usr/bin/python3
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "SKIP: $*"; exit 77; }
+
+need_root() { [ "$(id -u)" = 0 ] || skip "needs root"; }
+need_tracefs() {
+        [ -d /sys/kernel/tracing/instances ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
+        [ -d /sys/kernel/tracing/instances ] || skip "needs tracefs"
+        [ -d /sys/kernel/tracing/events/filemap/mm_filemap_get_pages ] || skip "kernel lacks filemap events"
+}
+need_python() { [ -x "$PY" ] || skip "needs $PY"; }
+need_loop() {
+        command -v losetup >/dev/null && command -v mkfs.ext4 >/dev/null || skip "needs losetup and mkfs.ext4"
+        [ -e /dev/loop-control ] || modprobe loop 2>/dev/null || true
+        [ -e /dev/loop-control ] || skip "needs loop devices"
+}
+
+TMP=$(mktemp -d /tmp/readset-e2e.XXXXXX)
+MNT=
+LOOPDEV=
+cleanup() {
+        if [ -n "$MNT" ]; then umount "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null || true; fi
+        if [ -n "$LOOPDEV" ]; then losetup -d "$LOOPDEV" 2>/dev/null || true; fi
+        rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+# A fresh ext4 on a loop device, mounted at $MNT, read_ahead_kb $2 (default 128).
+make_ext4() {
+        size_mb=$1
+        ra=${2:-128}
+        truncate -s "${size_mb}M" "$TMP/fs.img"
+        mkfs.ext4 -q -F "$TMP/fs.img"
+        LOOPDEV=$(losetup --find --show "$TMP/fs.img")
+        MNT=$TMP/mnt
+        mkdir -p "$MNT"
+        mount -t ext4 "$LOOPDEV" "$MNT"
+        echo "$ra" > "/sys/block/$(basename "$LOOPDEV")/queue/read_ahead_kb"
+}
+
+# Evaluate a python expression over `readset show --json FILE`; fail if false.
+json_check() {
+        file=$1; shift
+        "$READSET" show --json "$file" > "$TMP/show.json" || fail "show --json $file"
+        "$PY" - "$TMP/show.json" "$@" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+files = {f["path"]: f for f in d["files"]}
+def ranges(path, flag=None):
+    f = files.get(path)
+    if f is None:
+        return []
+    return [(r["offset"], r["offset"] + r["length"]) for r in f["ranges"] if flag is None or r[flag]]
+def covered(path, lo, hi, flag=None):
+    """every byte of [lo, hi) is inside some range"""
+    pos = lo
+    for a, b in sorted(ranges(path, flag)):
+        if a <= pos < b:
+            pos = b
+    return pos >= hi
+def total(path, flag=None):
+    return sum(b - a for a, b in ranges(path, flag))
+ok = True
+for expr in sys.argv[2:]:
+    try:
+        val = eval(expr)
+    except Exception as e:
+        val = False
+        print("  error in", expr, ":", e)
+    print(("  ok    " if val else "  FAIL  ") + expr)
+    ok = ok and bool(val)
+sys.exit(0 if ok else 1)
+PYEOF
+}

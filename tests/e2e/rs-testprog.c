@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/* A program whose reads are known exactly, for the end-to-end tests.
+ *   rs-testprog read FILE OFFSET LENGTH    pread LENGTH bytes at OFFSET (64 KiB calls)
+ *   rs-testprog mmap FILE PAGE...          map FILE, touch one byte of each PAGE
+ *   rs-testprog evict FILE...              drop FILE's pages from the page cache
+ *   rs-testprog stat PATH...               stat each PATH (missing ones too)
+ *   rs-testprog spawn PROG ARGS...         fork, exec PROG in the child, wait */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static unsigned long long num(const char *s)
+{
+        char *end;
+        unsigned long long v;
+
+        errno = 0;
+        v = strtoull(s, &end, 0);
+        if (errno || *end || !*s) {
+                fprintf(stderr, "rs-testprog: bad number '%s'\n", s);
+                exit(2);
+        }
+        return v;
+}
+
+int main(int argc, char **argv)
+{
+        long page = sysconf(_SC_PAGESIZE);
+
+        if (argc < 3) {
+                fprintf(stderr, "usage: rs-testprog read|mmap|evict|stat|spawn ...\n");
+                return 2;
+        }
+        if (strcmp(argv[1], "read") == 0 && argc == 5) {
+                static char buf[65536];
+                unsigned long long off = num(argv[3]), len = num(argv[4]);
+                int fd = open(argv[2], O_RDONLY | O_CLOEXEC);
+                if (fd < 0) {
+                        perror(argv[2]);
+                        return 1;
+                }
+                while (len > 0) {
+                        size_t n = len < sizeof(buf) ? (size_t)len : sizeof(buf);
+                        ssize_t k = pread(fd, buf, n, (off_t)off);
+                        if (k <= 0) {
+                                perror("pread");
+                                return 1;
+                        }
+                        off += (unsigned long long)k;
+                        len -= (unsigned long long)k;
+                }
+                close(fd);
+                return 0;
+        }
+        if (strcmp(argv[1], "mmap") == 0 && argc >= 4) {
+                struct stat st;
+                volatile unsigned char *p;
+                unsigned sum = 0;
+                int fd = open(argv[2], O_RDONLY | O_CLOEXEC);
+                if (fd < 0 || fstat(fd, &st) < 0) {
+                        perror(argv[2]);
+                        return 1;
+                }
+                p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+                if (p == MAP_FAILED) {
+                        perror("mmap");
+                        return 1;
+                }
+                for (int i = 3; i < argc; i++) {
+                        unsigned long long pg = num(argv[i]);
+                        if ((off_t)(pg * (unsigned long long)page) >= st.st_size)
+                                return 2;
+                        sum += p[pg * (unsigned long long)page];
+                }
+                printf("%u\n", sum & 1);
+                return 0;
+        }
+        if (strcmp(argv[1], "evict") == 0) {
+                for (int i = 2; i < argc; i++) {
+                        int fd = open(argv[i], O_RDONLY | O_CLOEXEC);
+                        if (fd < 0 || fdatasync(fd) < 0 || posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) != 0) {
+                                perror(argv[i]);
+                                return 1;
+                        }
+                        close(fd);
+                }
+                return 0;
+        }
+        if (strcmp(argv[1], "stat") == 0) {
+                for (int i = 2; i < argc; i++) {
+                        struct stat st;
+                        printf("%s %s\n", argv[i], stat(argv[i], &st) == 0 ? "exists" : "missing");
+                }
+                return 0;
+        }
+        if (strcmp(argv[1], "spawn") == 0) {
+                int status;
+                pid_t pid = fork();
+                if (pid == 0) {
+                        execvp(argv[2], argv + 2);
+                        _exit(127);
+                }
+                if (pid < 0 || waitpid(pid, &status, 0) < 0)
+                        return 1;
+                return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+        }
+        fprintf(stderr, "rs-testprog: bad arguments\n");
+        return 2;
+}
