@@ -29,7 +29,7 @@ struct wbuf {
 
 static void w_bytes(struct wbuf *w, const void *d, size_t n)
 {
-        if (w->err)
+        if (w->err || n == 0)
                 return;
         if (grow_array(&w->p, &w->cap, w->n + n, 1) < 0) {
                 w->err = -ENOMEM;

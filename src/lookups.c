@@ -279,6 +279,14 @@ int lookups_drain(struct lookups *l)
         return r < 0 ? r : 0;
 }
 
+static int cmp_lookup_time(const void *a, const void *b)
+{
+        const struct rs_lookup *x = a, *y = b;
+        if (x->time_us != y->time_us)
+                return x->time_us < y->time_us ? -1 : 1;
+        return 0;
+}
+
 int lookups_finish(struct lookups *l, struct readset *rs)
 {
         uint64_t lost = 0;
@@ -293,6 +301,8 @@ int lookups_finish(struct lookups *l, struct readset *rs)
                         lost += v;
         }
         rs->lookups_lost = lost;
+        /* Records arrive in completion order; the read set keeps start order. */
+        qsort_safe(l->out->lookups, l->out->n_lookups, sizeof(*l->out->lookups), cmp_lookup_time);
         /* Move the staged lookups over. */
         for (size_t i = 0; i < l->out->n_lookups; i++) {
                 struct rs_lookup *x = &l->out->lookups[i];

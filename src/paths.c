@@ -18,6 +18,7 @@ struct entry {
         uint64_t size;
         int64_t mtime_ns;
         bool deleted;
+        bool external; /* named from outside (paths_learn): not checked here */
         bool used;     /* slot in use */
 };
 
@@ -106,14 +107,18 @@ static int tab_put(struct paths *p, uint64_t dev, uint64_t ino, const char *path
         h = ent_hash(dev, ino) & (p->tab_size - 1);
         while (p->tab[h].used)
                 h = (h + 1) & (p->tab_size - 1);
-        p->tab[h] = (struct entry){ dev, ino, copy, size, mtime_ns, deleted, true };
+        p->tab[h] = (struct entry){ .dev = dev, .ino = ino, .path = copy, .size = size,
+                                   .mtime_ns = mtime_ns, .deleted = deleted, .used = true };
         p->n++;
         return 0;
 }
 
 int paths_learn(struct paths *p, uint64_t dev, uint64_t ino, const char *path)
 {
-        return tab_put(p, dev, ino, path, 0, 0, false);
+        int r = tab_put(p, dev, ino, path, 0, 0, false);
+        if (r >= 0)
+                tab_find(p, dev, ino)->external = true;
+        return r;
 }
 
 /* Filesystems with no files worth recording. */
@@ -430,7 +435,7 @@ int paths_prepare(struct paths *p, struct rs_builder *b, uint64_t max_walk)
                         }
                         c.w[c.n_want++] = (struct want){ in, false };
                 }
-                qsort(c.w, c.n_want, sizeof(*c.w), cmp_want);
+                qsort_safe(c.w, c.n_want, sizeof(*c.w), cmp_want);
                 c.dev = dev;
                 c.budget = budget;
                 for_each_mount(walk_mount, &c);
@@ -456,7 +461,9 @@ int paths_resolve(void *userdata, uint32_t kdev, uint64_t ino, struct rs_identit
                 ret->size = e->size;
                 ret->mtime_ns = e->mtime_ns;
                 /* Identity at the end of recording, when the file is still there. */
-                if (lstat(e->path, &st) == 0 && st.st_dev == dev && st.st_ino == ino && S_ISREG(st.st_mode)) {
+                if (e->external)
+                        ;
+                else if (lstat(e->path, &st) == 0 && st.st_dev == dev && st.st_ino == ino && S_ISREG(st.st_mode)) {
                         ret->size = (uint64_t)st.st_size;
                         ret->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
                 } else

@@ -375,7 +375,7 @@ static int key_to_ranges(struct bkey *k, struct rs_file *f, uint32_t page_size, 
 
         if (k->n_ev == 0)
                 return 0;
-        qsort(k->ev, k->n_ev, sizeof(*k->ev), cmp_start);
+        qsort_safe(k->ev, k->n_ev, sizeof(*k->ev), cmp_start);
         bounds = malloc(2 * k->n_ev * sizeof(*bounds));
         if (!bounds)
                 return -ENOMEM;
@@ -383,7 +383,7 @@ static int key_to_ranges(struct bkey *k, struct rs_file *f, uint32_t page_size, 
                 bounds[n_bounds++] = k->ev[i].start;
                 bounds[n_bounds++] = k->ev[i].end;
         }
-        qsort(bounds, n_bounds, sizeof(*bounds), cmp_u64);
+        qsort_safe(bounds, n_bounds, sizeof(*bounds), cmp_u64);
 
         for (size_t j = 0; j + 1 < n_bounds; j++) {
                 uint64_t pos = bounds[j], end = bounds[j + 1];
@@ -425,7 +425,7 @@ static int key_to_ranges(struct bkey *k, struct rs_file *f, uint32_t page_size, 
                 segs[n_segs++] = s;
         }
 
-        qsort(segs, n_segs, sizeof(*segs), cmp_seg_time);
+        qsort_safe(segs, n_segs, sizeof(*segs), cmp_seg_time);
         for (size_t i = 0; i < n_segs; i++) {
                 struct seg *s = &segs[i];
                 if (f->n_ranges > 0) {
@@ -506,6 +506,6 @@ int builder_finish(struct rs_builder *b, struct readset *rs, uint32_t page_size,
                         rs->n_files--;
                 }
         }
-        qsort(rs->files + first, rs->n_files - first, sizeof(*rs->files), cmp_file_first);
+        qsort_safe(rs->files + first, rs->n_files - first, sizeof(*rs->files), cmp_file_first);
         return 0;
 }

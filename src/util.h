@@ -46,6 +46,13 @@ int parse_size(const char *s, uint64_t *ret);   /* accepts K, M, G suffixes */
 /* Grow *array (element size esz) so it can hold at least `need` elements. */
 int grow_array(void *array, size_t *cap, size_t need, size_t esz);
 
+/* qsort(3) that accepts an empty (possibly NULL) array. */
+static inline void qsort_safe(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+        if (n > 1)
+                qsort(base, n, size, cmp);
+}
+
 /* Human-readable byte count, e.g. "12.3 MiB". */
 const char *format_bytes(uint64_t n, char buf[static 32]);
 

@@ -1,2 +1,26 @@
 #!/bin/sh
-exit 77
+# Every verb answers --help on stdout with exit 0; usage errors exit 2.
+. "$(dirname "$0")/lib.sh"
+
+"$READSET" --help | grep -q "^usage: readset" || fail "readset --help"
+"$READSET" --version | grep -q "^readset [0-9]" || fail "readset --version"
+verbs=$("$READSET" --help | awk '/^verbs:/{v=1; next} v && /^  [a-z]/{print $1} v && /^$/{v=0}')
+[ -n "$verbs" ] || fail "no verbs listed"
+for v in $verbs build; do
+        "$READSET" "$v" --help > "$TMP/h" || fail "$v --help exit $?"
+        grep -q "^usage: readset $v" "$TMP/h" || fail "$v --help: no usage line"
+        "$READSET" help "$v" | grep -q "^usage: readset $v" || fail "help $v"
+        rc=0; "$READSET" "$v" --no-such-option 2>"$TMP/e" || rc=$?
+        [ "$rc" = 2 ] || fail "$v --no-such-option: exit $rc"
+        grep -q "see 'readset $v --help'" "$TMP/e" || fail "$v: usage error does not point at --help"
+done
+rc=0; "$READSET" frobnicate 2>"$TMP/e" || rc=$?
+[ "$rc" = 2 ] && grep -q "unknown verb 'frobnicate'" "$TMP/e" || fail "unknown verb"
+rc=0; "$READSET" 2>/dev/null || rc=$?
+[ "$rc" = 2 ] || fail "no verb: exit $rc"
+# a closed stdout is an error, not silence
+if [ -w /dev/full ]; then
+        rc=0; "$READSET" --help > /dev/full 2>/dev/null || rc=$?
+        [ "$rc" = 1 ] || fail "--help > /dev/full: exit $rc"
+fi
+echo "help: ok ($verbs)"

@@ -1,2 +1,31 @@
 #!/bin/sh
-exit 77
+# Clear one-line errors and the right exit codes.
+. "$(dirname "$0")/lib.sh"
+need_root; need_tracefs
+
+expect() {   # expected-rc grep-pattern cmd...
+        want=$1; pattern=$2; shift 2
+        rc=0
+        "$@" >"$TMP/out" 2>"$TMP/err" || rc=$?
+        [ "$rc" = "$want" ] || { cat "$TMP/err"; fail "'$*': exit $rc, expected $want"; }
+        grep -q -- "$pattern" "$TMP/err" || { cat "$TMP/err"; fail "'$*': no '$pattern' on stderr"; }
+}
+
+cd "$TMP"
+expect 127 "cannot run 'no-such-command-xyz'" "$READSET" record -o x.readset -- no-such-command-xyz
+expect 126 "cannot run '$TMP'" "$READSET" record -o x.readset -- "$TMP"
+expect 3 "wrote" "$READSET" record -o x.readset -- sh -c 'exit 3'
+expect 2 "missing command" "$READSET" record -o x.readset
+expect 2 "invalid --buffer-size" "$READSET" record --buffer-size 12abc -- true
+expect 1 "cannot write '/nonexistent/dir/x.readset'" "$READSET" record -o /nonexistent/dir/x.readset -- true
+# the command's own output is untouched
+out=$("$READSET" record -q -o x.readset -- sh -c 'echo to-stdout; echo to-stderr >&2' 2>/dev/null)
+[ "$out" = to-stdout ] || fail "stdout of the command changed: '$out'"
+echo in | "$READSET" record -q -o x.readset -- sh -c 'read l; [ "$l" = in ]' || fail "stdin not passed"
+# default output name
+"$READSET" record -q -- true && [ -s "$TMP/true.readset" ] || fail "default output true.readset"
+
+if command -v setpriv >/dev/null; then
+        expect 1 "needs root" setpriv --reuid=65534 --regid=65534 --clear-groups "$READSET" record -o /tmp/x -- true
+fi
+echo "record-errors: ok"

@@ -1,0 +1,34 @@
+# Thin wrapper over meson; see README.md.
+PREFIX ?= /usr/local
+DESTDIR ?=
+BUILD ?= build
+
+.PHONY: all deps build check demo bench install clean
+
+all: build
+
+deps:
+	@sh scripts/install-deps.sh
+
+$(BUILD)/build.ninja:
+	@sh scripts/install-deps.sh
+	meson setup $(BUILD) --prefix=$(PREFIX)
+
+build: $(BUILD)/build.ninja
+	ninja -C $(BUILD)
+
+check:
+	@sh scripts/check.sh
+
+demo: build
+	@sh scripts/demo.sh
+
+bench: build
+	@sh bench/record-overhead
+
+install: build
+	meson configure $(BUILD) --prefix=$(PREFIX) >/dev/null
+	DESTDIR=$(DESTDIR) meson install -C $(BUILD) --no-rebuild
+
+clean:
+	rm -rf $(BUILD) build-asan
