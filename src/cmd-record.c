@@ -5,7 +5,9 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -20,8 +22,9 @@
 #include "util.h"
 #include "banned.h"
 
-#define DEFAULT_BUFFER_KB 16384
+#define DEFAULT_BUFFER_KB 4096
 #define DEFAULT_MAX_WALK 2000000
+#define DRAIN_MS 50
 
 static void record_help(void)
 {
@@ -52,6 +55,79 @@ static int on_event(void *userdata, const struct rs_event *ev)
 {
         struct rec_ctx *c = userdata;
         return builder_add(c->builder, ev);
+}
+
+/* The guardian: a process forked once the tracefs instance and the BPF
+ * programs exist, holding them too.  It waits until readset closes its end of
+ * a pipe, which happens on every exit, SIGKILL included, and then removes
+ * them.  Removing an instance and detaching BPF programs each wait for RCU
+ * grace periods (~50 ms apiece here); the guardian does that off the critical
+ * path, after readset has written the read set and returned. */
+static int start_guardian(struct tracer *t, struct lookups *l, const int *close_fds, size_t n_close)
+{
+        int p[2];
+        pid_t pid;
+
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return -errno;
+        pid = fork();
+        if (pid < 0) {
+                int e = -errno;
+                close(p[0]);
+                close(p[1]);
+                return e;
+        }
+        if (pid == 0) {
+                int null;
+                char c;
+
+                close(p[1]);
+                setsid();   /* out of the terminal's process group: Ctrl-C is not for us */
+                for (size_t i = 0; i < n_close; i++)
+                        if (close_fds[i] >= 0)
+                                close(close_fds[i]);
+                null = open("/dev/null", O_RDWR | O_CLOEXEC);
+                if (null >= 0) {
+                        dup2(null, 0);
+                        dup2(null, 1);
+                        dup2(null, 2);
+                }
+                while (read(p[0], &c, 1) < 0 && errno == EINTR)
+                        ;
+                tracer_close(t);
+                lookups_close(l);
+                _exit(0);
+        }
+        close(p[0]);
+        return p[1];
+}
+
+struct bpf_job {
+        struct lookups *l;
+        int r;
+};
+
+static void *open_lookups_thread(void *arg)
+{
+        struct bpf_job *j = arg;
+        j->r = lookups_open(&j->l);
+        return NULL;
+}
+
+/* Phase timings for READSET_DEBUG. */
+struct phases {
+        uint64_t last_ns;
+        char text[512];
+};
+
+static void phase(struct phases *ph, const char *name)
+{
+        uint64_t now = now_ns();
+        size_t n = strlen(ph->text);
+
+        if (ph->last_ns && n < sizeof(ph->text))
+                snprintf(ph->text + n, sizeof(ph->text) - n, " %s %.1f", name, (now - ph->last_ns) / 1e6);
+        ph->last_ns = now;
 }
 
 static char *join_argv(char **argv)
@@ -156,10 +232,14 @@ int cmd_record(int argc, char **argv)
         struct paths_stats pst;
         struct readset_totals tot;
         struct rec_ctx ctx;
+        struct phases ph = { 0 };
+        struct bpf_job bpf_job = { NULL, 0 };
+        pthread_t bpf_thread;
+        bool bpf_started = false;
         sigset_t mask, oldmask;
         const char *what = NULL;
-        uint64_t start_ns, end_ns;
-        int c, r, status = 0, exit_code = 0, exec_errno = 0, caught = 0;
+        uint64_t start_ns, end_ns, bad_lines = 0;
+        int c, r, status = 0, exit_code = 0, exec_errno = 0, caught = 0, guardian = -1;
         pid_t child = -1;
         char **cmd;
 
@@ -220,6 +300,7 @@ int cmd_record(int argc, char **argv)
                 goto out;
         }
 
+        phase(&ph, "main");
         tracer_remove_stale();
         builder = builder_new();
         rs = readset_new();
@@ -237,12 +318,25 @@ int cmd_record(int argc, char **argv)
                 }
         }
 
+        phase(&ph, "stale");
         r = paths_open(&paths, true);
         if (r < 0) {
                 r = log_errno(r, "cannot set up path resolution");
                 goto out;
         }
+        phase(&ph, "fanotify");
+        /* Loading the BPF programs and creating the tracefs instance each
+         * take milliseconds of kernel work: do them side by side. */
+        if (arg_lookups && pthread_create(&bpf_thread, NULL, open_lookups_thread, &bpf_job) == 0)
+                bpf_started = true;
+        else if (arg_lookups)
+                open_lookups_thread(&bpf_job);
         r = tracer_open(&tracer, arg_buffer_kb, &what);
+        if (bpf_started) {
+                pthread_join(bpf_thread, NULL);
+                bpf_started = false;
+        }
+        lookups = TAKE_PTR(bpf_job.l);
         if (r < 0) {
                 if (r == -ENOENT && what && strncmp(what, "filemap/", 8) == 0)
                         r = log_error("this kernel has no trace event '%s' (needs Linux >= 6.x filemap events)", what);
@@ -253,12 +347,17 @@ int cmd_record(int argc, char **argv)
                 goto out;
         }
 
-        if (arg_lookups) {
-                r = lookups_open(&lookups);
-                if (r < 0) {
-                        /* Pages are the read set; lookups are a bonus we say we lack. */
-                        log_errno(r, "warning: path lookups not traced (BPF)");
-                        lookups = NULL;
+        phase(&ph, "tracefs+bpf");
+        if (arg_lookups && bpf_job.r < 0)
+                /* Pages are the read set; lookups are a bonus we say we lack. */
+                log_warning_errno(bpf_job.r, "path lookups not traced (BPF; READSET_DEBUG=1 tells why)");
+
+        {
+                int fds[] = { sfd, paths_fd(paths) };
+                guardian = start_guardian(tracer, lookups, fds, ARRAY_SIZE(fds));
+                if (guardian < 0) {
+                        r = log_errno(guardian, "cannot fork");
+                        goto out;
                 }
         }
 
@@ -277,6 +376,7 @@ int cmd_record(int argc, char **argv)
                 r = log_errno(r, "cannot follow the command's processes");
                 goto out;
         }
+        phase(&ph, "fork");
         start_ns = now_ns();
         r = tracer_start(tracer, start_ns);
         if (r < 0) {
@@ -296,15 +396,14 @@ int cmd_record(int argc, char **argv)
 
         /* Consume events until the command exits. */
         for (;;) {
-                struct pollfd pfd[3] = {
-                        { .fd = sfd, .events = POLLIN },
-                        { .fd = paths_fd(paths), .events = POLLIN },
-                        { .fd = lookups ? lookups_fd(lookups) : -1, .events = POLLIN },
-                };
+                /* Wake on signals (SIGCHLD ends the loop at once) or every
+                 * DRAIN_MS: events queue in kernel buffers meanwhile, so the
+                 * recorded program is not interrupted by one wake-up per event. */
+                struct pollfd pfd = { .fd = sfd, .events = POLLIN };
                 struct signalfd_siginfo si;
                 bool exited = false;
 
-                if (poll(pfd, 3, 100) < 0 && errno != EINTR) {
+                if (poll(&pfd, 1, DRAIN_MS) < 0 && errno != EINTR) {
                         r = log_errno(-errno, "poll failed");
                         goto out;
                 }
@@ -339,6 +438,7 @@ int cmd_record(int argc, char **argv)
                         break;
         }
         child = -1;
+        phase(&ph, "run");
         end_ns = now_ns();
         tracer_stop(tracer);
         r = tracer_drain(tracer, on_event, &ctx);
@@ -359,6 +459,7 @@ int cmd_record(int argc, char **argv)
         }
 
         rs->lost_events = tracer_lost(tracer);
+        bad_lines = tracer_bad_lines(tracer);
         if (lookups) {
                 rs->rec_flags |= RS_REC_LOOKUPS;
                 r = lookups_finish(lookups, rs);
@@ -367,13 +468,18 @@ int cmd_record(int argc, char **argv)
                         goto out;
                 }
         }
-        tracer_close(TAKE_PTR(tracer));
+        /* Our copies go; the guardian removes the kernel objects. */
+        tracer_forget(TAKE_PTR(tracer));
+        lookups_close(TAKE_PTR(lookups));
+        close(TAKE_FD(guardian));
 
+        phase(&ph, "drain");
         r = paths_prepare(paths, builder, arg_max_walk);
         if (r < 0) {
                 r = log_errno(r, "cannot resolve paths");
                 goto out;
         }
+        phase(&ph, "paths");
         r = builder_finish(builder, rs, (uint32_t)sysconf(_SC_PAGESIZE), paths_resolve, paths);
         if (r < 0) {
                 r = log_errno(r, "cannot build the read set");
@@ -385,13 +491,27 @@ int cmd_record(int argc, char **argv)
         if (arg_cold)
                 rs->rec_flags |= RS_REC_COLD;
 
+        phase(&ph, "build");
         r = format_write(rs, arg_output);
         if (r < 0) {
                 r = log_errno(r, "cannot write '%s'", arg_output);
                 goto out;
         }
+        phase(&ph, "write");
         readset_totals(rs, &tot);
         paths_get_stats(paths, &pst);
+        if (getenv("READSET_DEBUG")) {
+                struct rusage ru;
+                getrusage(RUSAGE_SELF, &ru);
+                log_info("debug: readset itself used %.1f ms user, %.1f ms system; %" PRIu64
+                         " trace lines unparsed; fanotify %" PRIu64 " events, %" PRIu64 " marks, %" PRIu64
+                         " overflows; resolved %" PRIu64 " by handle, %" PRIu64 " by walk (%" PRIu64 " entries)",
+                         ru.ru_utime.tv_sec * 1e3 + ru.ru_utime.tv_usec / 1e3,
+                         ru.ru_stime.tv_sec * 1e3 + ru.ru_stime.tv_usec / 1e3, bad_lines,
+                         pst.fanotify_events, pst.marks, pst.fanotify_overflows, pst.handle_resolved,
+                         pst.walk_resolved, pst.walked);
+                log_info("debug: phases (ms):%s", ph.text);
+        }
         if (!arg_quiet) {
                 char b1[32], b2[32];
                 uint64_t known = tot.regular_bytes + tot.blockdev_bytes;
@@ -419,8 +539,14 @@ out_kill:
                 waitpid(child, NULL, 0);
         }
 out:
-        tracer_close(tracer);
-        lookups_close(lookups);
+        if (guardian >= 0) {
+                tracer_forget(tracer);
+                lookups_close(lookups);
+                close(guardian);
+        } else {
+                tracer_close(tracer);
+                lookups_close(lookups);
+        }
         paths_close(paths);
         sigprocmask(SIG_SETMASK, &oldmask, NULL);
         return r;

@@ -6,24 +6,28 @@
 #include <linux/types.h>
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
-#include <bpf/bpf_core_read.h>
 
 #include "lookups-bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
-/* Minimal views of kernel types; CO-RE fixes the offsets from kernel BTF. */
+/* x86_64 struct pt_regs, as in the uapi <asm/ptrace.h>: a fixed layout, so
+ * no kernel BTF (and no 100 ms of parsing it at load time) is needed. */
 struct pt_regs {
-        unsigned long di, si, dx, r10;
-} __attribute__((preserve_access_index));
+        unsigned long r15, r14, r13, r12, bp, bx, r11, r10, r9, r8;
+        unsigned long ax, cx, dx, si, di, orig_ax, ip, cs, flags, sp, ss;
+};
 
-struct task_struct {
-        int pid;
-        int tgid;
-} __attribute__((preserve_access_index));
+static unsigned long reg(const unsigned long *field)
+{
+        unsigned long v = 0;
+        bpf_probe_read_kernel(&v, sizeof(v), field);
+        return v;
+}
 
 struct {
         __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(map_flags, BPF_F_NO_PREALLOC);  /* allocating 64k entries up front costs ms */
         __uint(max_entries, 65536);
         __type(key, __u32);   /* tgid */
         __type(value, __u8);
@@ -47,6 +51,7 @@ struct {
 
 struct {
         __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(map_flags, BPF_F_NO_PREALLOC);
         __uint(max_entries, 16384);
         __type(key, __u64);   /* pid_tgid */
         __type(value, struct pending);
@@ -54,7 +59,7 @@ struct {
 
 struct {
         __uint(type, BPF_MAP_TYPE_RINGBUF);
-        __uint(max_entries, 8 << 20);
+        __uint(max_entries, 4 << 20);
 } records SEC(".maps");
 
 /* [0] records dropped (ring full), [1] names that could not be read */
@@ -109,14 +114,14 @@ int on_sys_enter(struct bpf_raw_tracepoint_args *ctx)
         switch (nr) {
         case NR_open: case NR_stat: case NR_lstat: case NR_access: case NR_execve:
         case NR_readlink: case NR_chdir:
-                p->name = BPF_CORE_READ(regs, di);
+                p->name = reg(&regs->di);
                 break;
         case NR_getdents64: case NR_fchdir:
-                p->dfd = (__s32)BPF_CORE_READ(regs, di);
+                p->dfd = (__s32)reg(&regs->di);
                 break;
         default:
-                p->dfd = (__s32)BPF_CORE_READ(regs, di);
-                p->name = BPF_CORE_READ(regs, si);
+                p->dfd = (__s32)reg(&regs->di);
+                p->name = reg(&regs->si);
                 break;
         }
         if (nr == NR_execve || nr == NR_execveat) {
@@ -168,37 +173,65 @@ int on_sys_exit(struct bpf_raw_tracepoint_args *ctx)
                         return 0;
                 }
         }
-        bpf_ringbuf_submit(r, 0);
+        bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);  /* userspace drains on a timer */
         bpf_map_delete_elem(&inflight, &id);
         return 0;
 }
 
-SEC("raw_tracepoint/sched_process_fork")
-int on_fork(struct bpf_raw_tracepoint_args *ctx)
+/* The sched_process_fork record changed layout over time; userspace reads
+ * the event's format and loads the matching one of these. */
+struct fork_v1 {           /* comm arrays inline */
+        __u64 common;
+        char parent_comm[16];
+        int parent_pid;
+        char child_comm[16];
+        int child_pid;
+};
+
+struct fork_v2 {           /* comm as __data_loc (Linux 6.x) */
+        __u64 common;
+        __u32 parent_comm_loc;
+        int parent_pid;
+        __u32 child_comm_loc;
+        int child_pid;
+};
+
+static int on_fork(__u32 parent, __u32 child)
 {
-        struct task_struct *parent = (struct task_struct *)ctx->args[0];
-        struct task_struct *child = (struct task_struct *)ctx->args[1];
-        __u32 ptgid = BPF_CORE_READ(parent, tgid);
-        __u32 ctgid = BPF_CORE_READ(child, tgid);
-        __u32 cpid = BPF_CORE_READ(child, pid);
         struct lookup_record *r;
+        __u32 ptgid = bpf_get_current_pid_tgid() >> 32;
         __u8 one = 1;
 
-        if (!bpf_map_lookup_elem(&traced, &ptgid) || cpid != ctgid)
-                return 0;  /* not ours, or a new thread of a traced process */
-        bpf_map_update_elem(&traced, &ctgid, &one, BPF_ANY);
+        /* Runs in the parent.  A new thread's id joins the map too: harmless,
+         * its process is traced already. */
+        (void)parent;
+        if (!bpf_map_lookup_elem(&traced, &ptgid))
+                return 0;
+        bpf_map_update_elem(&traced, &child, &one, BPF_ANY);
         r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
         if (!r) {
                 count(0);
                 return 0;
         }
         r->ts = bpf_ktime_get_ns();
-        r->tgid = ctgid;
+        r->tgid = child;
         r->nr = LOOKUP_NR_FORK;
         r->dfd = (__s32)ptgid;
         r->ret = 0;
         r->len = 0;
         r->path[0] = 0;
-        bpf_ringbuf_submit(r, 0);
+        bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);  /* userspace drains on a timer */
         return 0;
+}
+
+SEC("tracepoint/sched/sched_process_fork")
+int on_fork_v1(struct fork_v1 *ctx)
+{
+        return on_fork((__u32)ctx->parent_pid, (__u32)ctx->child_pid);
+}
+
+SEC("tracepoint/sched/sched_process_fork")
+int on_fork_v2(struct fork_v2 *ctx)
+{
+        return on_fork((__u32)ctx->parent_pid, (__u32)ctx->child_pid);
 }

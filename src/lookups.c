@@ -41,10 +41,14 @@ struct lookups {
         int last_dir_fd;
 };
 
-static int silent_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+/* libbpf's messages (the verifier's log among them) only with READSET_DEBUG=1. */
+static int bpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-        (void)level; (void)fmt; (void)ap;
-        return 0;
+        const char *e = getenv("READSET_DEBUG");
+
+        if (!e || strcmp(e, "1") != 0 || level == LIBBPF_DEBUG)
+                return 0;
+        return vfprintf(stderr, fmt, ap);
 }
 
 static struct proc *proc_get(struct lookups *l, uint32_t tgid, bool create)
@@ -216,6 +220,36 @@ static int on_record(void *ctx, void *data, size_t size)
                                   op, result, r->tgid, path);
 }
 
+/* Which layout does this kernel's sched_process_fork record have?  Read its
+ * format rather than guess from the version: 0 = comm arrays inline,
+ * 1 = __data_loc comm, -EOPNOTSUPP = neither. */
+static int fork_layout(void)
+{
+        static const char *const paths[] = {
+                "/sys/kernel/tracing/events/sched/sched_process_fork/format",
+                "/sys/kernel/debug/tracing/events/sched/sched_process_fork/format",
+        };
+        for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {
+                _cleanup_free_ char *f = NULL;
+                const char *pp, *cp;
+                int poff, coff;
+
+                if (read_small_file(paths[i], &f, 8192) < 0)
+                        continue;
+                pp = strstr(f, "pid_t parent_pid;\toffset:");
+                cp = strstr(f, "pid_t child_pid;\toffset:");
+                if (!pp || !cp || sscanf(strchr(pp, ':') + 1, "%d", &poff) != 1 ||
+                    sscanf(strchr(cp, ':') + 1, "%d", &coff) != 1)
+                        return -EOPNOTSUPP;
+                if (poff == 24 && coff == 44)
+                        return 0;
+                if (poff == 12 && coff == 20)
+                        return 1;
+                return -EOPNOTSUPP;
+        }
+        return -ENOENT;
+}
+
 int lookups_open(struct lookups **ret)
 {
         struct lookups *l = calloc(1, sizeof(*l));
@@ -229,10 +263,21 @@ int lookups_open(struct lookups **ret)
                 free(l);
                 return -ENOMEM;
         }
-        libbpf_set_print(silent_print);
-        l->skel = lookups_bpf__open_and_load();
+        libbpf_set_print(bpf_print);
+        r = fork_layout();
+        if (r < 0) {
+                lookups_close(l);
+                return r;
+        }
+        l->skel = lookups_bpf__open();
         if (!l->skel) {
                 r = errno ? -errno : -EINVAL;
+                lookups_close(l);
+                return r;
+        }
+        bpf_program__set_autoload(r == 1 ? l->skel->progs.on_fork_v1 : l->skel->progs.on_fork_v2, false);
+        r = lookups_bpf__load(l->skel);
+        if (r < 0) {
                 lookups_close(l);
                 return r;
         }

@@ -318,7 +318,7 @@ struct walk_ctx {
         struct want *w;
         size_t n_want, n_found;
         uint64_t budget;
-        const char *mnt;
+        uint64_t deadline;  /* now_us() */
 };
 
 static int cmp_want(const void *a, const void *b)
@@ -334,7 +334,7 @@ static int walk_mount(void *ud, const struct mount_ent *m)
         FTS *fts;
         FTSENT *e;
 
-        if (m->dev != c->dev || c->n_found == c->n_want || c->budget == 0)
+        if (m->dev != c->dev || c->n_found == c->n_want || c->budget == 0 || now_us() > c->deadline)
                 return 0;
         fts = fts_open(argv, FTS_PHYSICAL | FTS_XDEV | FTS_NOCHDIR, NULL);
         if (!fts)
@@ -342,7 +342,8 @@ static int walk_mount(void *ud, const struct mount_ent *m)
         while ((e = fts_read(fts)) && c->budget > 0 && c->n_found < c->n_want) {
                 struct want key, *hit;
 
-                c->budget--;
+                if ((c->budget-- & 1023) == 0 && now_us() > c->deadline)
+                        break;
                 c->p->st.walked++;
                 if (e->fts_info != FTS_F || !e->fts_statp)
                         continue;
@@ -401,19 +402,87 @@ static bool is_blockdev_key(uint32_t kdev, uint64_t ino, char *path, size_t len)
         return true;
 }
 
+struct mount_find {
+        uint64_t dev;
+        bool found;
+        char mnt[PATH_MAX];
+        char fstype[64];
+};
+
+static int find_mount(void *ud, const struct mount_ent *m)
+{
+        struct mount_find *f = ud;
+
+        /* Any mount of the filesystem will do; the one of its root is best. */
+        if (m->dev != f->dev || (f->found && strcmp(m->root, "/") != 0))
+                return 0;
+        f->found = true;
+        snprintf(f->mnt, sizeof(f->mnt), "%s", m->mnt);
+        snprintf(f->fstype, sizeof(f->fstype), "%s", m->fstype);
+        return strcmp(m->root, "/") == 0 ? -1 : 0;
+}
+
+/* Inode numbers a filesystem keeps for itself (journal, bitmaps, ext4's
+ * buddy cache): no name leads to them, so no search can find one. */
+static bool reserved_ino(const char *fstype, uint64_t ino)
+{
+        if (strncmp(fstype, "ext", 3) == 0)
+                return ino < 11;      /* EXT4_GOOD_OLD_FIRST_INO */
+        if (strcmp(fstype, "btrfs") == 0)
+                return ino < 256;     /* BTRFS_FIRST_FREE_OBJECTID */
+        return false;
+}
+
+/* Ask the filesystem for the inode directly: a file handle of type
+ * FILEID_INO32_GEN with generation 0, which ext4 (among others) accepts
+ * without checking the generation.  The name comes from the dentry cache,
+ * so it is checked before it is trusted. */
+static bool resolve_by_handle(struct paths *p, int mntfd, uint64_t dev, uint64_t ino)
+{
+        struct {
+                struct file_handle fh;
+                uint32_t v[2];
+        } h;
+        _cleanup_close_ int fd = -1;
+        char link[64], target[PATH_MAX];
+        struct stat st, st2;
+        ssize_t k;
+
+        if (ino > UINT32_MAX)
+                return false;
+        h.fh.handle_bytes = 8;
+        h.fh.handle_type = 1; /* FILEID_INO32_GEN */
+        h.v[0] = (uint32_t)ino;
+        h.v[1] = 0;
+        fd = open_by_handle_at(mntfd, &h.fh, O_PATH | O_CLOEXEC);
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_ino != ino || st.st_dev != dev)
+                return false;
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        k = readlink(link, target, sizeof(target) - 1);
+        if (k <= 0)
+                return false;
+        target[k] = 0;
+        if (target[0] != '/' || lstat(target, &st2) < 0 || st2.st_dev != dev || st2.st_ino != ino)
+                return false;
+        return tab_put(p, dev, ino, target, (uint64_t)st.st_size,
+                       (int64_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec, false) >= 0;
+}
+
 int paths_prepare(struct paths *p, struct rs_builder *b, uint64_t max_walk)
 {
         size_t n = builder_n_keys(b);
-        uint64_t budget = max_walk;
+        uint64_t budget = max_walk, deadline = now_us() + PATHS_WALK_SECONDS * 1000000ULL;
         _cleanup_free_ uint32_t *done = calloc(n ? n : 1, sizeof(uint32_t));
 
         if (!done)
                 return -ENOMEM;
         paths_drain(p);
-        for (size_t i = 0; i < n && budget > 0; i++) {
+        for (size_t i = 0; i < n; i++) {
                 uint32_t kdev;
                 uint64_t ino, dev;
                 struct walk_ctx c = { .p = p };
+                struct mount_find mf = { 0 };
+                _cleanup_close_ int mntfd = -1;
                 size_t cap_w = 0;
                 char tmp[PATH_MAX];
 
@@ -421,7 +490,13 @@ int paths_prepare(struct paths *p, struct rs_builder *b, uint64_t max_walk)
                 dev = paths_kdev_to_dev(kdev);
                 if (done[i] || tab_find(p, dev, ino) || is_blockdev_key(kdev, ino, tmp, sizeof(tmp)))
                         continue;
-                /* Gather every unknown inode of this device, walk its mounts once. */
+                mf.dev = dev;
+                for_each_mount(find_mount, &mf);
+                if (!mf.found)
+                        continue;     /* not a mounted filesystem: stays unresolved */
+                mntfd = open(mf.mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                /* Every unknown inode of this device: by handle first, then
+                 * gathered for one walk of its mounts. */
                 for (size_t j = i; j < n; j++) {
                         uint32_t kd;
                         uint64_t in;
@@ -429,17 +504,26 @@ int paths_prepare(struct paths *p, struct rs_builder *b, uint64_t max_walk)
                         if (kd != kdev || done[j] || tab_find(p, dev, in))
                                 continue;
                         done[j] = 1;
+                        if (reserved_ino(mf.fstype, in))
+                                continue;
+                        if (mntfd >= 0 && resolve_by_handle(p, mntfd, dev, in)) {
+                                p->st.handle_resolved++;
+                                continue;
+                        }
                         if (grow_array(&c.w, &cap_w, c.n_want + 1, sizeof(*c.w)) < 0) {
                                 free(c.w);
                                 return -ENOMEM;
                         }
                         c.w[c.n_want++] = (struct want){ in, false };
                 }
-                qsort_safe(c.w, c.n_want, sizeof(*c.w), cmp_want);
-                c.dev = dev;
-                c.budget = budget;
-                for_each_mount(walk_mount, &c);
-                budget = c.budget;
+                if (c.n_want > 0 && budget > 0 && now_us() < deadline) {
+                        qsort_safe(c.w, c.n_want, sizeof(*c.w), cmp_want);
+                        c.dev = dev;
+                        c.budget = budget;
+                        c.deadline = deadline;
+                        for_each_mount(walk_mount, &c);
+                        budget = c.budget;
+                }
                 free(c.w);
         }
         return 0;

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -23,6 +24,18 @@ static const char *const page_events[] = {
         "filemap/mm_filemap_add_to_page_cache",
 };
 
+/* Where the fields we need sit in one event's binary record (from its
+ * format file, not from assumptions). */
+struct evfmt {
+        int id;
+        int kind;          /* 0 get_pages, 1 map_pages, 2 fault, 3 add_to_page_cache */
+        int off_ino, sz_ino;
+        int off_dev, sz_dev;
+        int off_index, sz_index;
+        int off_last, sz_last;    /* get_pages, map_pages */
+        int off_order, sz_order;  /* add_to_page_cache */
+};
+
 struct tracer {
         char *root;        /* tracefs root */
         char *path;        /* instance directory */
@@ -33,6 +46,13 @@ struct tracer {
         size_t buf_len;    /* bytes of a partial line kept from the last read */
         uint64_t bad_lines;
         int ncpus;
+        /* binary reading of per-CPU trace_pipe_raw (no text formatting in the kernel) */
+        bool raw;
+        struct evfmt fmt[4];
+        int *cpufd;        /* ncpus entries, -1 where absent */
+        size_t subbuf;     /* bytes per read */
+        int commit_off, commit_size, data_off;
+        uint8_t *page;
 };
 
 static bool is_tracefs(const char *path)
@@ -99,6 +119,86 @@ int tracer_remove_stale(void)
         return n;
 }
 
+/* "field:unsigned long i_ino;\toffset:8;\tsize:8;" -> offset, size */
+static bool format_field(const char *fmt, const char *name, int *ret_off, int *ret_size)
+{
+        const char *p = fmt;
+        size_t n = strlen(name);
+
+        while ((p = strstr(p, "field:"))) {
+                const char *semi = strchr(p, ';'), *q;
+                if (!semi)
+                        return false;
+                /* the name is the last word before ';', possibly followed by [N] */
+                q = semi;
+                while (q > p && q[-1] != ' ' && q[-1] != '\t')
+                        q--;
+                if ((size_t)(semi - q) == n && strncmp(q, name, n) == 0) {
+                        const char *o = strstr(semi, "offset:"), *z = strstr(semi, "size:");
+                        if (!o || !z || sscanf(o + 7, "%d", ret_off) != 1 || sscanf(z + 5, "%d", ret_size) != 1)
+                                return false;
+                        return *ret_off >= 0 && *ret_size > 0 && *ret_off < 65536;
+                }
+                p = semi;
+        }
+        return false;
+}
+
+static int setup_raw(struct tracer *t)
+{
+        static const char *const names[] = {
+                "mm_filemap_get_pages", "mm_filemap_map_pages", "mm_filemap_fault", "mm_filemap_add_to_page_cache",
+        };
+        _cleanup_free_ char *hdr = NULL, *sb = NULL;
+        char p[PATH_MAX];
+        int size, r;
+
+        snprintf(p, sizeof(p), "%s/events/header_page", t->root);
+        r = read_small_file(p, &hdr, 4096);
+        if (r < 0)
+                return r;
+        if (!format_field(hdr, "commit", &t->commit_off, &t->commit_size) ||
+            !format_field(hdr, "data", &t->data_off, &size) || (t->commit_size != 4 && t->commit_size != 8))
+                return -EPROTO;
+        t->subbuf = (size_t)sysconf(_SC_PAGESIZE);
+        snprintf(p, sizeof(p), "%s/buffer_subbuf_size_kb", t->path);
+        if (read_small_file(p, &sb, 64) >= 0) {
+                uint64_t kb;
+                sb[strcspn(sb, "\n")] = 0;
+                if (parse_u64(sb, &kb) >= 0 && kb > 0 && kb <= 1024)
+                        t->subbuf = kb * 1024;
+        }
+        for (int i = 0; i < 4; i++) {
+                _cleanup_free_ char *fmt = NULL;
+                struct evfmt *e = &t->fmt[i];
+                const char *idl;
+
+                snprintf(p, sizeof(p), "%s/events/filemap/%s/format", t->root, names[i]);
+                r = read_small_file(p, &fmt, 16384);
+                if (r < 0)
+                        return r;
+                idl = strstr(fmt, "ID: ");
+                if (!idl || sscanf(idl + 4, "%d", &e->id) != 1)
+                        return -EPROTO;
+                e->kind = i;
+                if (!format_field(fmt, "i_ino", &e->off_ino, &e->sz_ino) ||
+                    !format_field(fmt, "s_dev", &e->off_dev, &e->sz_dev) ||
+                    !format_field(fmt, "index", &e->off_index, &e->sz_index))
+                        return -EPROTO;
+                if (i <= 1 && !format_field(fmt, "last_index", &e->off_last, &e->sz_last))
+                        return -EPROTO;
+                if (i == 3 && !format_field(fmt, "order", &e->off_order, &e->sz_order))
+                        return -EPROTO;
+        }
+        t->page = malloc(t->subbuf);
+        t->cpufd = malloc(sizeof(int) * (size_t)t->ncpus);
+        if (!t->page || !t->cpufd)
+                return -ENOMEM;
+        for (int c = 0; c < t->ncpus; c++)
+                t->cpufd[c] = -1;
+        return 0;
+}
+
 int tracer_open(struct tracer **ret, uint64_t buffer_kb, const char **ret_what)
 {
         struct tracer *t;
@@ -163,6 +263,8 @@ int tracer_open(struct tracer **ret, uint64_t buffer_kb, const char **ret_what)
                 if (r < 0)
                         goto fail;
         }
+        /* Binary records when their layout can be read; text otherwise. */
+        t->raw = getenv("READSET_TRACE_TEXT") == NULL && setup_raw(t) == 0;
         *ret_what = NULL;
         *ret = t;
         return 0;
@@ -191,7 +293,17 @@ int tracer_follow(struct tracer *t, pid_t pid)
 int tracer_start(struct tracer *t, uint64_t start_ns)
 {
         t->start_us = start_ns / 1000;
-        if (t->pipefd < 0) {
+        if (t->raw) {
+                for (int c = 0; c < t->ncpus; c++) {
+                        char p[64];
+                        if (t->cpufd[c] >= 0)
+                                continue;
+                        snprintf(p, sizeof(p), "per_cpu/cpu%d/trace_pipe_raw", c);
+                        t->cpufd[c] = openat(t->dirfd, p, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+                        if (t->cpufd[c] < 0 && errno != ENOENT)
+                                return -errno;
+                }
+        } else if (t->pipefd < 0) {
                 t->pipefd = openat(t->dirfd, "trace_pipe", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
                 if (t->pipefd < 0)
                         return -errno;
@@ -334,9 +446,183 @@ int tracer_parse_line(const char *line, uint64_t start_us, struct rs_event *ev)
         return 1;
 }
 
+static uint64_t get_le(const uint8_t *p, int size)
+{
+        uint64_t v = 0;
+        for (int i = size - 1; i >= 0; i--)
+                v = v << 8 | p[i];
+        return v;
+}
+
+/* One record of our events -> rs_event; returns false for other events. */
+static bool decode_record(struct tracer *t, const uint8_t *d, size_t len, uint64_t ts_ns, struct rs_event *ev)
+{
+        const struct evfmt *e = NULL;
+        uint64_t dev, idx, last;
+        int id;
+
+        if (len < 8)
+                return false;
+        id = (int)get_le(d, 2);
+        for (int i = 0; i < 4; i++)
+                if (t->fmt[i].id == id)
+                        e = &t->fmt[i];
+        if (!e)
+                return false;
+#define FIELD_OK(o, z) ((o) >= 0 && (z) > 0 && (z) <= 8 && (size_t)(o) + (size_t)(z) <= len)
+        if (!FIELD_OK(e->off_ino, e->sz_ino) || !FIELD_OK(e->off_dev, e->sz_dev) ||
+            !FIELD_OK(e->off_index, e->sz_index)) {
+                t->bad_lines++;
+                return false;
+        }
+        *ev = (struct rs_event){ 0 };
+        ev->ino = get_le(d + e->off_ino, e->sz_ino);
+        dev = get_le(d + e->off_dev, e->sz_dev);
+        ev->kdev = (uint32_t)dev;
+        idx = get_le(d + e->off_index, e->sz_index);
+        ev->pid = (uint32_t)get_le(d + 4, 4);
+        {
+                uint64_t us = ts_ns / 1000;
+                ev->time_us = us > t->start_us ? us - t->start_us : 0;
+        }
+        ev->first_page = idx;
+        switch (e->kind) {
+        case 0: case 1:
+                if (!FIELD_OK(e->off_last, e->sz_last)) {
+                        t->bad_lines++;
+                        return false;
+                }
+                last = get_le(d + e->off_last, e->sz_last);
+                if (last < idx || last == UINT64_MAX) {
+                        t->bad_lines++;
+                        return false;
+                }
+                ev->end_page = last + 1;
+                ev->kind = RS_EV_ACCESS;
+                break;
+        case 2:
+                ev->end_page = idx + 1;
+                ev->kind = RS_EV_ACCESS;
+                break;
+        default: {
+                uint64_t order;
+                if (!FIELD_OK(e->off_order, e->sz_order)) {
+                        t->bad_lines++;
+                        return false;
+                }
+                order = get_le(d + e->off_order, e->sz_order);
+                if (order > 30) {
+                        t->bad_lines++;
+                        return false;
+                }
+                ev->end_page = idx + (1ULL << order);
+                ev->kind = RS_EV_FILL;
+                break;
+        }
+        }
+#undef FIELD_OK
+        return ev->end_page > ev->first_page;
+}
+
+/* Walk one ring-buffer page (see events/header_page and header_event). */
+static int parse_page(struct tracer *t, const uint8_t *pg, size_t len, tracer_event_fn fn, void *userdata)
+{
+        uint64_t ts, commit;
+        size_t off, end;
+        int n = 0;
+
+        if (len < (size_t)t->data_off || len < (size_t)(t->commit_off + t->commit_size))
+                return 0;
+        ts = get_le(pg, 8);
+        commit = get_le(pg + t->commit_off, t->commit_size) & ((1ULL << 30) - 1); /* minus MISSED flags */
+        off = (size_t)t->data_off;
+        end = MIN(len, off + commit);
+        while (off + 4 <= end) {
+                uint32_t h = (uint32_t)get_le(pg + off, 4);
+                uint32_t type_len = h & 31, delta = h >> 5;
+                uint32_t arr = off + 8 <= end ? (uint32_t)get_le(pg + off + 4, 4) : 0;
+                struct rs_event ev;
+                size_t dlen;
+                const uint8_t *data;
+
+                switch (type_len) {
+                case 29: /* padding: delta 0 ends the page, else a discarded event */
+                        if (delta == 0 || arr == 0)
+                                return n;
+                        ts += delta;
+                        off += 4 + (size_t)arr;
+                        continue;
+                case 30: /* time extend */
+                        ts += ((uint64_t)arr << 27) | delta;
+                        off += 8;
+                        continue;
+                case 31: /* absolute time stamp (59 bits) */
+                        ts = (ts & ~((1ULL << 59) - 1)) | ((uint64_t)arr << 27) | delta;
+                        off += 8;
+                        continue;
+                case 0:
+                        if (arr < 4)
+                                return n;
+                        dlen = arr - 4;
+                        data = pg + off + 8;
+                        off += 4 + (size_t)arr;
+                        break;
+                default:
+                        dlen = (size_t)type_len * 4;
+                        data = pg + off + 4;
+                        off += 4 + dlen;
+                        break;
+                }
+                ts += delta;
+                if (off > end) {
+                        t->bad_lines++;
+                        return n;
+                }
+                if (decode_record(t, data, dlen, ts, &ev)) {
+                        int r = fn(userdata, &ev);
+                        if (r < 0)
+                                return r;
+                        n++;
+                }
+        }
+        return n;
+}
+
+static int drain_raw(struct tracer *t, tracer_event_fn fn, void *userdata)
+{
+        int n = 0;
+
+        for (int c = 0; c < t->ncpus; c++) {
+                if (t->cpufd[c] < 0)
+                        continue;
+                for (;;) {
+                        ssize_t k = read(t->cpufd[c], t->page, t->subbuf);
+                        int r;
+
+                        if (k < 0) {
+                                if (errno == EINTR)
+                                        continue;
+                                if (errno == EAGAIN)
+                                        break;
+                                return -errno;
+                        }
+                        if (k == 0)
+                                break;
+                        r = parse_page(t, t->page, (size_t)k, fn, userdata);
+                        if (r < 0)
+                                return r;
+                        n += r;
+                }
+        }
+        return n;
+}
+
 int tracer_drain(struct tracer *t, tracer_event_fn fn, void *userdata)
 {
         int n = 0;
+
+        if (t->raw)
+                return drain_raw(t, fn, userdata);
 
         if (t->pipefd < 0)
                 return 0;
@@ -410,10 +696,39 @@ uint64_t tracer_lost(struct tracer *t)
 uint64_t tracer_bad_lines(struct tracer *t) { return t->bad_lines; }
 const char *tracer_instance_path(struct tracer *t) { return t->path; }
 
+static void close_cpufds(struct tracer *t)
+{
+        if (!t->cpufd)
+                return;
+        for (int c = 0; c < t->ncpus; c++)
+                if (t->cpufd[c] >= 0)
+                        close(t->cpufd[c]);
+        free(t->cpufd);
+        t->cpufd = NULL;
+        free(t->page);
+        t->page = NULL;
+}
+
+void tracer_forget(struct tracer *t)
+{
+        if (!t)
+                return;
+        close_cpufds(t);
+        if (t->dirfd >= 0)
+                close(t->dirfd);
+        if (t->pipefd >= 0)
+                close(t->pipefd);
+        free(t->path);
+        free(t->root);
+        free(t->buf);
+        free(t);
+}
+
 void tracer_close(struct tracer *t)
 {
         if (!t)
                 return;
+        close_cpufds(t);
         if (t->dirfd >= 0) {
                 (void)write_file_at(t->dirfd, "tracing_on", "0");
                 (void)write_file_at(t->dirfd, "events/enable", "0");

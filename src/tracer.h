@@ -30,6 +30,9 @@ uint64_t tracer_bad_lines(struct tracer *t);
 const char *tracer_instance_path(struct tracer *t);
 /* Disable everything and remove the instance.  Safe on NULL. */
 void tracer_close(struct tracer *t);
+/* Free t and close its descriptors, leaving the instance to whoever else
+ * holds it (see record's detached teardown).  Safe on NULL. */
+void tracer_forget(struct tracer *t);
 
 /* Remove instances left behind by readset processes that no longer exist
  * (killed with SIGKILL).  Returns how many were removed. */

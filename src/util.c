@@ -28,6 +28,22 @@ void log_info(const char *fmt, ...)
         va_end(ap);
 }
 
+void log_warning(const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        vlog("warning: ", fmt, ap, 0);
+        va_end(ap);
+}
+
+void log_warning_errno(int err, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        vlog("warning: ", fmt, ap, err < 0 ? err : -err);
+        va_end(ap);
+}
+
 int log_error(const char *fmt, ...)
 {
         va_list ap;

@@ -35,6 +35,8 @@ static inline void fclosep(FILE **f) { if (*f) fclose(*f); }
 /* Logging: only commands (cmd-*.c, main.c) call these. */
 void log_set_program(const char *name);
 void log_info(const char *fmt, ...) _printf_(1, 2);
+void log_warning(const char *fmt, ...) _printf_(1, 2);
+void log_warning_errno(int err, const char *fmt, ...) _printf_(2, 3);
 int log_error(const char *fmt, ...) _printf_(1, 2);            /* returns -1 */
 int log_errno(int err, const char *fmt, ...) _printf_(2, 3);    /* err < 0 */
 int log_usage(const char *verb, const char *fmt, ...) _printf_(2, 3); /* returns -2 */

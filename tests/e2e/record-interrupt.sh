@@ -1,6 +1,8 @@
 #!/bin/sh
 # Ctrl-C, SIGTERM and SIGKILL of the recorder never leave a tracefs instance
-# behind (a SIGKILLed one is removed by the next record).
+# or BPF programs behind: readset's guardian removes them once readset is
+# gone, however it went; instances orphaned anyway (guardian killed too) are
+# removed by the next record.
 . "$(dirname "$0")/lib.sh"
 need_root; need_tracefs
 command -v setsid >/dev/null || skip "needs setsid"
@@ -13,6 +15,15 @@ wait_instance() {   # pid
         done
         fail "instance readset-$1 never appeared"
 }
+wait_gone() {   # pid what
+        for _ in $(seq 100); do
+                [ -e "$INST/readset-$1" ] || return 0
+                sleep 0.05
+        done
+        fail "$2 left $INST/readset-$1 behind"
+}
+bpf_progs() { command -v bpftool >/dev/null && bpftool prog list 2>/dev/null | grep -c 'on_sys_e' || echo 0; }
+progs_before=$(bpf_progs)
 
 # Ctrl-C: the terminal sends SIGINT to the whole foreground process group.
 setsid sh -c "exec '$READSET' record -q -o '$TMP/int.readset' -- sleep 30" &
@@ -22,7 +33,7 @@ sleep 0.2
 /bin/kill -s INT -- -$REC
 rc=0; wait $REC || rc=$?
 [ "$rc" = 130 ] || fail "Ctrl-C: exit $rc, expected 130"
-[ ! -e "$INST/readset-$REC" ] || fail "Ctrl-C left $INST/readset-$REC"
+wait_gone $REC "Ctrl-C"
 [ -s "$TMP/int.readset" ] || fail "Ctrl-C: no read set written"
 "$READSET" show "$TMP/int.readset" >/dev/null || fail "Ctrl-C: unreadable read set"
 
@@ -33,18 +44,29 @@ wait_instance $REC
 kill -TERM $REC
 rc=0; wait $REC || rc=$?
 [ "$rc" = 143 ] || fail "SIGTERM: exit $rc, expected 143"
-[ ! -e "$INST/readset-$REC" ] || fail "SIGTERM left $INST/readset-$REC"
+wait_gone $REC "SIGTERM"
 
-# SIGKILL cannot be caught: the next record removes the orphan.
+# SIGKILL cannot be caught: the guardian notices and cleans up.
 setsid "$READSET" record -q -o "$TMP/kill.readset" -- sleep 30 &
 REC=$!
 wait_instance $REC
 kill -KILL $REC
 wait $REC 2>/dev/null || true
+wait_gone $REC "SIGKILL"
 pkill -KILL -f "^sleep 30$" 2>/dev/null || true
-[ -d "$INST/readset-$REC" ] || fail "expected an orphaned instance after SIGKILL"
-"$READSET" record -q -o "$TMP/next.readset" -- true || fail "record after SIGKILL"
-[ ! -e "$INST/readset-$REC" ] || fail "orphaned instance readset-$REC not removed"
-# and nothing of ours is left at all
+
+# An instance whose owner and guardian are both gone: removed by the next record.
+sh -c 'exit 0' & DEAD=$!; wait $DEAD
+mkdir "$INST/readset-$DEAD"
+"$READSET" record -q -o "$TMP/next.readset" -- true || fail "record with an orphan present"
+[ ! -e "$INST/readset-$DEAD" ] || fail "orphaned instance readset-$DEAD not removed"
+
+# Nothing of ours is left: no instances, no attached programs.
+for _ in $(seq 100); do
+        ls "$INST" | grep -q '^readset-' || break
+        sleep 0.05
+done
 ls "$INST" | grep -q '^readset-' && fail "instances left: $(ls $INST)"
+sleep 0.3
+[ "$(bpf_progs)" = "$progs_before" ] || fail "BPF programs left attached: $(bpf_progs) vs $progs_before"
 echo "record-interrupt: ok"

@@ -36,4 +36,13 @@ json_check "$TMP/r.readset" \
         "d['lost_events'] == 0" \
         "files[$B]['size'] == 100*$MiB" \
         "any(f['kind'] == 'blockdev' and f['path'] == '$LOOPDEV' for f in d['files'])"
+
+# The text reader (fallback when binary records cannot be decoded) agrees.
+umount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
+READSET_TRACE_TEXT=1 "$READSET" record -q -o "$TMP/t.readset" -- "$TESTPROG" read "$MNT/big.dat" $((50 * MiB)) $MiB ||
+        fail "record (text reader) failed"
+json_check "$TMP/t.readset" \
+        "total($B, 'accessed') == $MiB" \
+        "covered($B, 50*$MiB, 51*$MiB, 'accessed')" \
+        "all(50*$MiB <= a and b <= 51*$MiB + $RA for a, b in ranges($B))"
 echo "record-ranges: ok"
