@@ -20,7 +20,7 @@ build: $(BUILD)/build.ninja
 check:
 	@sh scripts/check.sh
 
-demo: build
+demo: deps build
 	@sh scripts/demo.sh
 
 bench: build
