@@ -22,9 +22,9 @@
 #include "util.h"
 #include "banned.h"
 
-#define DEFAULT_BUFFER_KB 4096
+#define DEFAULT_BUFFER_KB 2048
 #define DEFAULT_MAX_WALK 2000000
-#define DRAIN_MS 50
+#define DRAIN_MS 25
 
 static void record_help(void)
 {
@@ -103,6 +103,7 @@ static int start_guardian(struct tracer *t, struct lookups *l, const int *close_
 }
 
 struct bpf_job {
+        pid_t pid;
         struct lookups *l;
         int r;
 };
@@ -110,7 +111,15 @@ struct bpf_job {
 static void *open_lookups_thread(void *arg)
 {
         struct bpf_job *j = arg;
+
         j->r = lookups_open(&j->l);
+        if (j->r >= 0) {
+                j->r = lookups_follow(j->l, j->pid);
+                if (j->r < 0) {
+                        lookups_close(j->l);
+                        j->l = NULL;
+                }
+        }
         return NULL;
 }
 
@@ -233,7 +242,7 @@ int cmd_record(int argc, char **argv)
         struct readset_totals tot;
         struct rec_ctx ctx;
         struct phases ph = { 0 };
-        struct bpf_job bpf_job = { NULL, 0 };
+        struct bpf_job bpf_job = { 0, NULL, 0 };
         pthread_t bpf_thread;
         bool bpf_started = false;
         sigset_t mask, oldmask;
@@ -318,7 +327,17 @@ int cmd_record(int argc, char **argv)
                 }
         }
 
-        phase(&ph, "stale");
+        /* The command's process first, while readset is small and forks
+         * fast; it waits at the gate until everything follows it. */
+        child = spawn_gated(cmd, &oldmask, &gate, &errpipe);
+        if (child < 0) {
+                r = log_errno(child, "cannot fork");
+                child = -1;
+                goto out;
+        }
+        bpf_job.pid = child;
+
+        phase(&ph, "stale+fork");
         r = paths_open(&paths, true);
         if (r < 0) {
                 r = log_errno(r, "cannot set up path resolution");
@@ -332,6 +351,10 @@ int cmd_record(int argc, char **argv)
         else if (arg_lookups)
                 open_lookups_thread(&bpf_job);
         r = tracer_open(&tracer, arg_buffer_kb, &what);
+        if (r >= 0) {
+                what = "following the command's processes";
+                r = tracer_follow(tracer, child);
+        }
         if (bpf_started) {
                 pthread_join(bpf_thread, NULL);
                 bpf_started = false;
@@ -353,30 +376,14 @@ int cmd_record(int argc, char **argv)
                 log_warning_errno(bpf_job.r, "path lookups not traced (BPF; READSET_DEBUG=1 tells why)");
 
         {
-                int fds[] = { sfd, paths_fd(paths) };
+                int fds[] = { sfd, paths_fd(paths), gate, errpipe };
                 guardian = start_guardian(tracer, lookups, fds, ARRAY_SIZE(fds));
                 if (guardian < 0) {
                         r = log_errno(guardian, "cannot fork");
                         goto out;
                 }
         }
-
-        child = spawn_gated(cmd, &oldmask, &gate, &errpipe);
-        if (child < 0) {
-                r = log_errno(child, "cannot fork");
-                goto out;
-        }
-        r = tracer_follow(tracer, child);
-        if (r >= 0 && lookups)
-                r = lookups_follow(lookups, child);
-        if (r < 0) {
-                kill(child, SIGKILL);
-                waitpid(child, NULL, 0);
-                child = -1;
-                r = log_errno(r, "cannot follow the command's processes");
-                goto out;
-        }
-        phase(&ph, "fork");
+        phase(&ph, "guardian");
         start_ns = now_ns();
         r = tracer_start(tracer, start_ns);
         if (r < 0) {
@@ -420,18 +427,18 @@ int cmd_record(int argc, char **argv)
                 r = tracer_drain(tracer, on_event, &ctx);
                 if (r < 0) {
                         r = log_errno(r, "cannot read trace events");
-                        goto out_kill;
+                        goto out;
                 }
                 r = paths_drain(paths);
                 if (r < 0) {
                         r = log_errno(r, "cannot read fanotify events");
-                        goto out_kill;
+                        goto out;
                 }
                 if (lookups) {
                         r = lookups_drain(lookups);
                         if (r < 0) {
                                 r = log_errno(r, "cannot read lookup events");
-                                goto out_kill;
+                                goto out;
                         }
                 }
                 if (exited)
@@ -533,12 +540,15 @@ int cmd_record(int argc, char **argv)
                 r = exit_code;
         goto out;
 
-out_kill:
+out:
+        /* A command still gated never runs (the gate closes: it exits 127);
+         * one already running is stopped. */
         if (child > 0) {
+                if (gate >= 0)
+                        close(TAKE_FD(gate));
                 kill(child, SIGKILL);
                 waitpid(child, NULL, 0);
         }
-out:
         if (guardian >= 0) {
                 tracer_forget(tracer);
                 lookups_close(lookups);
