@@ -103,6 +103,7 @@ static int start_guardian(struct tracer *t, struct lookups *l, const int *close_
 }
 
 struct bpf_job {
+        uint64_t ns;        /* how long it took */
         pid_t pid;
         struct lookups *l;
         int r;
@@ -111,6 +112,7 @@ struct bpf_job {
 static void *open_lookups_thread(void *arg)
 {
         struct bpf_job *j = arg;
+        uint64_t t0 = now_ns();
 
         j->r = lookups_open(&j->l);
         if (j->r >= 0) {
@@ -120,6 +122,7 @@ static void *open_lookups_thread(void *arg)
                         j->l = NULL;
                 }
         }
+        j->ns = now_ns() - t0;
         return NULL;
 }
 
@@ -242,12 +245,12 @@ int cmd_record(int argc, char **argv)
         struct readset_totals tot;
         struct rec_ctx ctx;
         struct phases ph = { 0 };
-        struct bpf_job bpf_job = { 0, NULL, 0 };
+        struct bpf_job bpf_job = { 0, 0, NULL, 0 };
         pthread_t bpf_thread;
         bool bpf_started = false;
         sigset_t mask, oldmask;
         const char *what = NULL;
-        uint64_t start_ns, end_ns, bad_lines = 0;
+        uint64_t start_ns, end_ns, bad_lines = 0, tracefs_ns = 0;
         int c, r, status = 0, exit_code = 0, exec_errno = 0, caught = 0, guardian = -1;
         pid_t child = -1;
         char **cmd;
@@ -350,11 +353,13 @@ int cmd_record(int argc, char **argv)
                 bpf_started = true;
         else if (arg_lookups)
                 open_lookups_thread(&bpf_job);
+        tracefs_ns = now_ns();
         r = tracer_open(&tracer, arg_buffer_kb, &what);
         if (r >= 0) {
                 what = "following the command's processes";
                 r = tracer_follow(tracer, child);
         }
+        tracefs_ns = now_ns() - tracefs_ns;
         if (bpf_started) {
                 pthread_join(bpf_thread, NULL);
                 bpf_started = false;
@@ -517,7 +522,8 @@ int cmd_record(int argc, char **argv)
                          ru.ru_stime.tv_sec * 1e3 + ru.ru_stime.tv_usec / 1e3, bad_lines,
                          pst.fanotify_events, pst.marks, pst.fanotify_overflows, pst.handle_resolved,
                          pst.walk_resolved, pst.walked);
-                log_info("debug: phases (ms):%s", ph.text);
+                log_info("debug: phases (ms):%s; of which tracefs %.1f, bpf %.1f", ph.text,
+                         tracefs_ns / 1e6, bpf_job.ns / 1e6);
         }
         if (!arg_quiet) {
                 char b1[32], b2[32];

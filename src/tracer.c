@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -24,34 +25,20 @@ static const char *const page_events[] = {
         "filemap/mm_filemap_add_to_page_cache",
 };
 
-/* Where the fields we need sit in one event's binary record (from its
- * format file, not from assumptions). */
-struct evfmt {
-        int id;
-        int kind;          /* 0 get_pages, 1 map_pages, 2 fault, 3 add_to_page_cache */
-        int off_ino, sz_ino;
-        int off_dev, sz_dev;
-        int off_index, sz_index;
-        int off_last, sz_last;    /* get_pages, map_pages */
-        int off_order, sz_order;  /* add_to_page_cache */
-};
-
 struct tracer {
         char *root;        /* tracefs root */
         char *path;        /* instance directory */
         int dirfd;
         int pipefd;
-        uint64_t start_us;
         char *buf;         /* READ_CHUNK + partial line */
         size_t buf_len;    /* bytes of a partial line kept from the last read */
-        uint64_t bad_lines;
         int ncpus;
+        int lockfd;
         /* binary reading of per-CPU trace_pipe_raw (no text formatting in the kernel) */
         bool raw;
-        struct evfmt fmt[4];
+        struct tracer_raw rf;
         int *cpufd;        /* ncpus entries, -1 where absent */
         size_t subbuf;     /* bytes per read */
-        int commit_off, commit_size, data_off;
         uint8_t *page;
 };
 
@@ -87,6 +74,50 @@ static bool pid_alive(pid_t pid)
         return kill(pid, 0) == 0 || errno == EPERM;
 }
 
+/* Each instance has a lock file, locked by the recorder and, through the
+ * shared open file, by its guardian: an instance whose lock can be taken has
+ * nobody left to remove it. */
+#define LOCK_DIR "/run/readset"
+
+static void lock_path(char *buf, size_t len, pid_t pid)
+{
+        snprintf(buf, len, LOCK_DIR "/instance-%d.lock", (int)pid);
+}
+
+static int lock_instance(pid_t pid)
+{
+        char p[64];
+        int fd;
+
+        (void)mkdir(LOCK_DIR, 0700);
+        lock_path(p, sizeof(p), pid);
+        fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0)
+                return -errno;
+        if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+                int e = -errno;
+                close(fd);
+                return e;
+        }
+        return fd;
+}
+
+/* True when someone still holds the instance's lock. */
+static bool instance_held(pid_t pid)
+{
+        char p[64];
+        _cleanup_close_ int fd = -1;
+
+        lock_path(p, sizeof(p), pid);
+        fd = open(p, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return false;
+        if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+                return errno == EWOULDBLOCK;
+        unlink(p);
+        return false;
+}
+
 int tracer_remove_stale(void)
 {
         const char *root;
@@ -109,7 +140,7 @@ int tracer_remove_stale(void)
                         continue;
                 if (parse_u64(de->d_name + strlen(INSTANCE_PREFIX), &pid) < 0 || pid == 0 || pid > INT32_MAX)
                         continue;
-                if (pid_alive((pid_t)pid))
+                if (pid_alive((pid_t)pid) || instance_held((pid_t)pid))
                         continue;
                 snprintf(full, sizeof(full), "%s/%s", path, de->d_name);
                 if (rmdir(full) == 0)
@@ -144,22 +175,58 @@ static bool format_field(const char *fmt, const char *name, int *ret_off, int *r
         return false;
 }
 
+int tracer_raw_init(struct tracer_raw *rf, const char *header_page, const char *const formats[4])
+{
+        int size;
+
+        *rf = (struct tracer_raw){ 0 };
+        if (!format_field(header_page, "commit", &rf->commit_off, &rf->commit_size) ||
+            !format_field(header_page, "data", &rf->data_off, &size) ||
+            (rf->commit_size != 4 && rf->commit_size != 8))
+                return -EPROTO;
+        for (int i = 0; i < 4; i++) {
+                struct tracer_evfmt *e = &rf->fmt[i];
+                const char *idl = strstr(formats[i], "ID: ");
+
+                if (!idl || sscanf(idl + 4, "%d", &e->id) != 1)
+                        return -EPROTO;
+                e->kind = i;
+                if (!format_field(formats[i], "i_ino", &e->off_ino, &e->sz_ino) ||
+                    !format_field(formats[i], "s_dev", &e->off_dev, &e->sz_dev) ||
+                    !format_field(formats[i], "index", &e->off_index, &e->sz_index))
+                        return -EPROTO;
+                if (i <= 1 && !format_field(formats[i], "last_index", &e->off_last, &e->sz_last))
+                        return -EPROTO;
+                if (i == 3 && !format_field(formats[i], "order", &e->off_order, &e->sz_order))
+                        return -EPROTO;
+        }
+        return 0;
+}
+
 static int setup_raw(struct tracer *t)
 {
         static const char *const names[] = {
                 "mm_filemap_get_pages", "mm_filemap_map_pages", "mm_filemap_fault", "mm_filemap_add_to_page_cache",
         };
         _cleanup_free_ char *hdr = NULL, *sb = NULL;
+        char *fmts[4] = { NULL };
         char p[PATH_MAX];
-        int size, r;
+        int r;
 
         snprintf(p, sizeof(p), "%s/events/header_page", t->root);
         r = read_small_file(p, &hdr, 4096);
         if (r < 0)
                 return r;
-        if (!format_field(hdr, "commit", &t->commit_off, &t->commit_size) ||
-            !format_field(hdr, "data", &t->data_off, &size) || (t->commit_size != 4 && t->commit_size != 8))
-                return -EPROTO;
+        for (int i = 0; i < 4 && r >= 0; i++) {
+                snprintf(p, sizeof(p), "%s/events/filemap/%s/format", t->root, names[i]);
+                r = read_small_file(p, &fmts[i], 16384);
+        }
+        if (r >= 0)
+                r = tracer_raw_init(&t->rf, hdr, (const char *const *)fmts);
+        for (int i = 0; i < 4; i++)
+                free(fmts[i]);
+        if (r < 0)
+                return r;
         t->subbuf = (size_t)sysconf(_SC_PAGESIZE);
         snprintf(p, sizeof(p), "%s/buffer_subbuf_size_kb", t->path);
         if (read_small_file(p, &sb, 64) >= 0) {
@@ -167,28 +234,6 @@ static int setup_raw(struct tracer *t)
                 sb[strcspn(sb, "\n")] = 0;
                 if (parse_u64(sb, &kb) >= 0 && kb > 0 && kb <= 1024)
                         t->subbuf = kb * 1024;
-        }
-        for (int i = 0; i < 4; i++) {
-                _cleanup_free_ char *fmt = NULL;
-                struct evfmt *e = &t->fmt[i];
-                const char *idl;
-
-                snprintf(p, sizeof(p), "%s/events/filemap/%s/format", t->root, names[i]);
-                r = read_small_file(p, &fmt, 16384);
-                if (r < 0)
-                        return r;
-                idl = strstr(fmt, "ID: ");
-                if (!idl || sscanf(idl + 4, "%d", &e->id) != 1)
-                        return -EPROTO;
-                e->kind = i;
-                if (!format_field(fmt, "i_ino", &e->off_ino, &e->sz_ino) ||
-                    !format_field(fmt, "s_dev", &e->off_dev, &e->sz_dev) ||
-                    !format_field(fmt, "index", &e->off_index, &e->sz_index))
-                        return -EPROTO;
-                if (i <= 1 && !format_field(fmt, "last_index", &e->off_last, &e->sz_last))
-                        return -EPROTO;
-                if (i == 3 && !format_field(fmt, "order", &e->off_order, &e->sz_order))
-                        return -EPROTO;
         }
         t->page = malloc(t->subbuf);
         t->cpufd = malloc(sizeof(int) * (size_t)t->ncpus);
@@ -214,7 +259,7 @@ int tracer_open(struct tracer **ret, uint64_t buffer_kb, const char **ret_what)
         t = calloc(1, sizeof(*t));
         if (!t)
                 return -ENOMEM;
-        t->dirfd = t->pipefd = -1;
+        t->dirfd = t->pipefd = t->lockfd = -1;
         t->ncpus = (int)sysconf(_SC_NPROCESSORS_CONF);
         t->root = strdup(root);
         if (!t->root || asprintf(&t->path, "%s/instances/%s%d", root, INSTANCE_PREFIX, (int)getpid()) < 0) {
@@ -228,6 +273,7 @@ int tracer_open(struct tracer **ret, uint64_t buffer_kb, const char **ret_what)
                 goto fail;
         }
         *ret_what = "a private tracefs instance";
+        t->lockfd = lock_instance(getpid());
         if (mkdir(t->path, 0700) < 0) {
                 r = -errno;
                 if (r == -EEXIST) {
@@ -292,7 +338,7 @@ int tracer_follow(struct tracer *t, pid_t pid)
 
 int tracer_start(struct tracer *t, uint64_t start_ns)
 {
-        t->start_us = start_ns / 1000;
+        t->rf.start_us = start_ns / 1000;
         if (t->raw) {
                 for (int c = 0; c < t->ncpus; c++) {
                         char p[64];
@@ -455,9 +501,9 @@ static uint64_t get_le(const uint8_t *p, int size)
 }
 
 /* One record of our events -> rs_event; returns false for other events. */
-static bool decode_record(struct tracer *t, const uint8_t *d, size_t len, uint64_t ts_ns, struct rs_event *ev)
+static bool decode_record(struct tracer_raw *t, const uint8_t *d, size_t len, uint64_t ts_ns, struct rs_event *ev)
 {
-        const struct evfmt *e = NULL;
+        const struct tracer_evfmt *e = NULL;
         uint64_t dev, idx, last;
         int id;
 
@@ -525,7 +571,7 @@ static bool decode_record(struct tracer *t, const uint8_t *d, size_t len, uint64
 }
 
 /* Walk one ring-buffer page (see events/header_page and header_event). */
-static int parse_page(struct tracer *t, const uint8_t *pg, size_t len, tracer_event_fn fn, void *userdata)
+int tracer_parse_page(struct tracer_raw *t, const uint8_t *pg, size_t len, tracer_event_fn fn, void *userdata)
 {
         uint64_t ts, commit;
         size_t off, end;
@@ -608,7 +654,7 @@ static int drain_raw(struct tracer *t, tracer_event_fn fn, void *userdata)
                         }
                         if (k == 0)
                                 break;
-                        r = parse_page(t, t->page, (size_t)k, fn, userdata);
+                        r = tracer_parse_page(&t->rf, t->page, (size_t)k, fn, userdata);
                         if (r < 0)
                                 return r;
                         n += r;
@@ -647,9 +693,9 @@ int tracer_drain(struct tracer *t, tracer_event_fn fn, void *userdata)
                         int r;
 
                         *nl = 0;
-                        r = tracer_parse_line(line, t->start_us, &ev);
+                        r = tracer_parse_line(line, t->rf.start_us, &ev);
                         if (r < 0)
-                                t->bad_lines++;
+                                t->rf.bad_lines++;
                         else if (r > 0) {
                                 r = fn(userdata, &ev);
                                 if (r < 0)
@@ -661,7 +707,7 @@ int tracer_drain(struct tracer *t, tracer_event_fn fn, void *userdata)
                 /* Keep a partial line for the next read (bounded). */
                 t->buf_len = (size_t)(end - line);
                 if (t->buf_len > 4096) {
-                        t->bad_lines++;
+                        t->rf.bad_lines++;
                         t->buf_len = 0;
                 }
                 memmove(t->buf, line, t->buf_len);
@@ -693,7 +739,7 @@ uint64_t tracer_lost(struct tracer *t)
         return lost;
 }
 
-uint64_t tracer_bad_lines(struct tracer *t) { return t->bad_lines; }
+uint64_t tracer_bad_lines(struct tracer *t) { return t->rf.bad_lines; }
 const char *tracer_instance_path(struct tracer *t) { return t->path; }
 
 static void close_cpufds(struct tracer *t)
@@ -714,6 +760,8 @@ void tracer_forget(struct tracer *t)
         if (!t)
                 return;
         close_cpufds(t);
+        if (t->lockfd >= 0)
+                close(t->lockfd);
         if (t->dirfd >= 0)
                 close(t->dirfd);
         if (t->pipefd >= 0)
@@ -740,6 +788,17 @@ void tracer_close(struct tracer *t)
                 /* The kernel refuses while a reader is still busy; retry briefly. */
                 for (int i = 0; i < 50 && rmdir(t->path) < 0 && errno == EBUSY; i++)
                         usleep(10000);
+        }
+        if (t->lockfd >= 0) {
+                char p[64];
+                const char *dash = t->path ? strrchr(t->path, '-') : NULL;
+                uint64_t pid;
+
+                if (dash && parse_u64(dash + 1, &pid) >= 0 && pid <= INT32_MAX) {
+                        lock_path(p, sizeof(p), (pid_t)pid);
+                        unlink(p);
+                }
+                close(t->lockfd);
         }
         free(t->path);
         free(t->root);

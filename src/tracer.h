@@ -41,6 +41,33 @@ int tracer_remove_stale(void);
 /* Find (mounting it if needed) the tracefs root.  Returns a static string. */
 int tracer_tracefs_root(const char **ret);
 
+/* ---- decoding binary ring-buffer pages (trace_pipe_raw) ---------------- */
+
+/* Where the fields we need sit in one event's record, from its format file. */
+struct tracer_evfmt {
+        int id;
+        int kind;          /* 0 get_pages, 1 map_pages, 2 fault, 3 add_to_page_cache */
+        int off_ino, sz_ino;
+        int off_dev, sz_dev;
+        int off_index, sz_index;
+        int off_last, sz_last;    /* get_pages, map_pages */
+        int off_order, sz_order;  /* add_to_page_cache */
+};
+
+struct tracer_raw {
+        struct tracer_evfmt fmt[4];   /* in the kind order above */
+        int commit_off, commit_size, data_off;  /* from events/header_page */
+        uint64_t start_us;            /* event times are made relative to this */
+        uint64_t bad_lines;           /* records or pages that did not decode */
+};
+
+/* Learn the layouts from the text of events/header_page and of the four
+ * events' format files (get_pages, map_pages, fault, add_to_page_cache). */
+int tracer_raw_init(struct tracer_raw *rf, const char *header_page, const char *const formats[4]);
+/* Decode one page read from trace_pipe_raw, calling fn for every page event.
+ * Returns the number of events or a negative errno from fn. */
+int tracer_parse_page(struct tracer_raw *rf, const uint8_t *page, size_t len, tracer_event_fn fn, void *userdata);
+
 /* Parse one line of trace_pipe text.  Returns 1 and fills ev for a page
  * event, 0 for a line to ignore, -EBADMSG for a malformed event line.
  * Times are converted to microseconds since start_us. */
