@@ -8,12 +8,14 @@ need_root; need_tracefs
 command -v setsid >/dev/null || skip "needs setsid"
 INST=/sys/kernel/tracing/instances
 
-wait_instance() {   # pid
-        for _ in $(seq 100); do
-                [ -d "$INST/readset-$1" ] && return 0
+# Wait until the recorded command runs (it touches $TMP/started-N): by
+# then the instance and the guardian exist.
+wait_instance() {   # pid n
+        for _ in $(seq 200); do
+                [ -d "$INST/readset-$1" ] && [ -e "$TMP/started-$2" ] && return 0
                 sleep 0.05
         done
-        fail "instance readset-$1 never appeared"
+        fail "instance readset-$1 or command $2 never appeared"
 }
 wait_gone() {   # pid what
         for _ in $(seq 100); do
@@ -26,9 +28,9 @@ bpf_progs() { command -v bpftool >/dev/null && bpftool prog list 2>/dev/null | g
 progs_before=$(bpf_progs)
 
 # Ctrl-C: the terminal sends SIGINT to the whole foreground process group.
-setsid sh -c "exec '$READSET' record -q -o '$TMP/int.readset' -- sleep 30" &
+setsid sh -c "exec '$READSET' record -q -o '$TMP/int.readset' -- sh -c 'touch $TMP/started-1; exec sleep 30'" &
 REC=$!
-wait_instance $REC
+wait_instance $REC 1
 sleep 0.2
 /bin/kill -s INT -- -$REC
 rc=0; wait $REC || rc=$?
@@ -38,18 +40,18 @@ wait_gone $REC "Ctrl-C"
 "$READSET" show "$TMP/int.readset" >/dev/null || fail "Ctrl-C: unreadable read set"
 
 # SIGTERM to the recorder alone is passed on to the command.
-"$READSET" record -q -o "$TMP/term.readset" -- sleep 30 &
+"$READSET" record -q -o "$TMP/term.readset" -- sh -c "touch $TMP/started-2; exec sleep 30" &
 REC=$!
-wait_instance $REC
+wait_instance $REC 2
 kill -TERM $REC
 rc=0; wait $REC || rc=$?
 [ "$rc" = 143 ] || fail "SIGTERM: exit $rc, expected 143"
 wait_gone $REC "SIGTERM"
 
 # SIGKILL cannot be caught: the guardian notices and cleans up.
-setsid "$READSET" record -q -o "$TMP/kill.readset" -- sleep 30 &
+setsid "$READSET" record -q -o "$TMP/kill.readset" -- sh -c "touch $TMP/started-3; exec sleep 30" &
 REC=$!
-wait_instance $REC
+wait_instance $REC 3
 kill -KILL $REC
 wait $REC 2>/dev/null || true
 wait_gone $REC "SIGKILL"
