@@ -26,8 +26,9 @@ demo: deps build
 bench: build
 	@sh bench/record-overhead
 
-install: build
+install: $(BUILD)/build.ninja
 	meson configure $(BUILD) --prefix=$(PREFIX) >/dev/null
+	ninja -C $(BUILD)
 	DESTDIR=$(DESTDIR) meson install -C $(BUILD) --no-rebuild
 
 clean:

@@ -6,3 +6,5 @@
 int cmd_record(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_build(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
+int cmd_run(int argc, char **argv);

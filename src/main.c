@@ -22,6 +22,8 @@ struct verb {
 static const struct verb verbs[] = {
         { "record", cmd_record, "run a command and record the read set of its start", false },
         { "show", cmd_show, "print a read set (table or --json)", false },
+        { "replay", cmd_replay, "warm the page cache with a read set, at the device's speed", false },
+        { "run", cmd_run, "start a command and replay its read set beside it", false },
         { "build", cmd_build, "build a read set from a saved tracefs text trace", false },
 };
 

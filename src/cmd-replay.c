@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+/* readset replay: warm the page cache with a read set. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "cmd.h"
+#include "engine.h"
+#include "format.h"
+#include "planner.h"
+#include "replay-common.h"
+#include "util.h"
+#include "banned.h"
+
+static void replay_help(void)
+{
+        printf("usage: readset replay [OPTIONS] FILE\n"
+               "\n"
+               "Read what the read set FILE says a cold start needs into the page cache:\n"
+               "filesystem metadata and path lookups first, then file data in the order\n"
+               "it was first needed, with many requests in flight.  Never writes; skips\n"
+               "(and counts) files that changed since recording; reads nothing already\n"
+               "cached; stays within the memory budget.  Waits until it is all resident.\n"
+               "\n"
+               "options:\n"
+               "  -m, --method M        readahead (default), fadvise or read\n"
+               "  -Q, --queue-depth N   requests in flight (default 32)\n"
+               "      --max-bytes SIZE  replay at most SIZE bytes (K, M, G suffixes); the\n"
+               "                        budget is also capped so that MemAvailable stays\n"
+               "                        above 10%% of RAM\n"
+               "      --accessed-only   leave out pages the recording only saw read ahead\n"
+               "      --no-lookups      do not stat the recorded lookup paths\n"
+               "      --background      return at once; the replay continues detached\n"
+               "  -j, --json            statistics as JSON on stdout\n"
+               "  -q, --quiet           no summary\n"
+               "  -h, --help            show this help\n");
+}
+
+int cmd_replay(int argc, char **argv)
+{
+        static const struct option opts[] = {
+                { "method", required_argument, NULL, 'm' },
+                { "queue-depth", required_argument, NULL, 'Q' },
+                { "max-bytes", required_argument, NULL, 'B' },
+                { "accessed-only", no_argument, NULL, 'A' },
+                { "no-lookups", no_argument, NULL, 'L' },
+                { "background", no_argument, NULL, 'b' },
+                { "json", no_argument, NULL, 'j' },
+                { "quiet", no_argument, NULL, 'q' },
+                { "help", no_argument, NULL, 'h' },
+                {}
+        };
+        _cleanup_readset_ struct readset *rs = NULL;
+        _cleanup_plan_ struct plan *plan = NULL;
+        struct engine_options eo;
+        struct engine_stats st;
+        struct device_profile dev;
+        bool arg_json = false, arg_quiet = false, arg_background = false, arg_accessed = false;
+        uint64_t arg_max = 0, v;
+        const char *why = NULL;
+        int c, r;
+
+        engine_options_default(&eo);
+        while ((c = getopt_long(argc, argv, "+m:Q:jqh", opts, NULL)) >= 0) {
+                switch (c) {
+                case 'm':
+                        r = engine_method_from_name(optarg);
+                        if (r < 0)
+                                return log_usage("replay", "unknown --method '%s' (read, fadvise, readahead)", optarg);
+                        eo.method = (enum engine_method)r;
+                        break;
+                case 'Q':
+                        if (parse_u64(optarg, &v) < 0 || v < 1 || v > 4096)
+                                return log_usage("replay", "invalid --queue-depth '%s' (1..4096)", optarg);
+                        eo.queue_depth = (uint32_t)v;
+                        break;
+                case 'B':
+                        if (parse_size(optarg, &arg_max) < 0 || arg_max == 0)
+                                return log_usage("replay", "invalid --max-bytes '%s'", optarg);
+                        break;
+                case 'A': arg_accessed = true; break;
+                case 'L': eo.lookups = false; break;
+                case 'b': arg_background = true; break;
+                case 'j': arg_json = true; break;
+                case 'q': arg_quiet = true; break;
+                case 'h': replay_help(); return 0;
+                default: return log_usage("replay", "invalid option");
+                }
+        }
+        if (optind + 1 != argc)
+                return log_usage("replay", optind == argc ? "missing read-set FILE" : "too many arguments");
+        r = format_read(argv[optind], &rs, &why);
+        if (r < 0) {
+                if (why)
+                        return log_error("cannot read '%s': %s", argv[optind], why);
+                return log_errno(r, "cannot read '%s'", argv[optind]);
+        }
+        r = replay_plan(rs, arg_max, arg_accessed, &plan, &dev);
+        if (r < 0)
+                return log_errno(r, "cannot plan the replay");
+        eo.readahead_cap = dev.readahead_cap;
+
+        if (arg_background) {
+                pid_t pid = fork();
+                if (pid < 0)
+                        return log_errno(-errno, "cannot fork");
+                if (pid > 0)
+                        return 0;
+                setsid();
+                arg_quiet = true;
+                arg_json = false;
+        }
+        r = engine_run(rs, plan, &eo, &st);
+        if (r < 0) {
+                if (arg_background)
+                        _exit(1);
+                return log_errno(r, "replay failed");
+        }
+        if (arg_background)
+                _exit(0);
+        if (!arg_quiet || arg_json)
+                replay_print_stats(&st, plan, arg_json);
+        return 0;
+}

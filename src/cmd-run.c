@@ -1,0 +1,355 @@
+/* SPDX-License-Identifier: MIT */
+/* readset run: start a command at once and replay its read set beside it. */
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <zlib.h>
+
+#include "cmd.h"
+#include "engine.h"
+#include "format.h"
+#include "planner.h"
+#include "replay-common.h"
+#include "util.h"
+#include "banned.h"
+
+#define DEFAULT_STALE_PERCENT 50
+
+static void run_help(void)
+{
+        printf("usage: readset run [OPTIONS] FILE -- CMD [ARGS...]\n"
+               "       readset run [OPTIONS] --auto DIR -- CMD [ARGS...]\n"
+               "\n"
+               "Start CMD at once and replay the read set FILE beside it, first-needed\n"
+               "first, so that CMD finds in the page cache what it would otherwise wait\n"
+               "for.  Exits with CMD's exit status.\n"
+               "\n"
+               "With --auto, the read set lives in DIR, named after the command: the first\n"
+               "run records it (root), later runs replay it and record again, and the\n"
+               "read set is replaced when less than --stale-below percent of it is still\n"
+               "used (the program or its files changed).\n"
+               "\n"
+               "options:\n"
+               "  -a, --auto DIR          keep the read set in DIR (see above)\n"
+               "      --stale-below PCT   re-record below this share still used (default %d)\n"
+               "  -s, --stats             report what the replay covered: bytes replayed,\n"
+               "                          bytes CMD still fetched itself, hit ratio (root:\n"
+               "                          CMD is recorded meanwhile)\n"
+               "  -m, --method M          read, fadvise or readahead (default)\n"
+               "  -Q, --queue-depth N     requests in flight (default 32)\n"
+               "      --max-bytes SIZE    replay at most SIZE bytes\n"
+               "  -h, --help              show this help\n", DEFAULT_STALE_PERCENT);
+}
+
+struct child_state {
+        pid_t pid;
+        int status;
+        bool exited;
+};
+
+static bool child_done(void *userdata)
+{
+        struct child_state *c = userdata;
+        if (!c->exited && waitpid(c->pid, &c->status, WNOHANG) == c->pid)
+                c->exited = true;
+        return c->exited;
+}
+
+static pid_t spawn(char **argv)
+{
+        pid_t pid = fork();
+
+        if (pid == 0) {
+                execvp(argv[0], argv);
+                fprintf(stderr, "readset: error: cannot run '%s': %s\n", argv[0], strerror(errno));
+                _exit(errno == ENOENT ? 127 : 126);
+        }
+        return pid < 0 ? -errno : pid;
+}
+
+/* The read set's name in --auto DIR: the command's base name and a hash of
+ * its arguments and working directory. */
+static int auto_path(const char *dir, char **cmd, char **ret)
+{
+        char cwd[PATH_MAX];
+        const char *base = strrchr(cmd[0], '/');
+        uLong h = crc32(0L, Z_NULL, 0);
+        char clean[64];
+        size_t n = 0;
+
+        base = base ? base + 1 : cmd[0];
+        for (const char *p = base; *p && n + 1 < sizeof(clean); p++)
+                clean[n++] = (char)((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                                    (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.' ? *p : '_');
+        clean[n] = 0;
+        if (!getcwd(cwd, sizeof(cwd)))
+                cwd[0] = 0;
+        h = crc32(h, (const Bytef *)cwd, (uInt)strlen(cwd) + 1);
+        for (char **a = cmd; *a; a++)
+                h = crc32(h, (const Bytef *)*a, (uInt)strlen(*a) + 1);
+        if (asprintf(ret, "%s/%s-%08lx.readset", dir, n ? clean : "cmd", (unsigned long)h) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/* argv for "readset record -q -o OUT -- CMD..." (this very binary). */
+static char **record_argv(const char *out, char **cmd)
+{
+        size_t n = 0;
+        char **v;
+
+        while (cmd[n])
+                n++;
+        v = calloc(n + 7, sizeof(char *));
+        if (!v)
+                return NULL;
+        v[0] = (char *)"/proc/self/exe";
+        v[1] = (char *)"record";
+        v[2] = (char *)"-q";
+        v[3] = (char *)"-o";
+        v[4] = (char *)out;
+        v[5] = (char *)"--";
+        for (size_t i = 0; i < n; i++)
+                v[6 + i] = cmd[i];
+        return v;
+}
+
+/* Pages of `old` the new recording still accessed, and what the command
+ * brought in itself while running (misses). */
+struct usage {
+        uint64_t old_bytes, still_used, new_accessed, new_filled;
+};
+
+static int cmp_u64p(const void *a, const void *b)
+{
+        const uint64_t *x = a, *y = b;
+        return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+static void compare(const struct readset *old, const struct readset *cur, struct usage *u)
+{
+        *u = (struct usage){ 0 };
+        for (size_t i = 0; i < cur->n_files; i++)
+                for (size_t k = 0; k < cur->files[i].n_ranges; k++) {
+                        const struct rs_range *r = &cur->files[i].ranges[k];
+                        if (r->flags & RS_RANGE_ACCESSED)
+                                u->new_accessed += r->length;
+                        if (r->flags & RS_RANGE_FILLED)
+                                u->new_filled += r->length;
+                }
+        for (size_t i = 0; i < old->n_files; i++) {
+                const struct rs_file *f = &old->files[i];
+                const struct rs_file *g = NULL;
+                _cleanup_free_ uint64_t *iv = NULL;
+                size_t n = 0;
+
+                /* what the start read, not what readahead brought along */
+                for (size_t k = 0; k < f->n_ranges; k++)
+                        if (f->ranges[k].flags & RS_RANGE_ACCESSED)
+                                u->old_bytes += f->ranges[k].length;
+                for (size_t j = 0; j < cur->n_files && !g; j++)
+                        if (cur->files[j].dev == f->dev && cur->files[j].ino == f->ino &&
+                            strcmp(cur->files[j].path, f->path) == 0)
+                                g = &cur->files[j];
+                if (!g || g->n_ranges == 0)
+                        continue;
+                iv = malloc(g->n_ranges * 2 * sizeof(uint64_t));
+                if (!iv)
+                        continue;
+                for (size_t k = 0; k < g->n_ranges; k++) {
+                        if (!(g->ranges[k].flags & RS_RANGE_ACCESSED))
+                                continue;
+                        iv[2 * n] = g->ranges[k].offset;
+                        iv[2 * n + 1] = g->ranges[k].offset + g->ranges[k].length;
+                        n++;
+                }
+                qsort_safe(iv, n, 2 * sizeof(uint64_t), cmp_u64p);
+                for (size_t k = 0; k < f->n_ranges; k++) {
+                        uint64_t a = f->ranges[k].offset, b = a + f->ranges[k].length;
+                        if (!(f->ranges[k].flags & RS_RANGE_ACCESSED))
+                                continue;
+                        for (size_t m = 0; m < n; m++) {
+                                uint64_t lo = MAX(a, iv[2 * m]), hi = MIN(b, iv[2 * m + 1]);
+                                if (hi > lo)
+                                        u->still_used += hi - lo;
+                        }
+                }
+        }
+}
+
+int cmd_run(int argc, char **argv)
+{
+        static const struct option opts[] = {
+                { "auto", required_argument, NULL, 'a' },
+                { "stale-below", required_argument, NULL, 'S' },
+                { "stats", no_argument, NULL, 's' },
+                { "method", required_argument, NULL, 'm' },
+                { "queue-depth", required_argument, NULL, 'Q' },
+                { "max-bytes", required_argument, NULL, 'B' },
+                { "help", no_argument, NULL, 'h' },
+                {}
+        };
+        _cleanup_readset_ struct readset *rs = NULL;
+        _cleanup_plan_ struct plan *plan = NULL;
+        _cleanup_free_ char *auto_file = NULL, *tmp_out = NULL;
+        _cleanup_free_ char **rec = NULL;
+        const char *arg_auto = NULL, *file = NULL, *why = NULL;
+        bool arg_stats = false, recording;
+        uint64_t arg_max = 0, arg_stale = DEFAULT_STALE_PERCENT, v;
+        struct engine_options eo;
+        struct engine_stats st = { 0 };
+        struct device_profile dev;
+        struct child_state child = { 0 };
+        char **cmd;
+        int c, r, exit_code;
+
+        engine_options_default(&eo);
+        eo.method = ENGINE_READAHEAD;
+        eo.wait = false;
+        while ((c = getopt_long(argc, argv, "+a:sm:Q:h", opts, NULL)) >= 0) {
+                switch (c) {
+                case 'a': arg_auto = optarg; break;
+                case 'S':
+                        if (parse_u64(optarg, &arg_stale) < 0 || arg_stale > 100)
+                                return log_usage("run", "invalid --stale-below '%s' (0..100)", optarg);
+                        break;
+                case 's': arg_stats = true; break;
+                case 'm':
+                        r = engine_method_from_name(optarg);
+                        if (r < 0)
+                                return log_usage("run", "unknown --method '%s' (read, fadvise, readahead)", optarg);
+                        eo.method = (enum engine_method)r;
+                        break;
+                case 'Q':
+                        if (parse_u64(optarg, &v) < 0 || v < 1 || v > 4096)
+                                return log_usage("run", "invalid --queue-depth '%s' (1..4096)", optarg);
+                        eo.queue_depth = (uint32_t)v;
+                        break;
+                case 'B':
+                        if (parse_size(optarg, &arg_max) < 0 || arg_max == 0)
+                                return log_usage("run", "invalid --max-bytes '%s'", optarg);
+                        break;
+                case 'h': run_help(); return 0;
+                default: return log_usage("run", "invalid option");
+                }
+        }
+        if (!arg_auto) {
+                if (optind >= argc)
+                        return log_usage("run", "missing read-set FILE");
+                file = argv[optind++];
+        }
+        if (optind < argc && strcmp(argv[optind], "--") == 0)
+                optind++;
+        if (optind >= argc)
+                return log_usage("run", "missing command (readset run FILE -- CMD ARGS...)");
+        cmd = argv + optind;
+
+        if (arg_auto) {
+                if (mkdir(arg_auto, 0755) < 0 && errno != EEXIST)
+                        return log_errno(-errno, "cannot create '%s'", arg_auto);
+                r = auto_path(arg_auto, cmd, &auto_file);
+                if (r < 0)
+                        return log_errno(r, "out of memory");
+                file = auto_file;
+        }
+        if (file && access(file, F_OK) == 0) {
+                r = format_read(file, &rs, &why);
+                if (r < 0 && !arg_auto) {
+                        if (why)
+                                return log_error("cannot read '%s': %s", file, why);
+                        return log_errno(r, "cannot read '%s'", file);
+                }
+                if (r < 0)
+                        log_warning("'%s' is unusable (%s): recording it again", file, why ? why : strerror(-r));
+        } else if (!arg_auto)
+                return log_errno(-ENOENT, "cannot read '%s'", file);
+
+        /* Recording alongside: for --stats, and for --auto (to learn, or to
+         * notice the read set went stale). */
+        recording = arg_stats || arg_auto;
+        if (recording) {
+                if (geteuid() != 0)
+                        return log_error("--stats and --auto record the command and need root");
+                if (asprintf(&tmp_out, "%s.new.%d", arg_auto ? auto_file : "/tmp/readset-run", (int)getpid()) < 0) {
+                        tmp_out = NULL;
+                        return log_errno(-ENOMEM, "out of memory");
+                }
+                rec = record_argv(tmp_out, cmd);
+                if (!rec)
+                        return log_errno(-ENOMEM, "out of memory");
+        }
+
+        if (rs) {
+                r = replay_plan(rs, arg_max, false, &plan, &dev);
+                if (r < 0)
+                        return log_errno(r, "cannot plan the replay");
+                eo.readahead_cap = dev.readahead_cap;
+        }
+
+        /* Start the command first: it never waits for the replay. */
+        child.pid = spawn(recording ? rec : cmd);
+        if (child.pid < 0)
+                return log_errno(child.pid, "cannot fork");
+        if (plan) {
+                eo.stop = child_done;
+                eo.stop_userdata = &child;
+                r = engine_run(rs, plan, &eo, &st);
+                if (r < 0)
+                        log_warning_errno(r, "replay failed");
+                if (getenv("READSET_DEBUG"))
+                        log_info("debug: replay %.1f ms (metadata %.1f, stat %.1f, data %.1f)%s",
+                                 st.elapsed_us / 1e3, st.meta_us / 1e3, st.stat_us / 1e3, st.submit_us / 1e3,
+                                 st.stopped ? ", stopped" : "");
+        }
+        while (!child.exited) {
+                if (waitpid(child.pid, &child.status, 0) == child.pid)
+                        child.exited = true;
+                else if (errno != EINTR)
+                        return log_errno(-errno, "cannot wait for the command");
+        }
+        exit_code = WIFEXITED(child.status) ? WEXITSTATUS(child.status) :
+                    WIFSIGNALED(child.status) ? 128 + WTERMSIG(child.status) : 1;
+
+        if (recording) {
+                _cleanup_readset_ struct readset *cur = NULL;
+                struct usage u = { 0 };
+                bool replace;
+
+                r = format_read(tmp_out, &cur, &why);
+                if (r < 0) {
+                        unlink(tmp_out);
+                        log_warning("the command ran, but its recording is unusable");
+                        return exit_code;
+                }
+                if (rs)
+                        compare(rs, cur, &u);
+                replace = arg_auto && (!rs || u.old_bytes == 0 || u.still_used * 100 < arg_stale * u.old_bytes);
+                if (arg_stats) {
+                        char b1[32], b2[32], b3[32];
+                        double hit = u.new_accessed ? 1.0 - (double)MIN(u.new_filled, u.new_accessed) / (double)u.new_accessed : 1.0;
+                        fprintf(stderr, "readset: replayed %s (%s already cached) in %.1f ms%s\n",
+                                format_bytes(st.bytes, b1), format_bytes(st.bytes_cached, b2), st.elapsed_us / 1e3,
+                                st.stopped ? ", stopped when the command exited" : "");
+                        fprintf(stderr, "readset: the command still fetched %s itself (misses); hit ratio %.1f%%\n",
+                                format_bytes(u.new_filled, b3), rs ? 100.0 * hit : 0.0);
+                        if (rs)
+                                fprintf(stderr, "readset: %.1f%% of the read set was used this time\n",
+                                        u.old_bytes ? 100.0 * (double)u.still_used / (double)u.old_bytes : 0.0);
+                }
+                if (replace) {
+                        if (rename(tmp_out, auto_file) < 0)
+                                log_errno(-errno, "cannot save '%s'", auto_file);
+                        else if (rs)
+                                log_info("read set was stale (%.0f%% used): recorded anew into '%s'",
+                                         u.old_bytes ? 100.0 * (double)u.still_used / (double)u.old_bytes : 0.0, auto_file);
+                        else
+                                log_info("recorded '%s'; later runs replay it", auto_file);
+                } else
+                        unlink(tmp_out);
+        }
+        return exit_code;
+}

@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: MIT */
+#include "planner.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+#include "banned.h"
+
+void plan_free(struct plan *p)
+{
+        if (!p)
+                return;
+        free(p->reads);
+        free(p->lookups);
+        free(p);
+}
+
+struct seg {
+        uint64_t start, end, time_us;
+};
+
+static int cmp_seg_offset(const void *a, const void *b)
+{
+        const struct seg *x = a, *y = b;
+        if (x->start != y->start)
+                return x->start < y->start ? -1 : 1;
+        return x->time_us < y->time_us ? -1 : x->time_us > y->time_us;
+}
+
+struct pctx {
+        const struct readset *rs;
+        const struct device_profile *dev;
+        const struct plan_options *opt;
+        struct plan *p;
+        size_t cap;
+};
+
+static int emit(struct pctx *c, uint32_t file, uint64_t off, uint64_t len, uint64_t t)
+{
+        if (grow_array(&c->p->reads, &c->cap, c->p->n_reads + 1, sizeof(*c->p->reads)) < 0)
+                return -ENOMEM;
+        c->p->reads[c->p->n_reads++] = (struct plan_read){ file, off, len, t };
+        return 0;
+}
+
+/* One file: merge its ranges by position, read through small gaps, split
+ * what is larger than a request.  A piece keeps the earliest time of the
+ * ranges it covers. */
+static int plan_file(struct pctx *c, uint32_t fi)
+{
+        const struct rs_file *f = &c->rs->files[fi];
+        _cleanup_free_ struct seg *s = NULL;
+        uint64_t bridge = c->dev->bridge_bytes, maxreq = MAX(c->dev->max_request, 4096);
+        size_t n = 0;
+
+        if (f->n_ranges == 0)
+                return 0;
+        s = malloc(f->n_ranges * sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        for (size_t i = 0; i < f->n_ranges; i++) {
+                const struct rs_range *r = &f->ranges[i];
+                if (c->opt->accessed_only && !(r->flags & RS_RANGE_ACCESSED))
+                        continue;
+                s[n++] = (struct seg){ r->offset, r->offset + r->length, r->time_us };
+                c->p->bytes_recorded += r->length;
+        }
+        qsort_safe(s, n, sizeof(*s), cmp_seg_offset);
+
+        for (size_t i = 0; i < n;) {
+                /* a run of ranges closer than `bridge` to each other */
+                uint64_t start = s[i].start, end = s[i].end;
+                size_t j = i + 1;
+
+                while (j < n && s[j].start <= end + bridge) {
+                        end = MAX(end, s[j].end);
+                        j++;
+                }
+                /* cut it into requests, each with the earliest time it covers */
+                for (uint64_t off = start; off < end; off += maxreq) {
+                        uint64_t len = MIN(maxreq, end - off), t = UINT64_MAX;
+                        for (size_t k = i; k < j; k++)
+                                if (s[k].start < off + len && s[k].end > off)
+                                        t = MIN(t, s[k].time_us);
+                        if (t == UINT64_MAX)
+                                continue;   /* only bridged gap: nothing needed here */
+                        if (emit(c, fi, off, len, t) < 0)
+                                return -ENOMEM;
+                }
+                i = j;
+        }
+        return 0;
+}
+
+static int cmp_time(const void *a, const void *b)
+{
+        const struct plan_read *x = a, *y = b;
+        if (x->time_us != y->time_us)
+                return x->time_us < y->time_us ? -1 : 1;
+        if (x->file != y->file)
+                return x->file < y->file ? -1 : 1;
+        return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+static int cmp_offset(const void *a, const void *b)
+{
+        const struct plan_read *x = a, *y = b;
+        if (x->file != y->file)
+                return x->file < y->file ? -1 : 1;
+        return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* Position of a read on the device: from the caller's map if it has one,
+ * else (device, inode, offset) as a stand-in for "near each other". */
+struct keyed {
+        uint64_t k1, k2, k3;
+        struct plan_read r;
+};
+
+static int cmp_keyed(const void *a, const void *b)
+{
+        const struct keyed *x = a, *y = b;
+        if (x->k1 != y->k1)
+                return x->k1 < y->k1 ? -1 : 1;
+        if (x->k2 != y->k2)
+                return x->k2 < y->k2 ? -1 : 1;
+        return x->k3 < y->k3 ? -1 : x->k3 > y->k3;
+}
+
+static int sort_window(struct pctx *c, struct plan_read *r, size_t n)
+{
+        _cleanup_free_ struct keyed *k = malloc((n ? n : 1) * sizeof(*k));
+
+        if (!k)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                const struct rs_file *f = &c->rs->files[r[i].file];
+                uint64_t ph = c->opt->phys ? c->opt->phys(c->opt->phys_userdata, r[i].file, r[i].offset) : UINT64_MAX;
+                if (ph != UINT64_MAX)
+                        k[i] = (struct keyed){ 0, ph, 0, r[i] };
+                else
+                        k[i] = (struct keyed){ 1 + f->dev, f->ino, r[i].offset, r[i] };
+        }
+        qsort_safe(k, n, sizeof(*k), cmp_keyed);
+        for (size_t i = 0; i < n; i++)
+                r[i] = k[i].r;
+        return 0;
+}
+
+static int cmp_u32_path(const void *a, const void *b, void *userdata)
+{
+        const struct readset *rs = userdata;
+        uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+        int c = strcmp(rs->lookups[x].path, rs->lookups[y].path);
+        if (c)
+                return c;
+        return x < y ? -1 : x > y;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+        uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+        return x < y ? -1 : x > y;
+}
+
+/* Distinct lookup paths (a stat of each warms the dentry cache, positive or
+ * negative), in the order of their first use. */
+static int plan_lookups(struct pctx *c)
+{
+        const struct readset *rs = c->rs;
+        _cleanup_free_ uint32_t *idx = NULL;
+        size_t n = 0;
+
+        if (rs->n_lookups == 0)
+                return 0;
+        if (rs->n_lookups > UINT32_MAX)
+                return -E2BIG;
+        idx = malloc(rs->n_lookups * sizeof(*idx));
+        if (!idx)
+                return -ENOMEM;
+        for (size_t i = 0; i < rs->n_lookups; i++)
+                if (rs->lookups[i].path[0] == '/')
+                        idx[n++] = (uint32_t)i;
+        if (n > 1)
+                qsort_r(idx, n, sizeof(*idx), cmp_u32_path, (void *)rs);
+        c->p->lookups = malloc((n ? n : 1) * sizeof(uint32_t));
+        if (!c->p->lookups)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                if (i == 0 || strcmp(rs->lookups[idx[i]].path, rs->lookups[idx[i - 1]].path) != 0)
+                        c->p->lookups[c->p->n_lookups++] = idx[i];
+        qsort_safe(c->p->lookups, c->p->n_lookups, sizeof(uint32_t), cmp_u32);
+        return 0;
+}
+
+int planner_build(const struct readset *rs, const struct device_profile *dev,
+                  const struct plan_options *opt, struct plan **ret)
+{
+        static const struct plan_options none = { 0 };
+        struct pctx c = { .rs = rs, .dev = dev, .opt = opt ? opt : &none };
+        size_t n_meta;
+        int r;
+
+        if (rs->n_files > UINT32_MAX)
+                return -E2BIG;
+        c.p = calloc(1, sizeof(*c.p));
+        if (!c.p)
+                return -ENOMEM;
+
+        /* 1. Filesystem metadata first: every open and stat needs it. */
+        for (size_t i = 0; i < rs->n_files; i++)
+                if (rs->files[i].kind == RS_FILE_BLOCKDEV && (r = plan_file(&c, (uint32_t)i)) < 0)
+                        goto fail;
+        n_meta = c.p->n_reads;
+        /* by position: it is one device, and small */
+        qsort_safe(c.p->reads, n_meta, sizeof(*c.p->reads), cmp_offset);
+
+        /* 2. File data, in the order the start first needed it. */
+        for (size_t i = 0; i < rs->n_files; i++)
+                if (rs->files[i].kind == RS_FILE_REGULAR && (r = plan_file(&c, (uint32_t)i)) < 0)
+                        goto fail;
+        qsort_safe(c.p->reads + n_meta, c.p->n_reads - n_meta, sizeof(*c.p->reads), cmp_time);
+
+        /* 3. The byte budget: keep what is needed first. */
+        {
+                uint64_t total = 0;
+                size_t keep = c.p->n_reads;
+                for (size_t i = 0; i < c.p->n_reads; i++) {
+                        if (c.opt->max_bytes && total + c.p->reads[i].length > c.opt->max_bytes) {
+                                keep = i;
+                                break;
+                        }
+                        total += c.p->reads[i].length;
+                }
+                for (size_t i = keep; i < c.p->n_reads; i++)
+                        c.p->bytes_cut += c.p->reads[i].length;
+                c.p->n_reads = keep;
+                c.p->bytes = total;
+                c.p->n_meta = MIN(n_meta, keep);
+        }
+
+        /* 4. Where seeks dominate, sort by position inside time windows. */
+        if (dev->rotational && dev->window_us > 0) {
+                size_t i = c.p->n_meta;
+                while (i < c.p->n_reads) {
+                        size_t j = i;
+                        uint64_t t0 = c.p->reads[i].time_us;
+                        while (j < c.p->n_reads && c.p->reads[j].time_us < t0 + dev->window_us)
+                                j++;
+                        r = sort_window(&c, c.p->reads + i, j - i);
+                        if (r < 0)
+                                goto fail;
+                        i = j;
+                }
+        }
+
+        r = plan_lookups(&c);
+        if (r < 0)
+                goto fail;
+        *ret = c.p;
+        return 0;
+fail:
+        plan_free(c.p);
+        return r;
+}

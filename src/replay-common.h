@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/* What replay and run share: option parsing for the engine, the memory
+ * budget, and printing engine statistics. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine.h"
+#include "planner.h"
+#include "readset.h"
+
+/* MemAvailable minus 10% of MemTotal: what a replay may add to the page
+ * cache without pushing the system into reclaim.  0 when nothing may. */
+int replay_memory_budget(uint64_t *ret);
+
+/* Plan rs for the device that holds its files, within max_bytes (0: none)
+ * and the memory budget. */
+int replay_plan(const struct readset *rs, uint64_t max_bytes, bool accessed_only, struct plan **ret,
+                struct device_profile *ret_dev);
+
+void replay_print_stats(const struct engine_stats *st, const struct plan *plan, bool json);
