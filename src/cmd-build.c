@@ -102,7 +102,7 @@ int cmd_build(int argc, char **argv)
         while (getline(&line, &cap, in) > 0) {
                 struct rs_event ev;
 
-                r = tracer_parse_line(line, 0, &ev);
+                r = tracer_parse_line(line, 0, 12, &ev);   /* 4 KiB pages, as on x86-64 */
                 if (r < 0) {
                         bad++;
                         continue;

@@ -142,25 +142,29 @@ static void phase(struct phases *ph, const char *name)
         ph->last_ns = now;
 }
 
+/* The command line, as stored in the read set: at most 4 KiB of it. */
+#define COMMAND_MAX 4096
+
 static char *join_argv(char **argv)
 {
-        size_t len = 1;
-        char *s, *p;
+        char *s = malloc(COMMAND_MAX + 1);
+        size_t len = 0;
 
-        for (char **a = argv; *a; a++)
-                len += strlen(*a) + 1;
-        s = malloc(len);
         if (!s)
                 return NULL;
-        p = s;
         for (char **a = argv; *a; a++) {
                 size_t n = strlen(*a);
-                if (p != s)
-                        *p++ = ' ';
-                memcpy(p, *a, n);
-                p += n;
+                if (len + n + 1 > COMMAND_MAX - 4) {
+                        memcpy(s + len, " ...", 4);
+                        len += 4;
+                        break;
+                }
+                if (len)
+                        s[len++] = ' ';
+                memcpy(s + len, *a, n);
+                len += n;
         }
-        *p = 0;
+        s[len] = 0;
         return s;
 }
 
@@ -198,10 +202,8 @@ static pid_t spawn_gated(char **argv, const sigset_t *oldmask, int *ret_gate, in
 
                 close(gate[1]);
                 close(err[0]);
-                signal(SIGINT, SIG_DFL);
-                signal(SIGTERM, SIG_DFL);
-                signal(SIGHUP, SIG_DFL);
-                signal(SIGQUIT, SIG_DFL);
+                /* the command gets the signal mask and dispositions readset
+                 * was started with (readset installs no handlers) */
                 sigprocmask(SIG_SETMASK, oldmask, NULL);
                 do
                         k = read(gate[0], &c, 1);
@@ -251,7 +253,8 @@ int cmd_record(int argc, char **argv)
         sigset_t mask, oldmask;
         const char *what = NULL;
         uint64_t start_ns, end_ns, bad_lines = 0, tracefs_ns = 0;
-        int c, r, status = 0, exit_code = 0, exec_errno = 0, caught = 0, guardian = -1;
+        bool paths_failed = false, lookups_failed = false;
+        int c, r, status = 0, exit_code = 0, exec_errno = 0, guardian = -1;
         pid_t child = -1;
         char **cmd;
 
@@ -297,7 +300,9 @@ int cmd_record(int argc, char **argv)
                 return log_error("recording needs root (tracefs, fanotify and BPF); try 'sudo readset record ...'");
 
         /* Signals: handled synchronously through a signalfd, so that every
-         * path out of here removes the tracefs instance. */
+         * path out of here removes the tracefs instance.  SIGCHLD must not be
+         * ignored (inherited SIG_IGN would reap the command behind our back). */
+        signal(SIGCHLD, SIG_DFL);
         sigemptyset(&mask);
         sigaddset(&mask, SIGINT);
         sigaddset(&mask, SIGTERM);
@@ -313,6 +318,14 @@ int cmd_record(int argc, char **argv)
         }
 
         phase(&ph, "main");
+        {
+                const char *root;
+                /* mounts tracefs if needed, before anything looks for it */
+                if (tracer_tracefs_root(&root) < 0) {
+                        r = log_error("tracefs is not available (mount -t tracefs nodev /sys/kernel/tracing)");
+                        goto out;
+                }
+        }
         tracer_remove_stale();
         builder = builder_new();
         rs = readset_new();
@@ -422,7 +435,6 @@ int cmd_record(int argc, char **argv)
                 while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
                         if (si.ssi_signo == SIGCHLD)
                                 continue;
-                        caught = (int)si.ssi_signo;
                         /* Terminal signals already reached the command; pass on the rest. */
                         if (si.ssi_code != SI_KERNEL && child > 0)
                                 kill(child, (int)si.ssi_signo);
@@ -434,17 +446,15 @@ int cmd_record(int argc, char **argv)
                         r = log_errno(r, "cannot read trace events");
                         goto out;
                 }
-                r = paths_drain(paths);
-                if (r < 0) {
-                        r = log_errno(r, "cannot read fanotify events");
-                        goto out;
+                /* Names and lookups are helpers: losing them costs precision,
+                 * not the recording, and never the command. */
+                if (!paths_failed && (r = paths_drain(paths)) < 0) {
+                        log_warning_errno(r, "cannot read fanotify events; names will come from the fallbacks");
+                        paths_failed = true;
                 }
-                if (lookups) {
-                        r = lookups_drain(lookups);
-                        if (r < 0) {
-                                r = log_errno(r, "cannot read lookup events");
-                                goto out;
-                        }
+                if (lookups && !lookups_failed && (r = lookups_drain(lookups)) < 0) {
+                        log_warning_errno(r, "cannot read lookup events; lookups are incomplete");
+                        lookups_failed = true;
                 }
                 if (exited)
                         break;
@@ -541,9 +551,8 @@ int cmd_record(int argc, char **argv)
                                  rs->lookups_lost ? ", some lost" : "");
                 log_info("wrote '%s'", arg_output);
         }
-        r = caught ? 128 + caught : exit_code;
-        if (caught && exit_code)
-                r = exit_code;
+        /* the command's status, whatever signal readset saw and passed on */
+        r = exit_code;
         goto out;
 
 out:
@@ -564,6 +573,13 @@ out:
                 lookups_close(lookups);
         }
         paths_close(paths);
+        /* Signals that arrived and were passed on are consumed here, so that
+         * restoring the mask does not deliver them to readset itself. */
+        if (sfd >= 0) {
+                struct signalfd_siginfo si;
+                while (read(sfd, &si, sizeof(si)) == sizeof(si))
+                        ;
+        }
         sigprocmask(SIG_SETMASK, &oldmask, NULL);
         return r;
 }

@@ -29,7 +29,9 @@ static void replay_help(void)
                "      --max-bytes SIZE  replay at most SIZE bytes (K, M, G suffixes); the\n"
                "                        budget is also capped so that MemAvailable stays\n"
                "                        above 10%% of RAM\n"
-               "      --accessed-only   leave out pages the recording only saw read ahead\n"
+               "      --all-ranges      also replay pages the recording only saw read ahead\n"
+               "                        (by default only pages the start used are read;\n"
+               "                        the kernel's own readahead is not needed then)\n"
                "      --no-lookups      do not stat the recorded lookup paths\n"
                "      --background      return at once; the replay continues detached\n"
                "  -j, --json            statistics as JSON on stdout\n"
@@ -43,7 +45,7 @@ int cmd_replay(int argc, char **argv)
                 { "method", required_argument, NULL, 'm' },
                 { "queue-depth", required_argument, NULL, 'Q' },
                 { "max-bytes", required_argument, NULL, 'B' },
-                { "accessed-only", no_argument, NULL, 'A' },
+                { "all-ranges", no_argument, NULL, 'A' },
                 { "no-lookups", no_argument, NULL, 'L' },
                 { "background", no_argument, NULL, 'b' },
                 { "json", no_argument, NULL, 'j' },
@@ -56,8 +58,8 @@ int cmd_replay(int argc, char **argv)
         struct engine_options eo;
         struct engine_stats st;
         struct device_profile dev;
-        bool arg_json = false, arg_quiet = false, arg_background = false, arg_accessed = false;
-        uint64_t arg_max = 0, v;
+        bool arg_json = false, arg_quiet = false, arg_background = false, arg_accessed = true;
+        uint64_t arg_max = 0, v, t_start = 0, t_plan = 0;
         const char *why = NULL;
         int c, r;
 
@@ -79,7 +81,7 @@ int cmd_replay(int argc, char **argv)
                         if (parse_size(optarg, &arg_max) < 0 || arg_max == 0)
                                 return log_usage("replay", "invalid --max-bytes '%s'", optarg);
                         break;
-                case 'A': arg_accessed = true; break;
+                case 'A': arg_accessed = false; break;
                 case 'L': eo.lookups = false; break;
                 case 'b': arg_background = true; break;
                 case 'j': arg_json = true; break;
@@ -90,6 +92,7 @@ int cmd_replay(int argc, char **argv)
         }
         if (optind + 1 != argc)
                 return log_usage("replay", optind == argc ? "missing read-set FILE" : "too many arguments");
+        t_start = now_us();
         r = format_read(argv[optind], &rs, &why);
         if (r < 0) {
                 if (why)
@@ -111,7 +114,12 @@ int cmd_replay(int argc, char **argv)
                 arg_quiet = true;
                 arg_json = false;
         }
+        t_plan = now_us();
         r = engine_run(rs, plan, &eo, &st);
+        if (getenv("READSET_DEBUG"))
+                log_info("debug: load+plan %.1f ms, engine %.1f ms (metadata %.1f, stat %.1f, data %.1f), "
+                         "after engine %.1f ms", (t_plan - t_start) / 1e3, st.elapsed_us / 1e3, st.meta_us / 1e3,
+                         st.stat_us / 1e3, st.submit_us / 1e3, (now_us() - t_plan - st.elapsed_us) / 1e3);
         if (r < 0) {
                 if (arg_background)
                         _exit(1);

@@ -284,7 +284,7 @@ int cmd_run(int argc, char **argv)
         }
 
         if (rs) {
-                r = replay_plan(rs, arg_max, false, &plan, &dev);
+                r = replay_plan(rs, arg_max, true, &plan, &dev);
                 if (r < 0)
                         return log_errno(r, "cannot plan the replay");
                 eo.readahead_cap = dev.readahead_cap;

@@ -44,6 +44,21 @@ static const char *errno_name(int32_t result)
         return "error";
 }
 
+/* Paths and commands come from the file: never let them drive the terminal. */
+static const char *printable(const char *s, char *buf, size_t len)
+{
+        size_t o = 0;
+
+        for (const unsigned char *p = (const unsigned char *)s; *p && o + 5 < len; p++) {
+                if (*p < 0x20 || *p == 0x7f)
+                        o += (size_t)snprintf(buf + o, len - o, "\\x%02x", *p);
+                else
+                        buf[o++] = (char)*p;
+        }
+        buf[o] = 0;
+        return buf;
+}
+
 static uint64_t file_bytes(const struct rs_file *f)
 {
         uint64_t b = 0;
@@ -137,13 +152,14 @@ static void print_table(const struct readset *rs, bool ranges, bool lookups)
 {
         struct readset_totals t;
         char b1[32], b2[32], b3[32], when[64] = "unknown";
+        static char pbuf[4 * 65536 + 8];
         time_t created = (time_t)rs->created_unix;
         struct tm tm;
 
         readset_totals(rs, &t);
         if (rs->created_unix && gmtime_r(&created, &tm))
                 strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
-        printf("command:   %s\n", rs->command && *rs->command ? rs->command : "(unknown)");
+        printf("command:   %s\n", rs->command && *rs->command ? printable(rs->command, pbuf, sizeof(pbuf)) : "(unknown)");
         printf("recorded:  %s, %.3f s%s, %" PRIu64 " page events, %" PRIu64 " lost\n",
                when, rs->duration_us / 1e6, rs->rec_flags & RS_REC_COLD ? " (cold)" : "",
                rs->events, rs->lost_events);
@@ -164,7 +180,7 @@ static void print_table(const struct readset *rs, bool ranges, bool lookups)
                                   f->kind == RS_FILE_UNRESOLVED ? " [unresolved]" :
                                   (f->flags & RS_FILE_DELETED) ? " [deleted]" : "";
                 printf("%10.3f %7zu %10s  %s%s\n", f->n_ranges ? f->ranges[0].time_us / 1e3 : 0.0,
-                       f->n_ranges, format_bytes(file_bytes(f), b1), f->path, tag);
+                       f->n_ranges, format_bytes(file_bytes(f), b1), printable(f->path, pbuf, sizeof(pbuf)), tag);
                 if (!ranges)
                         continue;
                 for (size_t k = 0; k < f->n_ranges; k++) {
@@ -179,7 +195,7 @@ static void print_table(const struct readset *rs, bool ranges, bool lookups)
                 for (size_t i = 0; i < rs->n_lookups; i++) {
                         const struct rs_lookup *l = &rs->lookups[i];
                         printf("%10.3f %8u %-8s %-7s %s\n", l->time_us / 1e3, l->pid,
-                               rs_lookup_op_name(l->op), errno_name(l->result), l->path);
+                               rs_lookup_op_name(l->op), errno_name(l->result), printable(l->path, pbuf, sizeof(pbuf)));
                 }
         }
 }

@@ -284,10 +284,12 @@ static int parse_meta(struct rbuf *r, struct readset *rs)
 
 static int parse_files(struct rbuf *r, struct readset *rs)
 {
-        uint64_t n = r_count(r, 9);
+        uint64_t n = r_count(r, 8), total_ranges = 0;
 
         if (r->err)
                 return r->err;
+        if (n > FORMAT_MAX_FILES)
+                return -EBADMSG;
         rs->files = calloc(n ? n : 1, sizeof(*rs->files));
         if (!rs->files)
                 return -ENOMEM;
@@ -309,6 +311,9 @@ static int parse_files(struct rbuf *r, struct readset *rs)
                 nr = r_count(r, 4);
                 if (r->err)
                         return r->err;
+                total_ranges += nr;
+                if (total_ranges > FORMAT_MAX_RANGES)
+                        return -EBADMSG;
                 f->ranges = calloc(nr ? nr : 1, sizeof(*f->ranges));
                 if (!f->ranges)
                         return -ENOMEM;
@@ -337,6 +342,8 @@ static int parse_lookups(struct rbuf *r, struct readset *rs)
 
         if (r->err)
                 return r->err;
+        if (n > FORMAT_MAX_LOOKUPS)
+                return -EBADMSG;
         rs->lookups = calloc(n ? n : 1, sizeof(*rs->lookups));
         if (!rs->lookups)
                 return -ENOMEM;
@@ -352,11 +359,11 @@ static int parse_lookups(struct rbuf *r, struct readset *rs)
                 l->path = r_string(r);
                 if (r->err)
                         return r->err;
+                rs->n_lookups = i + 1;   /* owned now, whatever follows */
                 if (res > 0 || res < INT32_MIN)
                         return -EBADMSG;
                 l->result = (int32_t)res;
                 t = l->time_us;
-                rs->n_lookups = i + 1;
         }
         return 0;
 }
@@ -401,6 +408,11 @@ int format_decode(const uint8_t *buf, size_t len, struct readset **ret, const ch
         }
         if (raw_len > FORMAT_MAX_RAW || stored_len > FORMAT_MAX_RAW) {
                 *ret_why = "payload size out of range";
+                return -EBADMSG;
+        }
+        if ((flags & FLAG_ZSTD) && raw_len > stored_len * FORMAT_MAX_RATIO + (64 << 10)) {
+                /* a real read set compresses 3-6:1; a bomb does much better */
+                *ret_why = "implausible compression ratio";
                 return -EBADMSG;
         }
         if (stored_len > len - FORMAT_HEADER_SIZE) {

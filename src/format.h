@@ -12,8 +12,12 @@
 #define FORMAT_MAJOR 1
 #define FORMAT_MINOR 0
 #define FORMAT_HEADER_SIZE 40
-#define FORMAT_MAX_RAW (1ULL << 30)   /* refuse payloads above 1 GiB */
+#define FORMAT_MAX_RAW (64ULL << 20)  /* refuse payloads above 64 MiB */
+#define FORMAT_MAX_RATIO 256          /* ... and compressed more than 256:1 (+64 KiB) */
 #define FORMAT_MAX_STRING 65536
+#define FORMAT_MAX_RANGES (4ULL << 20)  /* in all files together */
+#define FORMAT_MAX_FILES (1ULL << 20)
+#define FORMAT_MAX_LOOKUPS (4ULL << 20)
 
 /* Serialize rs into a newly allocated buffer. */
 int format_encode(const struct readset *rs, uint8_t **ret_buf, size_t *ret_len);

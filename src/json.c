@@ -33,11 +33,22 @@ static void write_escaped(FILE *f, const char *s)
                 } else {
                         /* Pass valid UTF-8 through; escape stray bytes as U+00XX so
                          * the output stays valid JSON. */
+                        /* Pass well-formed UTF-8 through (no overlong forms, no
+                         * surrogates, nothing above U+10FFFF); escape any other
+                         * byte as U+00XX so that the output stays valid JSON. */
                         int n = (c >= 0xc2 && c <= 0xdf) ? 1 : (c >= 0xe0 && c <= 0xef) ? 2 :
                                 (c >= 0xf0 && c <= 0xf4) ? 3 : -1;
                         bool ok = n > 0;
                         for (int i = 1; ok && i <= n; i++)
                                 ok = (p[i] & 0xc0) == 0x80;
+                        if (ok && c == 0xe0 && p[1] < 0xa0)
+                                ok = false;
+                        if (ok && c == 0xed && p[1] >= 0xa0)
+                                ok = false;
+                        if (ok && c == 0xf0 && p[1] < 0x90)
+                                ok = false;
+                        if (ok && c == 0xf4 && p[1] >= 0x90)
+                                ok = false;
                         if (ok) {
                                 fwrite(p, 1, (size_t)n + 1, f);
                                 p += n + 1;

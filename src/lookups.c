@@ -253,7 +253,6 @@ static int fork_layout(void)
 int lookups_open(struct lookups **ret)
 {
         struct lookups *l = calloc(1, sizeof(*l));
-        uint64_t t0 = now_ns(), t_open = 0, t_load = 0;
         int r;
 
         if (!l)
@@ -277,9 +276,7 @@ int lookups_open(struct lookups **ret)
                 return r;
         }
         bpf_program__set_autoload(r == 1 ? l->skel->progs.on_fork_v1 : l->skel->progs.on_fork_v2, false);
-        t_open = now_ns();
         r = lookups_bpf__load(l->skel);
-        t_load = now_ns();
         if (r < 0) {
                 lookups_close(l);
                 return r;
@@ -289,9 +286,7 @@ int lookups_open(struct lookups **ret)
                 lookups_close(l);
                 return r;
         }
-        if (getenv("READSET_DEBUG"))
-                fprintf(stderr, "readset: debug: bpf open %.1f ms, load %.1f ms, attach %.1f ms\n",
-                        (t_open - t0) / 1e6, (t_load - t_open) / 1e6, (now_ns() - t_load) / 1e6);
+
         l->rb = ring_buffer__new(bpf_map__fd(l->skel->maps.records), on_record, l, NULL);
         if (!l->rb) {
                 r = errno ? -errno : -ENOMEM;

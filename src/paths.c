@@ -128,6 +128,8 @@ static bool skip_fstype(const char *t)
                 "proc", "sysfs", "cgroup", "cgroup2", "tracefs", "debugfs", "securityfs",
                 "devpts", "mqueue", "bpf", "pstore", "configfs", "fusectl", "binfmt_misc",
                 "autofs", "efivarfs", "nsfs", "rpc_pipefs", "selinuxfs",
+                /* device nodes: fanotify would open every device anyone opens */
+                "devtmpfs",
         };
         for (size_t i = 0; i < ARRAY_SIZE(skip); i++)
                 if (strcmp(t, skip[i]) == 0)
@@ -273,7 +275,8 @@ static int learn_fd(struct paths *p, int fd)
 
 int paths_drain(struct paths *p)
 {
-        char buf[64 * 1024] __attribute__((aligned(__alignof__(struct fanotify_event_metadata))));
+        /* small batches: every event carries an open descriptor */
+        char buf[4096] __attribute__((aligned(__alignof__(struct fanotify_event_metadata))));
 
         if (p->fan_fd < 0)
                 return 0;
@@ -362,16 +365,36 @@ static int walk_mount(void *ud, const struct mount_ent *m)
         return 0;
 }
 
+struct dev_find {
+        uint64_t dev;
+        bool found;
+};
+
+static int find_dev(void *ud, const struct mount_ent *m)
+{
+        struct dev_find *f = ud;
+        if (m->dev == f->dev) {
+                f->found = true;
+                return -1;
+        }
+        return 0;
+}
+
 /* Is this key the page cache of a block device (filesystem metadata)?  The
  * block device's inode lives on the internal bdev filesystem, whose device
- * number is anonymous (major 0), and its inode number is the device number. */
+ * number is anonymous (major 0) and never mounted, and its inode number is
+ * the device number. */
 static bool is_blockdev_key(uint32_t kdev, uint64_t ino, char *path, size_t len)
 {
         char sys[64], target[PATH_MAX];
+        struct dev_find df = { .dev = paths_kdev_to_dev(kdev) };
         struct stat st;
 
         if ((kdev >> 20) != 0 || ino > UINT32_MAX)
                 return false;
+        for_each_mount(find_dev, &df);
+        if (df.found)
+                return false;   /* tmpfs, btrfs, overlayfs...: a real file */
         snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u", (unsigned)(ino >> 20), (unsigned)(ino & 0xfffff));
         if (stat(sys, &st) < 0)
                 return false;

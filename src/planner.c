@@ -62,7 +62,9 @@ static int plan_file(struct pctx *c, uint32_t fi)
                 return -ENOMEM;
         for (size_t i = 0; i < f->n_ranges; i++) {
                 const struct rs_range *r = &f->ranges[i];
-                if (c->opt->accessed_only && !(r->flags & RS_RANGE_ACCESSED))
+                /* metadata pages are read through buffer heads and only ever
+                 * seen being brought in: keep them whatever the option says */
+                if (c->opt->accessed_only && f->kind == RS_FILE_REGULAR && !(r->flags & RS_RANGE_ACCESSED))
                         continue;
                 s[n++] = (struct seg){ r->offset, r->offset + r->length, r->time_us };
                 c->p->bytes_recorded += r->length;

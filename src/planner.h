@@ -29,7 +29,7 @@ struct plan {
 
 struct plan_options {
         uint64_t max_bytes;       /* 0 = no limit; the latest-needed reads go first */
-        bool accessed_only;       /* leave out ranges only brought in by readahead */
+        bool accessed_only;       /* leave out file ranges only brought in by readahead */
         /* Optional: the position on the device of each file's data, so that a
          * rotational device can be read in order.  phys(userdata, file, offset)
          * returns a byte address or UINT64_MAX if unknown. */

@@ -252,10 +252,13 @@ int builder_add(struct rs_builder *b, const struct rs_event *ev)
                 struct pev *last = &k->ev[k->n_ev - 1];
                 if (last->kind == ev->kind) {
                         /* Already covered by an earlier event of the same kind. */
-                        if (ev->first_page >= last->start && ev->end_page <= last->end)
+                        /* Events arrive per CPU, so not quite in time order:
+                         * only a later event may be folded into an earlier one. */
+                        if (ev->time_us >= last->time_us && ev->first_page >= last->start && ev->end_page <= last->end)
                                 return 0;
                         /* A sequential continuation. */
-                        if (ev->first_page == last->end && ev->time_us - last->time_us <= MERGE_WINDOW_US) {
+                        if (ev->first_page == last->end && ev->time_us >= last->time_us &&
+                            ev->time_us - last->time_us <= MERGE_WINDOW_US) {
                                 last->end = ev->end_page;
                                 return 0;
                         }
@@ -426,15 +429,21 @@ static int key_to_ranges(struct bkey *k, struct rs_file *f, uint32_t page_size, 
         }
 
         qsort_safe(segs, n_segs, sizeof(*segs), cmp_seg_time);
+        uint64_t last_t = 0;
         for (size_t i = 0; i < n_segs; i++) {
                 struct seg *s = &segs[i];
+                /* Contiguous in position and, within the merge window, in time
+                 * (a sequential read): one range with the first time. */
                 if (f->n_ranges > 0) {
                         struct rs_range *p = &f->ranges[f->n_ranges - 1];
-                        if (p->offset + p->length == s->start * page_size && p->flags == s->flags) {
+                        if (p->offset + p->length == s->start * page_size && p->flags == s->flags &&
+                            s->time_us - last_t <= MERGE_WINDOW_US) {
                                 p->length += (s->end - s->start) * page_size;
+                                last_t = s->time_us;
                                 continue;
                         }
                 }
+                last_t = s->time_us;
                 r = readset_file_add_range(f, s->start * page_size, (s->end - s->start) * page_size,
                                            s->time_us, s->flags);
                 if (r < 0)

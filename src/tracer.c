@@ -33,7 +33,6 @@ struct tracer {
         char *buf;         /* READ_CHUNK + partial line */
         size_t buf_len;    /* bytes of a partial line kept from the last read */
         int ncpus;
-        int lockfd;
         /* binary reading of per-CPU trace_pipe_raw (no text formatting in the kernel) */
         bool raw;
         struct tracer_raw rf;
@@ -74,48 +73,17 @@ static bool pid_alive(pid_t pid)
         return kill(pid, 0) == 0 || errno == EPERM;
 }
 
-/* Each instance has a lock file, locked by the recorder and, through the
- * shared open file, by its guardian: an instance whose lock can be taken has
- * nobody left to remove it. */
-#define LOCK_DIR "/run/readset"
-
-static void lock_path(char *buf, size_t len, pid_t pid)
+/* An instance in use is flock()ed: its recorder holds the lock on the
+ * instance directory, and so does its guardian (same open file).  An
+ * instance nobody locks has nobody left to remove it.  This works across
+ * PID namespaces, where pids in names mean nothing. */
+static bool instance_locked(const char *dir)
 {
-        snprintf(buf, len, LOCK_DIR "/instance-%d.lock", (int)pid);
-}
+        _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-static int lock_instance(pid_t pid)
-{
-        char p[64];
-        int fd;
-
-        (void)mkdir(LOCK_DIR, 0700);
-        lock_path(p, sizeof(p), pid);
-        fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-        if (fd < 0)
-                return -errno;
-        if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-                int e = -errno;
-                close(fd);
-                return e;
-        }
-        return fd;
-}
-
-/* True when someone still holds the instance's lock. */
-static bool instance_held(pid_t pid)
-{
-        char p[64];
-        _cleanup_close_ int fd = -1;
-
-        lock_path(p, sizeof(p), pid);
-        fd = open(p, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0)
                 return false;
-        if (flock(fd, LOCK_EX | LOCK_NB) < 0)
-                return errno == EWOULDBLOCK;
-        unlink(p);
-        return false;
+        return flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
 }
 
 int tracer_remove_stale(void)
@@ -138,11 +106,19 @@ int tracer_remove_stale(void)
 
                 if (strncmp(de->d_name, INSTANCE_PREFIX, strlen(INSTANCE_PREFIX)) != 0)
                         continue;
-                if (parse_u64(de->d_name + strlen(INSTANCE_PREFIX), &pid) < 0 || pid == 0 || pid > INT32_MAX)
-                        continue;
-                if (pid_alive((pid_t)pid) || instance_held((pid_t)pid))
-                        continue;
+                /* readset-PID or readset-PID-N */
+                {
+                        char num[32];
+                        snprintf(num, sizeof(num), "%.*s", (int)strcspn(de->d_name + strlen(INSTANCE_PREFIX), "-"),
+                                 de->d_name + strlen(INSTANCE_PREFIX));
+                        if (parse_u64(num, &pid) < 0 || pid == 0 || pid > INT32_MAX)
+                                continue;
+                }
                 snprintf(full, sizeof(full), "%s/%s", path, de->d_name);
+                /* a live owner here, or a lock held by anyone anywhere: in use
+                 * (the pid check covers the moment between mkdir and flock) */
+                if (pid_alive((pid_t)pid) || instance_locked(full))
+                        continue;
                 if (rmdir(full) == 0)
                         n++;
         }
@@ -182,7 +158,8 @@ int tracer_raw_init(struct tracer_raw *rf, const char *header_page, const char *
         *rf = (struct tracer_raw){ 0 };
         if (!format_field(header_page, "commit", &rf->commit_off, &rf->commit_size) ||
             !format_field(header_page, "data", &rf->data_off, &size) ||
-            (rf->commit_size != 4 && rf->commit_size != 8))
+            (rf->commit_size != 4 && rf->commit_size != 8) || rf->commit_off < 8 ||
+            rf->data_off < rf->commit_off + rf->commit_size)
                 return -EPROTO;
         for (int i = 0; i < 4; i++) {
                 struct tracer_evfmt *e = &rf->fmt[i];
@@ -259,7 +236,7 @@ int tracer_open(struct tracer **ret, uint64_t buffer_kb, const char **ret_what)
         t = calloc(1, sizeof(*t));
         if (!t)
                 return -ENOMEM;
-        t->dirfd = t->pipefd = t->lockfd = -1;
+        t->dirfd = t->pipefd = -1;
         t->ncpus = (int)sysconf(_SC_NPROCESSORS_CONF);
         t->root = strdup(root);
         if (!t->root || asprintf(&t->path, "%s/instances/%s%d", root, INSTANCE_PREFIX, (int)getpid()) < 0) {
@@ -273,20 +250,24 @@ int tracer_open(struct tracer **ret, uint64_t buffer_kb, const char **ret_what)
                 goto fail;
         }
         *ret_what = "a private tracefs instance";
-        t->lockfd = lock_instance(getpid());
-        if (mkdir(t->path, 0700) < 0) {
-                r = -errno;
-                if (r == -EEXIST) {
-                        /* Ours from a previous run of this very pid: reuse is wrong, remove it. */
-                        if (rmdir(t->path) < 0 || mkdir(t->path, 0700) < 0) {
-                                r = -errno;
+        /* readset-PID, or readset-PID-N if another PID namespace has that name */
+        for (int n = 0;; n++) {
+                if (n > 0) {
+                        free(t->path);
+                        if (asprintf(&t->path, "%s/instances/%s%d-%d", root, INSTANCE_PREFIX, (int)getpid(), n) < 0) {
+                                t->path = NULL;
+                                r = -ENOMEM;
                                 goto fail_nodir;
                         }
-                } else
+                }
+                if (mkdir(t->path, 0700) == 0)
+                        break;
+                r = -errno;
+                if (r != -EEXIST || n >= 100)
                         goto fail_nodir;
         }
         t->dirfd = open(t->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (t->dirfd < 0) {
+        if (t->dirfd < 0 || flock(t->dirfd, LOCK_EX | LOCK_NB) < 0) {
                 r = -errno;
                 goto fail;
         }
@@ -427,7 +408,7 @@ static bool parse_dev_ino(const char **pp, char sep, uint32_t *kdev, uint64_t *i
         return true;
 }
 
-int tracer_parse_line(const char *line, uint64_t start_us, struct rs_event *ev)
+int tracer_parse_line(const char *line, uint64_t start_us, unsigned page_shift, struct rs_event *ev)
 {
         static const struct { const char *name; int kind; } names[] = {
                 { ": mm_filemap_get_pages: ", 0 },
@@ -448,6 +429,8 @@ int tracer_parse_line(const char *line, uint64_t start_us, struct rs_event *ev)
         }
         if (kind < 0)
                 return 0;
+        if (page_shift < 9 || page_shift > 20)
+                return -EINVAL;
 
         /* The timestamp "SEC.USEC" ends right where the event name starts. */
         ts = p;
@@ -468,14 +451,14 @@ int tracer_parse_line(const char *line, uint64_t start_us, struct rs_event *ev)
                 if (!parse_dev_ino(&p, '=', &ev->kdev, &ev->ino) || !expect(&p, " ofs=") ||
                     !parse_dec(&p, &a) || *p++ != '-' || !parse_dec(&p, &b) || b < a)
                         return -EBADMSG;
-                ev->first_page = a >> 12;
-                ev->end_page = (b >> 12) + 1;
+                ev->first_page = a >> page_shift;
+                ev->end_page = (b >> page_shift) + 1;
                 ev->kind = RS_EV_ACCESS;
                 break;
         case 2: /* fault: dev=M:m ino=X ofs=A */
                 if (!parse_dev_ino(&p, '=', &ev->kdev, &ev->ino) || !expect(&p, " ofs=") || !parse_dec(&p, &a))
                         return -EBADMSG;
-                ev->first_page = a >> 12;
+                ev->first_page = a >> page_shift;
                 ev->end_page = ev->first_page + 1;
                 ev->kind = RS_EV_ACCESS;
                 break;
@@ -484,7 +467,7 @@ int tracer_parse_line(const char *line, uint64_t start_us, struct rs_event *ev)
                     !parse_hex(&p, &a) || !expect(&p, " ofs=") || !parse_dec(&p, &a) ||
                     !expect(&p, " order=") || !parse_dec(&p, &b) || b > 30)
                         return -EBADMSG;
-                ev->first_page = a >> 12;
+                ev->first_page = a >> page_shift;
                 ev->end_page = ev->first_page + (1ULL << b);
                 ev->kind = RS_EV_FILL;
                 break;
@@ -693,7 +676,7 @@ int tracer_drain(struct tracer *t, tracer_event_fn fn, void *userdata)
                         int r;
 
                         *nl = 0;
-                        r = tracer_parse_line(line, t->rf.start_us, &ev);
+                        r = tracer_parse_line(line, t->rf.start_us, (unsigned)__builtin_ctzl((unsigned long)sysconf(_SC_PAGESIZE)), &ev);
                         if (r < 0)
                                 t->rf.bad_lines++;
                         else if (r > 0) {
@@ -760,8 +743,6 @@ void tracer_forget(struct tracer *t)
         if (!t)
                 return;
         close_cpufds(t);
-        if (t->lockfd >= 0)
-                close(t->lockfd);
         if (t->dirfd >= 0)
                 close(t->dirfd);
         if (t->pipefd >= 0)
@@ -789,17 +770,7 @@ void tracer_close(struct tracer *t)
                 for (int i = 0; i < 50 && rmdir(t->path) < 0 && errno == EBUSY; i++)
                         usleep(10000);
         }
-        if (t->lockfd >= 0) {
-                char p[64];
-                const char *dash = t->path ? strrchr(t->path, '-') : NULL;
-                uint64_t pid;
 
-                if (dash && parse_u64(dash + 1, &pid) >= 0 && pid <= INT32_MAX) {
-                        lock_path(p, sizeof(p), (pid_t)pid);
-                        unlink(p);
-                }
-                close(t->lockfd);
-        }
         free(t->path);
         free(t->root);
         free(t->buf);

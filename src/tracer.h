@@ -70,5 +70,6 @@ int tracer_parse_page(struct tracer_raw *rf, const uint8_t *page, size_t len, tr
 
 /* Parse one line of trace_pipe text.  Returns 1 and fills ev for a page
  * event, 0 for a line to ignore, -EBADMSG for a malformed event line.
- * Times are converted to microseconds since start_us. */
-int tracer_parse_line(const char *line, uint64_t start_us, struct rs_event *ev);
+ * Times are converted to microseconds since start_us; byte offsets to pages
+ * of 1 << page_shift bytes (the traced kernel's page size). */
+int tracer_parse_line(const char *line, uint64_t start_us, unsigned page_shift, struct rs_event *ev);

@@ -8,18 +8,25 @@ need_root; need_tracefs
 command -v setsid >/dev/null || skip "needs setsid"
 INST=/sys/kernel/tracing/instances
 
+inst_exists() {   # pid: readset-PID or readset-PID-N
+        for d in "$INST/readset-$1" "$INST/readset-$1"-*; do
+                [ -d "$d" ] && return 0
+        done
+        return 1
+}
+
 # Wait until the recorded command runs (it touches $TMP/started-N): by
 # then the instance and the guardian exist.
 wait_instance() {   # pid n
         for _ in $(seq 200); do
-                [ -d "$INST/readset-$1" ] && [ -e "$TMP/started-$2" ] && return 0
+                inst_exists "$1" && [ -e "$TMP/started-$2" ] && return 0
                 sleep 0.05
         done
         fail "instance readset-$1 or command $2 never appeared"
 }
 wait_gone() {   # pid what
         for _ in $(seq 100); do
-                [ -e "$INST/readset-$1" ] || return 0
+                inst_exists "$1" || return 0
                 sleep 0.05
         done
         fail "$2 left $INST/readset-$1 behind"
@@ -27,8 +34,10 @@ wait_gone() {   # pid what
 bpf_progs() { command -v bpftool >/dev/null && bpftool prog list 2>/dev/null | grep -c 'on_sys_e' || echo 0; }
 progs_before=$(bpf_progs)
 
-# Ctrl-C: the terminal sends SIGINT to the whole foreground process group.
-setsid sh -c "exec '$READSET' record -q -o '$TMP/int.readset' -- sh -c 'touch $TMP/started-1; exec sleep 30'" &
+# Ctrl-C: the terminal sends SIGINT to the whole foreground process group;
+# the command dies of it and readset exits as the command did (130).
+# (a shell's background job ignores SIGINT; put it back as a terminal would)
+setsid "$TESTPROG" sigdfl "$READSET" record -q -o "$TMP/int.readset" -- sh -c "touch $TMP/started-1; exec sleep 30" &
 REC=$!
 wait_instance $REC 1
 sleep 0.2

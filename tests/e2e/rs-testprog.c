@@ -4,9 +4,13 @@
  *   rs-testprog mmap FILE PAGE...          map FILE, touch one byte of each PAGE
  *   rs-testprog evict FILE...              drop FILE's pages from the page cache
  *   rs-testprog stat PATH...               stat each PATH (missing ones too)
- *   rs-testprog spawn PROG ARGS...         fork, exec PROG in the child, wait */
+ *   rs-testprog spawn PROG ARGS...         fork, exec PROG in the child, wait
+ *   rs-testprog sigdfl PROG ARGS...        exec PROG with SIGINT and SIGQUIT at their
+ *                                          defaults (a shell's background jobs ignore
+ *                                          them; a terminal's foreground job does not) */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +102,13 @@ int main(int argc, char **argv)
                         printf("%s %s\n", argv[i], stat(argv[i], &st) == 0 ? "exists" : "missing");
                 }
                 return 0;
+        }
+        if (strcmp(argv[1], "sigdfl") == 0) {
+                signal(SIGINT, SIG_DFL);
+                signal(SIGQUIT, SIG_DFL);
+                execvp(argv[2], argv + 2);
+                perror(argv[2]);
+                return 127;
         }
         if (strcmp(argv[1], "spawn") == 0) {
                 int status;

@@ -167,8 +167,39 @@ static void test_many_keys(void)
         readset_free(rs);
 }
 
+/* Events come per CPU, not in time order; and a file read slowly keeps the
+ * times of its pieces. */
+static void test_order_and_gaps(void)
+{
+        struct rs_builder *b = builder_new();
+        struct readset *rs = readset_new();
+        const struct rs_file *f;
+
+        add(b, 100, 8, 0, 10, RS_EV_ACCESS);
+        add(b, 50, 8, 2, 3, RS_EV_ACCESS);          /* earlier, from another CPU */
+        add(b, 0, 9, 0, 1, RS_EV_ACCESS);
+        add(b, 5000000, 9, 1, 2, RS_EV_ACCESS);     /* the next page, 5 s later */
+        CHECK_EQ(builder_finish(b, rs, P, resolve, NULL), 0);
+        f = find(rs, "/f8");
+        CHECK(f != NULL);
+        if (f) {
+                bool page2_early = false;
+                for (size_t i = 0; i < f->n_ranges; i++)
+                        if (f->ranges[i].offset <= 2 * P && f->ranges[i].offset + f->ranges[i].length > 2 * P)
+                                page2_early = f->ranges[i].time_us == 50;
+                CHECK(page2_early);
+        }
+        f = find(rs, "/f9");
+        CHECK(f && f->n_ranges == 2);
+        if (f && f->n_ranges == 2)
+                CHECK_EQ(f->ranges[1].time_us, 5000000);
+        builder_free(b);
+        readset_free(rs);
+}
+
 int main(void)
 {
+        test_order_and_gaps();
         test_first_access_order();
         test_fill_vs_access();
         test_clamp_and_unresolved();
