@@ -25,7 +25,8 @@ static void replay_help(void)
                "\n"
                "options:\n"
                "  -m, --method M        readahead (default), fadvise or read\n"
-               "  -Q, --queue-depth N   requests in flight (default 32)\n"
+               "  -Q, --queue-depth N   requests in flight, read and fadvise (default 32)\n"
+               "  -T, --threads N       readahead submitters (default: 4 per CPU, at most 16)\n"
                "      --max-bytes SIZE  replay at most SIZE bytes (K, M, G suffixes); the\n"
                "                        budget is also capped so that MemAvailable stays\n"
                "                        above 10%% of RAM\n"
@@ -44,6 +45,7 @@ int cmd_replay(int argc, char **argv)
         static const struct option opts[] = {
                 { "method", required_argument, NULL, 'm' },
                 { "queue-depth", required_argument, NULL, 'Q' },
+                { "threads", required_argument, NULL, 'T' },
                 { "max-bytes", required_argument, NULL, 'B' },
                 { "all-ranges", no_argument, NULL, 'A' },
                 { "no-lookups", no_argument, NULL, 'L' },
@@ -64,7 +66,7 @@ int cmd_replay(int argc, char **argv)
         int c, r;
 
         engine_options_default(&eo);
-        while ((c = getopt_long(argc, argv, "+m:Q:jqh", opts, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, "+m:Q:T:jqh", opts, NULL)) >= 0) {
                 switch (c) {
                 case 'm':
                         r = engine_method_from_name(optarg);
@@ -76,6 +78,11 @@ int cmd_replay(int argc, char **argv)
                         if (parse_u64(optarg, &v) < 0 || v < 1 || v > 4096)
                                 return log_usage("replay", "invalid --queue-depth '%s' (1..4096)", optarg);
                         eo.queue_depth = (uint32_t)v;
+                        break;
+                case 'T':
+                        if (parse_u64(optarg, &v) < 0 || v < 1 || v > 16)
+                                return log_usage("replay", "invalid --threads '%s' (1..16)", optarg);
+                        eo.threads = (uint32_t)v;
                         break;
                 case 'B':
                         if (parse_size(optarg, &arg_max) < 0 || arg_max == 0)
@@ -117,9 +124,9 @@ int cmd_replay(int argc, char **argv)
         t_plan = now_us();
         r = engine_run(rs, plan, &eo, &st);
         if (getenv("READSET_DEBUG"))
-                log_info("debug: load+plan %.1f ms, engine %.1f ms (metadata %.1f, stat %.1f, data %.1f), "
+                log_info("debug: load+plan %.1f ms, engine %.1f ms (metadata %.1f, data %.1f), "
                          "after engine %.1f ms", (t_plan - t_start) / 1e3, st.elapsed_us / 1e3, st.meta_us / 1e3,
-                         st.stat_us / 1e3, st.submit_us / 1e3, (now_us() - t_plan - st.elapsed_us) / 1e3);
+                         st.submit_us / 1e3, (now_us() - t_plan - st.elapsed_us) / 1e3);
         if (r < 0) {
                 if (arg_background)
                         _exit(1);

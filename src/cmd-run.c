@@ -301,8 +301,8 @@ int cmd_run(int argc, char **argv)
                 if (r < 0)
                         log_warning_errno(r, "replay failed");
                 if (getenv("READSET_DEBUG"))
-                        log_info("debug: replay %.1f ms (metadata %.1f, stat %.1f, data %.1f)%s",
-                                 st.elapsed_us / 1e3, st.meta_us / 1e3, st.stat_us / 1e3, st.submit_us / 1e3,
+                        log_info("debug: replay %.1f ms (metadata %.1f, data %.1f)%s",
+                                 st.elapsed_us / 1e3, st.meta_us / 1e3, st.submit_us / 1e3,
                                  st.stopped ? ", stopped" : "");
         }
         while (!child.exited) {

@@ -19,7 +19,8 @@ enum engine_method {
 
 struct engine_options {
         enum engine_method method;
-        uint32_t queue_depth;
+        uint32_t queue_depth;     /* io_uring methods */
+        uint32_t threads;         /* readahead submitters (0: one per CPU) */
         uint64_t request_bytes;   /* scratch buffer per request (ENGINE_READ) */
         uint64_t readahead_cap;   /* split readahead/fadvise calls to this */
         bool wait;                /* until the data is resident (else: submit and go) */
@@ -44,7 +45,7 @@ struct engine_stats {
         uint64_t bytes_missing;    /* still not resident after waiting */
         uint64_t lookups;          /* paths stat'ed */
         uint64_t elapsed_us;
-        uint64_t meta_us, stat_us, submit_us;  /* phases: metadata, stat pass, data submission */
+        uint64_t meta_us, submit_us;  /* phases: metadata; data (with lookups beside) */
         bool stopped;              /* stop() ended it early */
 };
 

@@ -71,7 +71,6 @@ void replay_print_stats(const struct engine_stats *st, const struct plan *plan, 
                 json_object_open(&j, NULL);
                 json_u64(&j, "elapsed_us", st->elapsed_us);
                 json_u64(&j, "metadata_us", st->meta_us);
-                json_u64(&j, "stat_us", st->stat_us);
                 json_u64(&j, "data_us", st->submit_us);
                 json_u64(&j, "files", st->files);
                 json_u64(&j, "files_opened", st->files_opened);
