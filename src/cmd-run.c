@@ -151,8 +151,11 @@ static void compare(const struct readset *old, const struct readset *cur, struct
                 for (size_t k = 0; k < f->n_ranges; k++)
                         if (f->ranges[k].flags & RS_RANGE_ACCESSED)
                                 u->old_bytes += f->ranges[k].length;
+                /* the same file, unchanged: a file that changed is skipped by
+                 * replay, so what the read set says of it is of no use now */
                 for (size_t j = 0; j < cur->n_files && !g; j++)
                         if (cur->files[j].dev == f->dev && cur->files[j].ino == f->ino &&
+                            cur->files[j].size == f->size && cur->files[j].mtime_ns == f->mtime_ns &&
                             strcmp(cur->files[j].path, f->path) == 0)
                                 g = &cur->files[j];
                 if (!g || g->n_ranges == 0)

@@ -5,6 +5,7 @@
  *   rs-testprog evict FILE...              drop FILE's pages from the page cache
  *   rs-testprog stat PATH...               stat each PATH (missing ones too)
  *   rs-testprog spawn PROG ARGS...         fork, exec PROG in the child, wait
+ *   rs-testprog resident FILE OFFSET LENGTH  print how many of those bytes are cached
  *   rs-testprog sigdfl PROG ARGS...        exec PROG with SIGINT and SIGQUIT at their
  *                                          defaults (a shell's background jobs ignore
  *                                          them; a terminal's foreground job does not) */
@@ -101,6 +102,36 @@ int main(int argc, char **argv)
                         struct stat st;
                         printf("%s %s\n", argv[i], stat(argv[i], &st) == 0 ? "exists" : "missing");
                 }
+                return 0;
+        }
+        if (strcmp(argv[1], "resident") == 0 && argc == 5) {
+                unsigned long long off = num(argv[3]), len = num(argv[4]), n, count = 0;
+                unsigned long long start = off & ~((unsigned long long)page - 1);
+                struct stat st;
+                unsigned char *vec;
+                void *m;
+                int fd = open(argv[2], O_RDONLY | O_CLOEXEC);
+
+                if (fd < 0 || fstat(fd, &st) < 0) {
+                        perror(argv[2]);
+                        return 1;
+                }
+                if (off + len > (unsigned long long)st.st_size)
+                        len = (unsigned long long)st.st_size > off ? (unsigned long long)st.st_size - off : 0;
+                if (len == 0) {
+                        printf("0\n");
+                        return 0;
+                }
+                n = (off + len - start + (unsigned long long)page - 1) / (unsigned long long)page;
+                m = mmap(NULL, off + len - start, PROT_READ, MAP_SHARED, fd, (off_t)start);
+                vec = malloc(n);
+                if (m == MAP_FAILED || !vec || mincore(m, off + len - start, vec) < 0) {
+                        perror("mincore");
+                        return 1;
+                }
+                for (unsigned long long i = 0; i < n; i++)
+                        count += vec[i] & 1;
+                printf("%llu\n", count * (unsigned long long)page);
                 return 0;
         }
         if (strcmp(argv[1], "sigdfl") == 0) {

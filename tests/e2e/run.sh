@@ -1,0 +1,49 @@
+#!/bin/sh
+# run: the command starts at once and gets its exit status back; --auto
+# records on first use, replays after, and records anew when the read set
+# went stale; --stats says what the replay covered.
+. "$(dirname "$0")/lib.sh"
+need_root; need_tracefs; need_loop
+
+make_ext4 64 128
+for i in 1 2 3; do head -c 2000000 /dev/urandom > "$MNT/d$i"; done
+PROG="$TESTPROG read $MNT/d1 0 2000000"
+AUTO=$TMP/auto
+
+# Exit status and output pass through.
+"$READSET" record -q -o "$TMP/x.readset" -- $PROG || fail "record"
+rc=0; "$READSET" run "$TMP/x.readset" -- sh -c 'echo out; exit 7' > "$TMP/out" || rc=$?
+[ "$rc" = 7 ] && [ "$(cat "$TMP/out")" = out ] || fail "run: exit $rc, output '$(cat "$TMP/out")'"
+rc=0; "$READSET" run "$TMP/missing.readset" -- true 2>"$TMP/err" || rc=$?
+[ "$rc" = 1 ] && grep -q "cannot read" "$TMP/err" || fail "run with a missing read set: $rc"
+rc=0; "$READSET" run "$TMP/x.readset" -- no-such-command-xyz 2>/dev/null || rc=$?
+[ "$rc" = 127 ] || fail "run of a missing command: exit $rc"
+
+# --auto, first run: records.
+umount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
+"$READSET" run --auto "$AUTO" -- $PROG 2>"$TMP/err1" || fail "auto 1"
+grep -q "recorded" "$TMP/err1" || { cat "$TMP/err1"; fail "auto 1 did not record"; }
+n=$(ls "$AUTO"/*.readset | wc -l)
+[ "$n" = 1 ] || fail "auto: $n read sets"
+RS=$(ls "$AUTO"/*.readset)
+"$READSET" show "$RS" | grep -q "$MNT/d1" || fail "auto read set lacks d1"
+
+# Second run, cold: replays; the command fetches (almost) nothing itself.
+umount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
+"$READSET" run --auto "$AUTO" --stats -- $PROG 2>"$TMP/err2" || fail "auto 2"
+cat "$TMP/err2"
+grep -q "replayed" "$TMP/err2" || fail "auto 2: no replay statistics"
+grep -q "hit ratio" "$TMP/err2" || fail "auto 2: no hit ratio"
+! grep -q "stale" "$TMP/err2" || fail "auto 2 thought the read set stale"
+cmp -s "$RS" "$(ls "$AUTO"/*.readset)" || fail "auto 2 replaced a good read set"
+
+# The program changes what it reads: the read set is stale, recorded anew.
+cp "$RS" "$TMP/old.readset"
+"$READSET" run --auto "$AUTO" -- $PROG >/dev/null 2>&1 || true   # same args, same name...
+PROG2="$PROG"
+echo x >> "$MNT/d1"                                          # ...but d1 changed
+"$READSET" run --auto "$AUTO" --stats --stale-below 80 -- $PROG2 2>"$TMP/err3" || fail "auto 3"
+cat "$TMP/err3"
+grep -q "stale" "$TMP/err3" || fail "auto 3: stale read set not noticed"
+! cmp -s "$TMP/old.readset" "$RS" || fail "auto 3: read set not replaced"
+echo "run: ok"

@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: MIT */
+/* The planner, without any I/O. */
+#include <string.h>
+
+#include "planner.h"
+#include "readset.h"
+#include "util.h"
+#include "tests.h"
+
+#define K 1024ULL
+
+static struct rs_file *file(struct readset *rs, const char *path, uint32_t kind, uint64_t ino)
+{
+        struct rs_file *f = readset_add_file(rs, path, 0xfe01, ino);
+        f->kind = kind;
+        return f;
+}
+
+static void range(struct rs_file *f, uint64_t off, uint64_t len, uint64_t t, uint32_t flags)
+{
+        CHECK_EQ(readset_file_add_range(f, off, len, t, flags), 0);
+}
+
+static struct device_profile solid(void)
+{
+        struct device_profile d;
+        device_profile_solid(&d);
+        d.bridge_bytes = 64 * K;
+        d.max_request = 1024 * K;
+        return d;
+}
+
+static void test_merge_bridge_split(void)
+{
+        struct readset *rs = readset_new();
+        struct device_profile d = solid();
+        struct plan *p = NULL;
+        struct rs_file *f = file(rs, "/a", RS_FILE_REGULAR, 1);
+
+        /* overlapping, adjacent, a small gap (bridged), a big gap (not) */
+        range(f, 0, 16 * K, 50, RS_RANGE_ACCESSED);
+        range(f, 8 * K, 16 * K, 10, RS_RANGE_ACCESSED);
+        range(f, 24 * K, 8 * K, 70, RS_RANGE_ACCESSED);
+        range(f, 64 * K, 4 * K, 90, RS_RANGE_ACCESSED);       /* gap 32 K: bridged */
+        range(f, 4096 * K, 2560 * K, 5, RS_RANGE_ACCESSED);   /* far away, 2.5 MiB: split */
+        CHECK_EQ(planner_build(rs, &d, NULL, &p), 0);
+        CHECK_EQ(p->n_meta, 0);
+        CHECK_EQ(p->n_reads, 4);
+        /* time order: the far range (t=5) first, then [0, 68K) at t=10 */
+        CHECK_EQ(p->reads[0].offset, 4096 * K);
+        CHECK_EQ(p->reads[0].length, 1024 * K);
+        CHECK_EQ(p->reads[0].time_us, 5);
+        CHECK_EQ(p->reads[1].offset, 5120 * K);
+        CHECK_EQ(p->reads[2].offset, 6144 * K);
+        CHECK_EQ(p->reads[2].length, 512 * K);
+        CHECK_EQ(p->reads[3].offset, 0);
+        CHECK_EQ(p->reads[3].length, 68 * K);
+        CHECK_EQ(p->reads[3].time_us, 10);
+        CHECK_EQ(p->bytes, 2560 * K + 68 * K);
+        plan_free(p);
+        readset_free(rs);
+}
+
+static void test_metadata_first_and_order(void)
+{
+        struct readset *rs = readset_new();
+        struct device_profile d = solid();
+        struct plan *p = NULL;
+        struct rs_file *a = file(rs, "/a", RS_FILE_REGULAR, 1);
+        struct rs_file *m = file(rs, "/dev/vda", RS_FILE_BLOCKDEV, 2);
+        struct rs_file *b = file(rs, "/b", RS_FILE_REGULAR, 3);
+        struct rs_file *u = file(rs, "8:1:99", RS_FILE_UNRESOLVED, 99);
+
+        range(a, 0, 4 * K, 300, RS_RANGE_ACCESSED);
+        range(b, 0, 4 * K, 100, RS_RANGE_ACCESSED);
+        range(m, 900 * K, 4 * K, 500, RS_RANGE_FILLED);   /* metadata, late and filled-only */
+        range(m, 100 * K, 4 * K, 400, RS_RANGE_FILLED);
+        range(u, 0, 4 * K, 0, RS_RANGE_ACCESSED);          /* nothing to open: left out */
+        {
+                struct plan_options o = { .accessed_only = true };
+                CHECK_EQ(planner_build(rs, &d, &o, &p), 0);
+        }
+        CHECK_EQ(p->n_meta, 2);
+        CHECK_EQ(p->n_reads, 4);
+        CHECK_EQ(p->reads[0].file, 1);              /* metadata by position */
+        CHECK_EQ(p->reads[0].offset, 100 * K);
+        CHECK_EQ(p->reads[1].offset, 900 * K);
+        CHECK_EQ(p->reads[2].file, 2);              /* then /b (t=100), /a (t=300) */
+        CHECK_EQ(p->reads[3].file, 0);
+        plan_free(p);
+        readset_free(rs);
+}
+
+static void test_accessed_only_and_budget(void)
+{
+        struct readset *rs = readset_new();
+        struct device_profile d = solid();
+        struct plan *p = NULL;
+        struct plan_options o = { 0 };
+        struct rs_file *f = file(rs, "/a", RS_FILE_REGULAR, 1);
+
+        d.bridge_bytes = 0;
+        range(f, 0, 8 * K, 1, RS_RANGE_ACCESSED | RS_RANGE_FILLED);
+        range(f, 8 * K, 56 * K, 1, RS_RANGE_FILLED);        /* readahead only */
+        range(f, 1024 * K, 8 * K, 2, RS_RANGE_ACCESSED);
+        range(f, 2048 * K, 8 * K, 3, RS_RANGE_ACCESSED);
+        CHECK_EQ(planner_build(rs, &d, &o, &p), 0);
+        CHECK_EQ(p->bytes, 64 * K + 16 * K);
+        plan_free(p);
+        o.accessed_only = true;
+        CHECK_EQ(planner_build(rs, &d, &o, &p), 0);
+        CHECK_EQ(p->bytes, 24 * K);
+        plan_free(p);
+        /* a budget keeps the first needed */
+        o.max_bytes = 17 * K;
+        CHECK_EQ(planner_build(rs, &d, &o, &p), 0);
+        CHECK_EQ(p->n_reads, 2);
+        CHECK_EQ(p->bytes, 16 * K);
+        CHECK_EQ(p->bytes_cut, 8 * K);
+        CHECK_EQ(p->reads[1].offset, 1024 * K);
+        plan_free(p);
+        readset_free(rs);
+}
+
+static uint64_t fake_phys(void *ud, uint32_t file, uint64_t off)
+{
+        (void)ud;
+        /* file 0 lives at the end of the disk, file 1 at the start */
+        return (file == 0 ? 1000000000ULL : 0) + off;
+}
+
+static void test_rotational_windows(void)
+{
+        struct readset *rs = readset_new();
+        struct device_profile d;
+        struct plan *p = NULL;
+        struct plan_options o = { .phys = fake_phys };
+        struct rs_file *a = file(rs, "/a", RS_FILE_REGULAR, 1);
+        struct rs_file *b = file(rs, "/b", RS_FILE_REGULAR, 2);
+
+        device_profile_rotational(&d);
+        d.bridge_bytes = 0;
+        d.window_us = 1000;
+        range(a, 0, 4 * K, 10, RS_RANGE_ACCESSED);          /* same window, far */
+        range(b, 0, 4 * K, 20, RS_RANGE_ACCESSED);          /* same window, near */
+        range(a, 100 * K, 4 * K, 5000, RS_RANGE_ACCESSED);  /* a later window */
+        CHECK_EQ(planner_build(rs, &d, &o, &p), 0);
+        CHECK_EQ(p->n_reads, 3);
+        CHECK_EQ(p->reads[0].file, 1);   /* sorted by position inside the window */
+        CHECK_EQ(p->reads[1].file, 0);
+        CHECK_EQ(p->reads[2].offset, 100 * K);
+        plan_free(p);
+        /* solid state: first access order, whatever the positions */
+        device_profile_solid(&d);
+        CHECK_EQ(planner_build(rs, &d, &o, &p), 0);
+        CHECK_EQ(p->reads[0].file, 0);
+        plan_free(p);
+        readset_free(rs);
+}
+
+static void test_lookups(void)
+{
+        struct readset *rs = readset_new();
+        struct device_profile d = solid();
+        struct plan *p = NULL;
+
+        readset_add_lookup(rs, 1, RS_LOOKUP_STAT, -2, 1, "/usr/lib/python3/x.py");
+        readset_add_lookup(rs, 2, RS_LOOKUP_OPEN, 0, 1, "/etc/hosts");
+        readset_add_lookup(rs, 3, RS_LOOKUP_STAT, -2, 1, "/usr/lib/python3/x.py");
+        readset_add_lookup(rs, 4, RS_LOOKUP_OPEN, -2, 1, "relative/name");
+        CHECK_EQ(planner_build(rs, &d, NULL, &p), 0);
+        CHECK_EQ(p->n_lookups, 2);
+        CHECK(strcmp(rs->lookups[p->lookups[0]].path, "/usr/lib/python3/x.py") == 0);
+        CHECK(strcmp(rs->lookups[p->lookups[1]].path, "/etc/hosts") == 0);
+        plan_free(p);
+        readset_free(rs);
+}
+
+/* A million ranges plan in well under the budget of issue #3 (checked by
+ * the benchmark; here only that it works and stays ordered). */
+static void test_many(void)
+{
+        struct readset *rs = readset_new();
+        struct device_profile d = solid();
+        struct plan *p = NULL;
+        char path[32];
+
+        for (int i = 0; i < 1000; i++) {
+                struct rs_file *f;
+                snprintf(path, sizeof(path), "/f%d", i);
+                f = file(rs, path, RS_FILE_REGULAR, (uint64_t)i + 10);
+                for (int j = 0; j < 1000; j++)
+                        range(f, (uint64_t)j * 256 * K, 4 * K, (uint64_t)(j * 1000 + i), RS_RANGE_ACCESSED);
+        }
+        CHECK_EQ(planner_build(rs, &d, NULL, &p), 0);
+        CHECK_EQ(p->n_reads, 1000000);
+        for (size_t i = 1; i < p->n_reads; i++)
+                if (p->reads[i - 1].time_us > p->reads[i].time_us) {
+                        CHECK(!"out of order");
+                        break;
+                }
+        plan_free(p);
+        readset_free(rs);
+}
+
+int main(void)
+{
+        test_merge_bridge_split();
+        test_metadata_first_and_order();
+        test_accessed_only_and_budget();
+        test_rotational_windows();
+        test_lookups();
+        test_many();
+        TESTS_DONE();
+}
