@@ -35,6 +35,8 @@ static void replay_help(void)
                "                        the kernel's own readahead is not needed then)\n"
                "      --no-lookups      do not stat the recorded lookup paths\n"
                "      --background      return at once; the replay continues detached\n"
+               "      --no-wait         return once every read is submitted, not resident\n"
+               "  -n, --dry-run         plan only: print what would be read\n"
                "  -j, --json            statistics as JSON on stdout\n"
                "  -q, --quiet           no summary\n"
                "  -h, --help            show this help\n");
@@ -50,6 +52,8 @@ int cmd_replay(int argc, char **argv)
                 { "all-ranges", no_argument, NULL, 'A' },
                 { "no-lookups", no_argument, NULL, 'L' },
                 { "background", no_argument, NULL, 'b' },
+                { "no-wait", no_argument, NULL, 'W' },
+                { "dry-run", no_argument, NULL, 'n' },
                 { "json", no_argument, NULL, 'j' },
                 { "quiet", no_argument, NULL, 'q' },
                 { "help", no_argument, NULL, 'h' },
@@ -60,13 +64,13 @@ int cmd_replay(int argc, char **argv)
         struct engine_options eo;
         struct engine_stats st;
         struct device_profile dev;
-        bool arg_json = false, arg_quiet = false, arg_background = false, arg_accessed = true;
+        bool arg_json = false, arg_quiet = false, arg_background = false, arg_accessed = true, arg_dry = false;
         uint64_t arg_max = 0, v, t_start = 0, t_plan = 0;
         const char *why = NULL;
         int c, r;
 
         engine_options_default(&eo);
-        while ((c = getopt_long(argc, argv, "+m:Q:T:jqh", opts, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, "+m:Q:T:njqh", opts, NULL)) >= 0) {
                 switch (c) {
                 case 'm':
                         r = engine_method_from_name(optarg);
@@ -91,6 +95,8 @@ int cmd_replay(int argc, char **argv)
                 case 'A': arg_accessed = false; break;
                 case 'L': eo.lookups = false; break;
                 case 'b': arg_background = true; break;
+                case 'W': eo.wait = false; break;
+                case 'n': arg_dry = true; break;
                 case 'j': arg_json = true; break;
                 case 'q': arg_quiet = true; break;
                 case 'h': replay_help(); return 0;
@@ -110,6 +116,24 @@ int cmd_replay(int argc, char **argv)
         if (r < 0)
                 return log_errno(r, "cannot plan the replay");
         eo.readahead_cap = dev.readahead_cap;
+        if (arg_dry) {
+                char b1[32], b2[32];
+                if (arg_json) {
+                        printf("{\"device\": \"%s\", \"rotational\": %s, \"reads\": %zu, \"metadata_reads\": %zu, "
+                               "\"bytes\": %" PRIu64 ", \"bytes_over_budget\": %" PRIu64 ", \"lookups\": %zu, "
+                               "\"plan_us\": %" PRIu64 "}\n", dev.name, dev.rotational ? "true" : "false",
+                               plan->n_reads, plan->n_meta, plan->bytes, plan->bytes_cut, plan->n_lookups,
+                               now_us() - t_start);
+                        return 0;
+                }
+                printf("device:    %s (%s; %u threads, requests up to %s, gaps under %s read through)\n",
+                       dev.name, dev.rotational ? "rotational" : "solid-state", eo.threads ? eo.threads : 0,
+                       format_bytes(dev.max_request, b1), format_bytes(dev.bridge_bytes, b2));
+                printf("plan:      %zu reads (%zu of metadata), %s; %s over the budget\n", plan->n_reads,
+                       plan->n_meta, format_bytes(plan->bytes, b1), format_bytes(plan->bytes_cut, b2));
+                printf("lookups:   %zu paths to stat\n", plan->n_lookups);
+                return 0;
+        }
 
         if (arg_background) {
                 pid_t pid = fork();

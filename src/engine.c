@@ -113,54 +113,51 @@ int64_t engine_cached_bytes(int fd, uint64_t off, uint64_t len)
 
 enum { FD_UNTRIED = -1, FD_SKIPPED = -2 };
 
-/* Open the file only if it is still the one recorded: never follow a
- * symlink, never open a FIFO or a device node (opening can have effects),
- * never change access times. */
+/* Open the file only if it is still the one recorded.  Never follows a
+ * symlink (O_NOFOLLOW), never waits on a FIFO (O_NONBLOCK), never takes a
+ * terminal (O_NOCTTY), never changes access times (O_NOATIME); anything but
+ * the recorded regular file (device, inode, size, mtime) is closed unread.
+ * Two system calls per file: on virtual machines where each costs
+ * microseconds, that is most of a warm replay.  (A device node planted at a
+ * recorded path would be opened, not read: only root can plant one.) */
 static int open_checked(const struct rs_file *f, struct engine_stats *st)
 {
-        _cleanup_close_ int pfd = -1;
-        char proc[64];
+        int flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
         struct stat s;
         int fd;
 
-        pfd = open(f->path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-        if (pfd < 0) {
+        fd = open(f->path, flags | O_NOATIME);
+        if (fd < 0 && errno == EPERM)
+                fd = open(f->path, flags);
+        if (fd < 0) {
                 if (errno == ENOENT || errno == ENOTDIR)
                         st->files_missing++;
-                else if (errno == ELOOP)
+                else if (errno == ELOOP || errno == ENXIO || errno == ENODEV)
                         st->files_not_regular++;
                 else
                         st->files_error++;
                 return FD_SKIPPED;
         }
-        if (fstat(pfd, &s) < 0) {
+        if (fstat(fd, &s) < 0) {
+                close(fd);
                 st->files_error++;
                 return FD_SKIPPED;
         }
         if (f->kind == RS_FILE_BLOCKDEV) {
                 if (!S_ISBLK(s.st_mode) || s.st_rdev != f->dev) {
+                        close(fd);
                         st->files_changed++;
                         return FD_SKIPPED;
                 }
-        } else {
-                if (!S_ISREG(s.st_mode)) {
-                        st->files_not_regular++;
-                        return FD_SKIPPED;
-                }
-                if (s.st_dev != f->dev || s.st_ino != f->ino ||
-                    (f->size && (uint64_t)s.st_size != f->size) ||
-                    (f->mtime_ns && (int64_t)s.st_mtim.tv_sec * 1000000000LL + s.st_mtim.tv_nsec != f->mtime_ns)) {
-                        st->files_changed++;
-                        return FD_SKIPPED;
-                }
-        }
-        /* Reopen the very inode checked above, for reading. */
-        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
-        fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOATIME);
-        if (fd < 0 && errno == EPERM)
-                fd = open(proc, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
-                st->files_error++;
+        } else if (!S_ISREG(s.st_mode)) {
+                close(fd);
+                st->files_not_regular++;
+                return FD_SKIPPED;
+        } else if (s.st_dev != f->dev || s.st_ino != f->ino ||
+                   (f->size && (uint64_t)s.st_size != f->size) ||
+                   (f->mtime_ns && (int64_t)s.st_mtim.tv_sec * 1000000000LL + s.st_mtim.tv_nsec != f->mtime_ns)) {
+                close(fd);
+                st->files_changed++;
                 return FD_SKIPPED;
         }
         st->files_opened++;
@@ -192,6 +189,7 @@ struct worker {
 };
 
 #define SETTLE_BUF (1u << 20)
+#define WARMERS 2     /* inode and dentry warming threads */
 
 static bool stopping(struct eng *e, struct engine_stats *st, bool poll_callback)
 {
@@ -212,10 +210,13 @@ static int get_fd(struct eng *e, uint32_t file, struct engine_stats *st)
 }
 
 /* Read what is not resident yet (pages in flight are waited for, pages the
- * kernel dropped or skipped are fetched). */
-static void settle_range(int fd, uint64_t off, uint64_t len, uint8_t *buf, struct engine_stats *st)
+ * kernel dropped or skipped are fetched); then count what still is not.
+ * One cachestat for a range that is already all there. */
+static void settle_range(int fd, const struct plan_read *pr, uint8_t *buf, struct engine_stats *st)
 {
+        uint64_t off = pr->offset, len = pr->length, end = pr->offset + pr->length;
         int64_t have = engine_cached_bytes(fd, off, len);
+        struct stat s;
 
         if (have >= 0 && (uint64_t)have >= len)
                 return;
@@ -227,15 +228,7 @@ static void settle_range(int fd, uint64_t off, uint64_t len, uint8_t *buf, struc
                 off += (uint64_t)k;
                 len -= (uint64_t)k;
         }
-        (void)st;
-}
-
-static void count_missing_range(int fd, const struct plan_read *pr, struct engine_stats *st)
-{
-        int64_t have = engine_cached_bytes(fd, pr->offset, pr->length);
-        uint64_t end = pr->offset + pr->length;
-        struct stat s;
-
+        have = engine_cached_bytes(fd, pr->offset, pr->length);
         if (have < 0 || (uint64_t)have >= pr->length)
                 return;
         /* a range past the end of a file that shrank is not missing */
@@ -243,6 +236,31 @@ static void count_missing_range(int fd, const struct plan_read *pr, struct engin
                 end = ((uint64_t)s.st_size + 4095) & ~4095ULL;
         if (end > pr->offset && (uint64_t)have < end - pr->offset)
                 st->bytes_missing += end - pr->offset - (uint64_t)have;
+}
+
+/* Asking the page cache before every read pays on a warm cache and costs
+ * on a cold one (readahead(2) skips cached pages by itself).  After a run
+ * of reads with nothing cached, ask only every CHECK_EVERY reads. */
+#define COLD_RUN 16
+#define CHECK_EVERY 64
+
+struct cache_probe {
+        unsigned cold_run, since;
+};
+
+static bool probe_says_cached(struct cache_probe *p, int fd, uint64_t off, uint64_t len)
+{
+        int64_t have;
+
+        if (p->cold_run >= COLD_RUN && ++p->since < CHECK_EVERY)
+                return false;
+        p->since = 0;
+        have = engine_cached_bytes(fd, off, len);
+        if (have > 0)
+                p->cold_run = 0;
+        else if (p->cold_run < COLD_RUN)
+                p->cold_run++;
+        return have >= 0 && (uint64_t)have >= len;
 }
 
 /* readahead(2) the reads [from, to) of this worker's files, in plan order. */
@@ -253,6 +271,7 @@ static void *worker_main(void *arg)
         const struct plan *plan = e->plan;
         size_t from = plan->n_meta, to = plan->n_reads;
         uint64_t cap = MAX(e->opt->readahead_cap, 4096);
+        struct cache_probe probe = { 0, 0 };
 
         for (size_t i = from; i < to; i++) {
                 const struct plan_read *pr = &plan->reads[i];
@@ -268,12 +287,9 @@ static void *worker_main(void *arg)
                         w->st.bytes_skipped += pr->length;
                         continue;
                 }
-                if (e->opt->skip_cached) {
-                        int64_t have = engine_cached_bytes(fd, off, len);
-                        if (have >= 0 && (uint64_t)have >= len) {
-                                w->st.bytes_cached += len;
-                                continue;
-                        }
+                if (e->opt->skip_cached && probe_says_cached(&probe, fd, off, len)) {
+                        w->st.bytes_cached += len;
+                        continue;
                 }
                 w->st.bytes += len;
                 /* one call reads at most max(read_ahead_kb, max_sectors_kb): chunk */
@@ -285,20 +301,13 @@ static void *worker_main(void *arg)
                         len -= n;
                 }
         }
-        if (e->opt->wait && !w->st.stopped) {
+        if (e->opt->wait && !w->st.stopped)
                 for (size_t i = from; i < to; i++) {
                         const struct plan_read *pr = &plan->reads[i];
                         if (pr->file % w->n != w->tid || e->fds[pr->file] < 0)
                                 continue;
-                        settle_range(e->fds[pr->file], pr->offset, pr->length, w->buf, &w->st);
+                        settle_range(e->fds[pr->file], pr, w->buf, &w->st);
                 }
-                for (size_t i = from; i < to; i++) {
-                        const struct plan_read *pr = &plan->reads[i];
-                        if (pr->file % w->n != w->tid || e->fds[pr->file] < 0)
-                                continue;
-                        count_missing_range(e->fds[pr->file], pr, &w->st);
-                }
-        }
         return NULL;
 }
 
@@ -416,15 +425,10 @@ static int uring_data(struct eng *e, struct engine_stats *st)
         r = reap(e, e->inflight);
         if (r < 0)
                 return r;
-        if (e->opt->wait && !st->stopped) {
+        if (e->opt->wait && !st->stopped)
                 for (size_t i = plan->n_meta; i < plan->n_reads; i++)
                         if (e->fds[plan->reads[i].file] >= 0)
-                                settle_range(e->fds[plan->reads[i].file], plan->reads[i].offset,
-                                             plan->reads[i].length, buf, st);
-                for (size_t i = plan->n_meta; i < plan->n_reads; i++)
-                        if (e->fds[plan->reads[i].file] >= 0)
-                                count_missing_range(e->fds[plan->reads[i].file], &plan->reads[i], st);
-        }
+                                settle_range(e->fds[plan->reads[i].file], &plan->reads[i], buf, st);
         return 0;
 }
 
@@ -461,27 +465,43 @@ static void replay_metadata(struct eng *e, struct engine_stats *st)
         for (size_t i = 0; i < plan->n_meta; i++) {
                 const struct plan_read *pr = &plan->reads[i];
                 if (e->fds[pr->file] >= 0)
-                        settle_range(e->fds[pr->file], pr->offset, pr->length, buf, st);
+                        settle_range(e->fds[pr->file], pr, buf, st);
         }
 }
 
 struct lookup_job {
         struct eng *e;
+        unsigned tid, n;
         uint64_t done;
 };
 
-/* Paths the start looked up, found or not: a stat of each puts the dentry
- * (positive or negative) and inode in the cache.  Runs beside the data. */
+/* The inode and dentry warmer, beside the data workers: a stat of every
+ * file the plan reads, in plan order (so that a worker opening it finds its
+ * inode read already: opening is otherwise one synchronous metadata read
+ * per file), then of every other path the start looked up, found or not
+ * (positive and negative dentries). */
 static void *lookups_main(void *arg)
 {
         struct lookup_job *j = arg;
         struct eng *e = j->e;
+        const struct plan *plan = e->plan;
+        struct stat s;
 
-        for (size_t i = 0; i < e->plan->n_lookups; i++) {
-                struct stat s;
+        for (size_t i = plan->n_meta; i < plan->n_reads; i++) {
+                uint32_t f = plan->reads[i].file;
+                if (f % j->n != j->tid || (i > plan->n_meta && plan->reads[i - 1].file == f))
+                        continue;
+                if ((i & 63) == 0 && atomic_load(&e->stop))
+                        return NULL;
+                if (e->fds[f] == FD_UNTRIED)   /* a worker has not got there yet */
+                        (void)fstatat(AT_FDCWD, e->rs->files[f].path, &s, AT_SYMLINK_NOFOLLOW);
+        }
+        if (!e->opt->lookups)
+                return NULL;
+        for (size_t i = j->tid; i < plan->n_lookups; i += j->n) {
                 if ((i & 63) == 0 && atomic_load(&e->stop))
                         break;
-                (void)fstatat(AT_FDCWD, e->rs->lookups[e->plan->lookups[i]].path, &s, AT_SYMLINK_NOFOLLOW);
+                (void)fstatat(AT_FDCWD, e->rs->lookups[plan->lookups[i]].path, &s, AT_SYMLINK_NOFOLLOW);
                 j->done++;
         }
         return NULL;
@@ -515,9 +535,9 @@ int engine_run(const struct readset *rs, const struct plan *plan, const struct e
 {
         struct engine_stats st = { 0 };
         struct eng e = { .rs = rs, .plan = plan, .opt = opt };
-        struct lookup_job lj = { .e = &e };
-        pthread_t lthread;
-        bool lthread_ok = false;
+        struct lookup_job lj[WARMERS];
+        pthread_t lthread[WARMERS];
+        bool lthread_ok[WARMERS] = { false };
         uint64_t t0 = now_us();
         int r = 0;
 
@@ -544,11 +564,12 @@ int engine_run(const struct readset *rs, const struct plan *plan, const struct e
         replay_metadata(&e, &st);
         st.meta_us = now_us() - t0;
 
-        /* 2. lookups beside 3. the data, first needed first */
-        if (opt->lookups && plan->n_lookups > 0 && !stopping(&e, &st, true))
-                lthread_ok = pthread_create(&lthread, NULL, lookups_main, &lj) == 0;
-        if (!lthread_ok && opt->lookups)
-                lookups_main(&lj);
+        /* 2. inodes and lookups beside 3. the data, first needed first */
+        for (unsigned i = 0; i < WARMERS; i++) {
+                lj[i] = (struct lookup_job){ .e = &e, .tid = i, .n = WARMERS };
+                if (!stopping(&e, &st, true))
+                        lthread_ok[i] = pthread_create(&lthread[i], NULL, lookups_main, &lj[i]) == 0;
+        }
 
         if (opt->method == ENGINE_READAHEAD) {
                 unsigned n = worker_count(opt);
@@ -589,9 +610,11 @@ int engine_run(const struct readset *rs, const struct plan *plan, const struct e
         }
 join:
         st.submit_us = now_us() - t0 - st.meta_us;
-        if (lthread_ok)
-                pthread_join(lthread, NULL);
-        st.lookups = lj.done;
+        for (unsigned i = 0; i < WARMERS; i++)
+                if (lthread_ok[i]) {
+                        pthread_join(lthread[i], NULL);
+                        st.lookups += lj[i].done;
+                }
         st.elapsed_us = now_us() - t0;
         if (e.ring_ok)
                 io_uring_queue_exit(&e.ring);

@@ -13,7 +13,7 @@
 #define FORMAT_MINOR 0
 #define FORMAT_HEADER_SIZE 40
 #define FORMAT_MAX_RAW (64ULL << 20)  /* refuse payloads above 64 MiB */
-#define FORMAT_MAX_RATIO 256          /* ... and compressed more than 256:1 (+64 KiB) */
+#define FORMAT_MAX_RATIO 1024         /* ... and compressed more than 1024:1 (+64 KiB) */
 #define FORMAT_MAX_STRING 65536
 #define FORMAT_MAX_RANGES (4ULL << 20)  /* in all files together */
 #define FORMAT_MAX_FILES (1ULL << 20)

@@ -167,13 +167,21 @@ static int cmp_u32(const void *a, const void *b)
         return x < y ? -1 : x > y;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+        return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 /* Distinct lookup paths (a stat of each warms the dentry cache, positive or
- * negative), in the order of their first use. */
+ * negative), in the order of their first use; not the files the plan reads,
+ * whose opening warms them anyway. */
 static int plan_lookups(struct pctx *c)
 {
         const struct readset *rs = c->rs;
         _cleanup_free_ uint32_t *idx = NULL;
-        size_t n = 0;
+        _cleanup_free_ const char **planned = NULL;
+        _cleanup_free_ uint8_t *seen = NULL;
+        size_t n = 0, n_planned = 0;
 
         if (rs->n_lookups == 0)
                 return 0;
@@ -182,9 +190,26 @@ static int plan_lookups(struct pctx *c)
         idx = malloc(rs->n_lookups * sizeof(*idx));
         if (!idx)
                 return -ENOMEM;
-        for (size_t i = 0; i < rs->n_lookups; i++)
-                if (rs->lookups[i].path[0] == '/')
-                        idx[n++] = (uint32_t)i;
+        planned = malloc((rs->n_files ? rs->n_files : 1) * sizeof(*planned));
+        seen = calloc(rs->n_files ? rs->n_files : 1, 1);
+        if (!planned || !seen)
+                return -ENOMEM;
+        for (size_t i = 0; i < c->p->n_reads; i++) {
+                uint32_t f = c->p->reads[i].file;
+                if (!seen[f] && rs->files[f].kind == RS_FILE_REGULAR) {
+                        seen[f] = 1;
+                        planned[n_planned++] = rs->files[f].path;
+                }
+        }
+        qsort_safe(planned, n_planned, sizeof(*planned), cmp_str);
+        for (size_t i = 0; i < rs->n_lookups; i++) {
+                const char *path = rs->lookups[i].path;
+                if (path[0] != '/')
+                        continue;
+                if (n_planned && bsearch(&path, planned, n_planned, sizeof(*planned), cmp_str))
+                        continue;
+                idx[n++] = (uint32_t)i;
+        }
         if (n > 1)
                 qsort_r(idx, n, sizeof(*idx), cmp_u32_path, (void *)rs);
         c->p->lookups = malloc((n ? n : 1) * sizeof(uint32_t));
