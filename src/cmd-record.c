@@ -547,8 +547,8 @@ int cmd_record(int argc, char **argv)
                          tot.unresolved_files, rs->lost_events,
                          rs->lost_events ? " (raise --buffer-size)" : "");
                 if (rs->rec_flags & RS_REC_LOOKUPS)
-                        log_info("path lookups: %" PRIu64 " (%" PRIu64 " failed)%s", tot.lookups, tot.lookups_failed,
-                                 rs->lookups_lost ? ", some lost" : "");
+                        log_info("path lookups: %" PRIu64 " (%" PRIu64 " failed), %" PRIu64 " lost", tot.lookups,
+                                 tot.lookups_failed, rs->lookups_lost);
                 log_info("wrote '%s'", arg_output);
         }
         /* the command's status, whatever signal readset saw and passed on */

@@ -42,6 +42,8 @@ static void run_help(void)
                "  -m, --method M          read, fadvise or readahead (default)\n"
                "  -Q, --queue-depth N     requests in flight (default 32)\n"
                "      --max-bytes SIZE    replay at most SIZE bytes\n"
+               "  -T, --threads N         replay threads (default: 4 per CPU, at most 16)\n"
+               "      --no-lookups        do not stat the recorded lookup paths\n"
                "  -h, --help              show this help\n", DEFAULT_STALE_PERCENT);
 }
 
@@ -193,6 +195,8 @@ int cmd_run(int argc, char **argv)
                 { "method", required_argument, NULL, 'm' },
                 { "queue-depth", required_argument, NULL, 'Q' },
                 { "max-bytes", required_argument, NULL, 'B' },
+                { "threads", required_argument, NULL, 'T' },
+                { "no-lookups", no_argument, NULL, 'L' },
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
@@ -213,7 +217,7 @@ int cmd_run(int argc, char **argv)
         engine_options_default(&eo);
         eo.method = ENGINE_READAHEAD;
         eo.wait = false;
-        while ((c = getopt_long(argc, argv, "+a:sm:Q:h", opts, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, "+a:sm:Q:T:h", opts, NULL)) >= 0) {
                 switch (c) {
                 case 'a': arg_auto = optarg; break;
                 case 'S':
@@ -236,6 +240,12 @@ int cmd_run(int argc, char **argv)
                         if (parse_size(optarg, &arg_max) < 0 || arg_max == 0)
                                 return log_usage("run", "invalid --max-bytes '%s'", optarg);
                         break;
+                case 'T':
+                        if (parse_u64(optarg, &v) < 0 || v < 1 || v > 16)
+                                return log_usage("run", "invalid --threads '%s' (1..16)", optarg);
+                        eo.threads = (uint32_t)v;
+                        break;
+                case 'L': eo.lookups = false; break;
                 case 'h': run_help(); return 0;
                 default: return log_usage("run", "invalid option");
                 }

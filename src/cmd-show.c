@@ -170,9 +170,12 @@ static void print_table(const struct readset *rs, bool ranges, bool lookups)
                format_bytes(t.accessed_bytes, b2), format_bytes(t.blockdev_bytes, b3));
         if (t.unresolved_bytes)
                 printf("unresolved: %s in %" PRIu64 " files\n", format_bytes(t.unresolved_bytes, b1), t.unresolved_files);
-        if (rs->rec_flags & RS_REC_LOOKUPS)
-                printf("lookups:   %" PRIu64 " (%" PRIu64 " failed)%s\n", t.lookups, t.lookups_failed,
-                       rs->lookups_lost ? " (some lost)" : "");
+        if (rs->rec_flags & RS_REC_LOOKUPS) {
+                printf("lookups:   %" PRIu64 " (%" PRIu64 " failed)", t.lookups, t.lookups_failed);
+                if (rs->lookups_lost)
+                        printf(", %" PRIu64 " lost", rs->lookups_lost);
+                printf("\n");
+        }
         printf("\n%10s %7s %10s  %s\n", "FIRST(ms)", "RANGES", "BYTES", "PATH");
         for (size_t i = 0; i < rs->n_files; i++) {
                 const struct rs_file *f = &rs->files[i];

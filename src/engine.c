@@ -189,7 +189,9 @@ struct worker {
 };
 
 #define SETTLE_BUF (1u << 20)
-#define WARMERS 2     /* inode and dentry warming threads */
+/* inode and dentry warmers: one per data worker (each stat may wait for a
+ * metadata read: more of them in flight) */
+#define MAX_WARMERS 16
 
 static bool stopping(struct eng *e, struct engine_stats *st, bool poll_callback)
 {
@@ -473,7 +475,20 @@ struct lookup_job {
         struct eng *e;
         unsigned tid, n;
         uint64_t done;
+        char dents[32768];
 };
+
+/* A directory the start listed: list it, which reads its blocks. */
+static void list_dir(const char *path, char *buf)
+{
+        int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+        if (fd < 0)
+                return;
+        while (syscall(SYS_getdents64, fd, buf, 32768) > 0)
+                ;
+        close(fd);
+}
 
 /* The inode and dentry warmer, beside the data workers: a stat of every
  * file the plan reads, in plan order (so that a worker opening it finds its
@@ -499,9 +514,13 @@ static void *lookups_main(void *arg)
         if (!e->opt->lookups)
                 return NULL;
         for (size_t i = j->tid; i < plan->n_lookups; i += j->n) {
+                const struct rs_lookup *l = &e->rs->lookups[plan->lookups[i]];
                 if ((i & 63) == 0 && atomic_load(&e->stop))
                         break;
-                (void)fstatat(AT_FDCWD, e->rs->lookups[plan->lookups[i]].path, &s, AT_SYMLINK_NOFOLLOW);
+                if (l->op == RS_LOOKUP_READDIR && l->result == 0)
+                        list_dir(l->path, j->dents);
+                else
+                        (void)fstatat(AT_FDCWD, l->path, &s, AT_SYMLINK_NOFOLLOW);
                 j->done++;
         }
         return NULL;
@@ -535,9 +554,10 @@ int engine_run(const struct readset *rs, const struct plan *plan, const struct e
 {
         struct engine_stats st = { 0 };
         struct eng e = { .rs = rs, .plan = plan, .opt = opt };
-        struct lookup_job lj[WARMERS];
-        pthread_t lthread[WARMERS];
-        bool lthread_ok[WARMERS] = { false };
+        unsigned warmers = MIN(worker_count(opt), MAX_WARMERS);
+        struct lookup_job *lj = calloc(warmers, sizeof(*lj));
+        pthread_t lthread[MAX_WARMERS];
+        bool lthread_ok[MAX_WARMERS] = { false };
         uint64_t t0 = now_us();
         int r = 0;
 
@@ -565,8 +585,10 @@ int engine_run(const struct readset *rs, const struct plan *plan, const struct e
         st.meta_us = now_us() - t0;
 
         /* 2. inodes and lookups beside 3. the data, first needed first */
-        for (unsigned i = 0; i < WARMERS; i++) {
-                lj[i] = (struct lookup_job){ .e = &e, .tid = i, .n = WARMERS };
+        for (unsigned i = 0; lj && i < warmers; i++) {
+                lj[i].e = &e;
+                lj[i].tid = i;
+                lj[i].n = warmers;
                 if (!stopping(&e, &st, true))
                         lthread_ok[i] = pthread_create(&lthread[i], NULL, lookups_main, &lj[i]) == 0;
         }
@@ -610,11 +632,12 @@ int engine_run(const struct readset *rs, const struct plan *plan, const struct e
         }
 join:
         st.submit_us = now_us() - t0 - st.meta_us;
-        for (unsigned i = 0; i < WARMERS; i++)
+        for (unsigned i = 0; lj && i < warmers; i++)
                 if (lthread_ok[i]) {
                         pthread_join(lthread[i], NULL);
                         st.lookups += lj[i].done;
                 }
+        free(lj);
         st.elapsed_us = now_us() - t0;
         if (e.ring_ok)
                 io_uring_queue_exit(&e.ring);

@@ -59,7 +59,7 @@ struct {
 
 struct {
         __uint(type, BPF_MAP_TYPE_RINGBUF);
-        __uint(max_entries, 1 << 20);  /* ~2 500 records; drained every DRAIN_MS */
+        __uint(max_entries, 4 << 20);  /* ~40 000 typical records; drained every DRAIN_MS */
 } records SEC(".maps");
 
 /* [0] records dropped (ring full), [1] names that could not be read */
@@ -135,6 +135,27 @@ int on_sys_enter(struct bpf_raw_tracepoint_args *ctx)
         return 0;
 }
 
+/* Records are built here and copied into the ring at their real size
+ * (header + name): most names are far shorter than LOOKUP_PATH_MAX. */
+struct {
+        __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+        __uint(max_entries, 1);
+        __type(key, __u32);
+        __type(value, struct lookup_record);
+} recbuf SEC(".maps");
+
+#define HEADER_SIZE ((__u64)__builtin_offsetof(struct lookup_record, path))
+
+static void emit(struct lookup_record *r)
+{
+        __u64 size = HEADER_SIZE + (r->len > 0 ? (__u64)r->len : 0);
+
+        if (size > sizeof(*r))
+                size = sizeof(*r);
+        if (bpf_ringbuf_output(&records, r, size, BPF_RB_NO_WAKEUP) < 0)  /* drained on a timer */
+                count(0);
+}
+
 SEC("raw_tracepoint/sys_exit")
 int on_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 {
@@ -142,12 +163,12 @@ int on_sys_exit(struct bpf_raw_tracepoint_args *ctx)
         struct pending *p = bpf_map_lookup_elem(&inflight, &id);
         struct lookup_record *r;
         long ret = (long)ctx->args[1];
+        __u32 zero = 0;
 
         if (!p)
                 return 0;
-        r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
+        r = bpf_map_lookup_elem(&recbuf, &zero);
         if (!r) {
-                count(0);
                 bpf_map_delete_elem(&inflight, &id);
                 return 0;
         }
@@ -165,15 +186,14 @@ int on_sys_exit(struct bpf_raw_tracepoint_args *ctx)
                 r->len = bpf_probe_read_user_str(r->path, sizeof(r->path), (const void *)p->name);
                 if (r->len < 0) {
                         count(1);
-                        r->path[0] = 0;
+                        r->len = 0;
                 } else if (r->len <= 1) {
                         /* "" with AT_EMPTY_PATH: an fstat on an fd, not a lookup */
-                        bpf_ringbuf_discard(r, 0);
                         bpf_map_delete_elem(&inflight, &id);
                         return 0;
                 }
         }
-        bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);  /* userspace drains on a timer */
+        emit(r);
         bpf_map_delete_elem(&inflight, &id);
         return 0;
 }
@@ -199,7 +219,7 @@ struct fork_v2 {           /* comm as __data_loc (Linux 6.x) */
 static int on_fork(__u32 parent, __u32 child)
 {
         struct lookup_record *r;
-        __u32 ptgid = bpf_get_current_pid_tgid() >> 32;
+        __u32 ptgid = bpf_get_current_pid_tgid() >> 32, zero = 0;
         __u8 one = 1;
 
         /* Runs in the parent.  A new thread's id joins the map too: harmless,
@@ -208,11 +228,9 @@ static int on_fork(__u32 parent, __u32 child)
         if (!bpf_map_lookup_elem(&traced, &ptgid))
                 return 0;
         bpf_map_update_elem(&traced, &child, &one, BPF_ANY);
-        r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
-        if (!r) {
-                count(0);
+        r = bpf_map_lookup_elem(&recbuf, &zero);
+        if (!r)
                 return 0;
-        }
         r->ts = bpf_ktime_get_ns();
         r->tgid = child;
         r->nr = LOOKUP_NR_FORK;
@@ -220,7 +238,7 @@ static int on_fork(__u32 parent, __u32 child)
         r->ret = 0;
         r->len = 0;
         r->path[0] = 0;
-        bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);  /* userspace drains on a timer */
+        emit(r);
         return 0;
 }
 

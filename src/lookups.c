@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "util.h"
@@ -138,7 +139,8 @@ static int on_record(void *ctx, void *data, size_t size)
         uint32_t op;
         int k = 0;
 
-        if (size < sizeof(*r))
+        /* records come at their real size: header, then len bytes of name */
+        if (size < offsetof(struct lookup_record, path))
                 return 0;
         if (r->nr == LOOKUP_NR_FORK) {
                 struct proc *p = proc_get(l, r->tgid, true);
@@ -176,8 +178,11 @@ static int on_record(void *ctx, void *data, size_t size)
                         l->unreadable++;
                         return 0;
                 }
-                memcpy(name, r->path, LOOKUP_PATH_MAX);
-                name[LOOKUP_PATH_MAX] = 0;
+                {
+                        size_t have = MIN(size - offsetof(struct lookup_record, path), (size_t)LOOKUP_PATH_MAX);
+                        memcpy(name, r->path, have);
+                        name[have] = 0;
+                }
                 if (name[0] == '/')
                         snprintf(path, sizeof(path), "%s", name);
                 else {

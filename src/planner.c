@@ -215,9 +215,17 @@ static int plan_lookups(struct pctx *c)
         c->p->lookups = malloc((n ? n : 1) * sizeof(uint32_t));
         if (!c->p->lookups)
                 return -ENOMEM;
-        for (size_t i = 0; i < n; i++)
-                if (i == 0 || strcmp(rs->lookups[idx[i]].path, rs->lookups[idx[i - 1]].path) != 0)
-                        c->p->lookups[c->p->n_lookups++] = idx[i];
+        /* one per path, the first use; but a directory that was listed is
+         * kept as a listing, so that replay reads its blocks too */
+        for (size_t i = 0; i < n; i++) {
+                if (i > 0 && strcmp(rs->lookups[idx[i]].path, rs->lookups[idx[i - 1]].path) == 0) {
+                        uint32_t *last = &c->p->lookups[c->p->n_lookups - 1];
+                        if (rs->lookups[idx[i]].op == RS_LOOKUP_READDIR && rs->lookups[*last].op != RS_LOOKUP_READDIR)
+                                *last = idx[i];
+                        continue;
+                }
+                c->p->lookups[c->p->n_lookups++] = idx[i];
+        }
         qsort_safe(c->p->lookups, c->p->n_lookups, sizeof(uint32_t), cmp_u32);
         return 0;
 }
