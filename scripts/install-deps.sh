@@ -5,7 +5,7 @@ set -eu
 
 PKGS="meson ninja-build gcc pkg-config libzstd-dev zlib1g-dev liburing-dev
       libbpf-dev bpftool clang python3 e2fsprogs util-linux procps mount
-      valgrind vmtouch coreutils"
+      valgrind vmtouch coreutils time git"
 
 missing=""
 for p in $PKGS; do
