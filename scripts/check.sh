@@ -35,8 +35,10 @@ if [ "${READSET_SKIP_VALGRIND:-0}" != 1 ]; then
         # the verbs a user runs on untrusted files
         vg="valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite"
         tmp=$(mktemp -d)
+        # valid or not, no file may make valgrind complain (its exit code: 99)
         for f in tests/fuzz/corpus/*; do
-                $vg build/readset show --json "$f" >/dev/null || { echo "valgrind: show $f" >&2; status=1; }
+                rc=0; $vg build/readset show --json "$f" >/dev/null 2>&1 || rc=$?
+                [ "$rc" = 0 ] || [ "$rc" = 1 ] || { echo "valgrind: show $f exited $rc" >&2; status=1; }
         done
         $vg build/readset build --no-walk -p tests/fixtures/small.paths -o "$tmp/x.readset" \
                 tests/fixtures/small.trace 2>/dev/null || { echo "valgrind: build" >&2; status=1; }

@@ -132,6 +132,9 @@ int main(int argc, char **argv)
                 for (unsigned long long i = 0; i < n; i++)
                         count += vec[i] & 1;
                 printf("%llu\n", count * (unsigned long long)page);
+                free(vec);
+                munmap(m, off + len - start);
+                close(fd);
                 return 0;
         }
         if (strcmp(argv[1], "sigdfl") == 0) {
