@@ -43,6 +43,8 @@ static void record_help(void)
                "      --max-walk N       directory entries the fallback path search may\n"
                "                         visit (default %d)\n"
                "  -q, --quiet            no summary on stderr\n"
+               "      --fallback-run     if tracing cannot be set up, run CMD unrecorded\n"
+               "                         (readset run --stats/--auto use this)\n"
                "  -h, --help             show this help\n",
                DEFAULT_BUFFER_KB, DEFAULT_MAX_WALK);
 }
@@ -231,6 +233,7 @@ int cmd_record(int argc, char **argv)
                 { "no-lookups", no_argument, NULL, 'L' },
                 { "max-walk", required_argument, NULL, 'W' },
                 { "quiet", no_argument, NULL, 'q' },
+                { "fallback-run", no_argument, NULL, 'F' },
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
@@ -238,7 +241,7 @@ int cmd_record(int argc, char **argv)
         _cleanup_readset_ struct readset *rs = NULL;
         _cleanup_builder_ struct rs_builder *builder = NULL;
         _cleanup_close_ int sfd = -1, gate = -1, errpipe = -1;
-        bool arg_cold = false, arg_quiet = false, arg_lookups = true;
+        bool arg_cold = false, arg_quiet = false, arg_lookups = true, arg_fallback = false;
         uint64_t arg_buffer_kb = DEFAULT_BUFFER_KB, arg_max_walk = DEFAULT_MAX_WALK;
         struct tracer *tracer = NULL;
         struct paths *paths = NULL;
@@ -277,6 +280,7 @@ int cmd_record(int argc, char **argv)
                                 return log_usage("record", "invalid --max-walk '%s'", optarg);
                         break;
                 case 'q': arg_quiet = true; break;
+                case 'F': arg_fallback = true; break;
                 case 'h': record_help(); return 0;
                 default: return log_usage("record", "invalid option");
                 }
@@ -296,8 +300,18 @@ int cmd_record(int argc, char **argv)
         if (!cmdline)
                 return log_errno(-ENOMEM, "out of memory");
 
-        if (geteuid() != 0)
-                return log_error("recording needs root (tracefs, fanotify and BPF); try 'sudo readset record ...'");
+        if (geteuid() != 0) {
+                log_error("recording needs root (tracefs, fanotify and BPF); try 'sudo readset record ...'");
+                if (!arg_fallback)
+                        return -1;
+                {
+                        int e;
+                        execvp(cmd[0], cmd);
+                        e = errno;
+                        log_errno(-e, "cannot run '%s'", cmd[0]);
+                        return e == ENOENT ? 127 : 126;
+                }
+        }
 
         /* Signals: handled synchronously through a signalfd, so that every
          * path out of here removes the tracefs instance.  SIGCHLD must not be
@@ -323,7 +337,7 @@ int cmd_record(int argc, char **argv)
                 /* mounts tracefs if needed, before anything looks for it */
                 if (tracer_tracefs_root(&root) < 0) {
                         r = log_error("tracefs is not available (mount -t tracefs nodev /sys/kernel/tracing)");
-                        goto out;
+                        goto setup_failed;
                 }
         }
         tracer_remove_stale();
@@ -331,7 +345,7 @@ int cmd_record(int argc, char **argv)
         rs = readset_new();
         if (!builder || !rs) {
                 r = log_errno(-ENOMEM, "out of memory");
-                goto out;
+                goto setup_failed;
         }
         ctx.builder = builder;
 
@@ -339,7 +353,7 @@ int cmd_record(int argc, char **argv)
                 r = drop_caches();
                 if (r < 0) {
                         r = log_errno(r, "cannot drop the page cache (/proc/sys/vm/drop_caches)");
-                        goto out;
+                        goto setup_failed;
                 }
         }
 
@@ -349,7 +363,7 @@ int cmd_record(int argc, char **argv)
         if (child < 0) {
                 r = log_errno(child, "cannot fork");
                 child = -1;
-                goto out;
+                goto setup_failed;
         }
         bpf_job.pid = child;
 
@@ -357,7 +371,7 @@ int cmd_record(int argc, char **argv)
         r = paths_open(&paths, true);
         if (r < 0) {
                 r = log_errno(r, "cannot set up path resolution");
-                goto out;
+                goto setup_failed;
         }
         phase(&ph, "fanotify");
         /* Loading the BPF programs and creating the tracefs instance each
@@ -385,7 +399,7 @@ int cmd_record(int argc, char **argv)
                         r = log_error("tracefs is not available (mount -t tracefs nodev /sys/kernel/tracing)");
                 else
                         r = log_errno(r, "cannot set up %s", what ? what : "tracing");
-                goto out;
+                goto setup_failed;
         }
 
         phase(&ph, "tracefs+bpf");
@@ -398,7 +412,7 @@ int cmd_record(int argc, char **argv)
                 guardian = start_guardian(tracer, lookups, fds, ARRAY_SIZE(fds));
                 if (guardian < 0) {
                         r = log_errno(guardian, "cannot fork");
-                        goto out;
+                        goto setup_failed;
                 }
         }
         phase(&ph, "guardian");
@@ -409,7 +423,7 @@ int cmd_record(int argc, char **argv)
                 waitpid(child, NULL, 0);
                 child = -1;
                 r = log_errno(r, "cannot start tracing");
-                goto out;
+                goto setup_failed;
         }
         if (lookups)
                 lookups_set_start(lookups, start_ns);
@@ -553,6 +567,38 @@ int cmd_record(int argc, char **argv)
         }
         /* the command's status, whatever signal readset saw and passed on */
         r = exit_code;
+        goto out;
+
+setup_failed:
+        if (arg_fallback) {
+                /* for readset run: the command runs, recorded or not */
+                log_warning("cannot record here; running '%s' unrecorded", cmd[0]);
+                if (guardian >= 0) {
+                        tracer_forget(TAKE_PTR(tracer));
+                        lookups_close(TAKE_PTR(lookups));
+                        close(TAKE_FD(guardian));
+                } else {
+                        tracer_close(TAKE_PTR(tracer));
+                        lookups_close(TAKE_PTR(lookups));
+                }
+                if (child > 0 && gate >= 0 && write(gate, "x", 1) == 1) {
+                        close(TAKE_FD(gate));
+                        while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+                                ;
+                        child = -1;
+                        r = WIFEXITED(status) ? WEXITSTATUS(status) :
+                            WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+                        goto out;
+                }
+                if (child <= 0) {
+                        sigprocmask(SIG_SETMASK, &oldmask, NULL);
+                        int e;
+                        execvp(cmd[0], cmd);
+                        e = errno;
+                        log_errno(-e, "cannot run '%s'", cmd[0]);
+                        r = e == ENOENT ? 127 : 126;
+                }
+        }
         goto out;
 
 out:

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* readset replay: warm the page cache with a read set. */
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -141,7 +142,17 @@ int cmd_replay(int argc, char **argv)
                         return log_errno(-errno, "cannot fork");
                 if (pid > 0)
                         return 0;
+                /* detached: no terminal, no caller's pipes held open */
                 setsid();
+                {
+                        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+                        if (null >= 0) {
+                                dup2(null, 0);
+                                dup2(null, 1);
+                                dup2(null, 2);
+                        }
+                }
+                if (chdir("/") < 0) { /* nothing depends on the directory */ }
                 arg_quiet = true;
                 arg_json = false;
         }

@@ -106,17 +106,18 @@ static char **record_argv(const char *out, char **cmd)
 
         while (cmd[n])
                 n++;
-        v = calloc(n + 7, sizeof(char *));
+        v = calloc(n + 8, sizeof(char *));
         if (!v)
                 return NULL;
         v[0] = (char *)"/proc/self/exe";
         v[1] = (char *)"record";
         v[2] = (char *)"-q";
-        v[3] = (char *)"-o";
-        v[4] = (char *)out;
-        v[5] = (char *)"--";
+        v[3] = (char *)"--fallback-run";   /* if tracing fails, run the command all the same */
+        v[4] = (char *)"-o";
+        v[5] = (char *)out;
+        v[6] = (char *)"--";
         for (size_t i = 0; i < n; i++)
-                v[6 + i] = cmd[i];
+                v[7 + i] = cmd[i];
         return v;
 }
 
@@ -202,7 +203,7 @@ int cmd_run(int argc, char **argv)
         };
         _cleanup_readset_ struct readset *rs = NULL;
         _cleanup_plan_ struct plan *plan = NULL;
-        _cleanup_free_ char *auto_file = NULL, *tmp_out = NULL;
+        _cleanup_free_ char *auto_file = NULL, *tmp_out = NULL, *tmp_dir = NULL;
         _cleanup_free_ char **rec = NULL;
         const char *arg_auto = NULL, *file = NULL, *why = NULL;
         bool arg_stats = false, recording;
@@ -287,9 +288,21 @@ int cmd_run(int argc, char **argv)
         if (recording) {
                 if (geteuid() != 0)
                         return log_error("--stats and --auto record the command and need root");
-                if (asprintf(&tmp_out, "%s.new.%d", arg_auto ? auto_file : "/tmp/readset-run", (int)getpid()) < 0) {
-                        tmp_out = NULL;
-                        return log_errno(-ENOMEM, "out of memory");
+                if (arg_auto) {
+                        if (asprintf(&tmp_out, "%s.new.%d", auto_file, (int)getpid()) < 0) {
+                                tmp_out = NULL;
+                                return log_errno(-ENOMEM, "out of memory");
+                        }
+                } else {
+                        /* a private directory: nobody can plant a file there */
+                        char tmpl[] = "/tmp/readset-run.XXXXXX";
+                        if (!mkdtemp(tmpl))
+                                return log_errno(-errno, "cannot create a temporary directory");
+                        if (asprintf(&tmp_out, "%s/run.readset", tmpl) < 0) {
+                                tmp_out = NULL;
+                                return log_errno(-ENOMEM, "out of memory");
+                        }
+                        tmp_dir = strdup(tmpl);
                 }
                 rec = record_argv(tmp_out, cmd);
                 if (!rec)
@@ -303,7 +316,9 @@ int cmd_run(int argc, char **argv)
                 eo.readahead_cap = dev.readahead_cap;
         }
 
-        /* Start the command first: it never waits for the replay. */
+        /* Start the command first: it never waits for the replay.  (An
+         * inherited SIGCHLD=SIG_IGN would reap it behind our back.) */
+        signal(SIGCHLD, SIG_DFL);
         child.pid = spawn(recording ? rec : cmd);
         if (child.pid < 0)
                 return log_errno(child.pid, "cannot fork");
@@ -335,7 +350,9 @@ int cmd_run(int argc, char **argv)
                 r = format_read(tmp_out, &cur, &why);
                 if (r < 0) {
                         unlink(tmp_out);
-                        log_warning("the command ran, but its recording is unusable");
+                        if (tmp_dir)
+                                rmdir(tmp_dir);
+                        log_warning("the command ran, but could not be recorded (see above)");
                         return exit_code;
                 }
                 if (rs)
@@ -363,6 +380,8 @@ int cmd_run(int argc, char **argv)
                                 log_info("recorded '%s'; later runs replay it", auto_file);
                 } else
                         unlink(tmp_out);
+                if (tmp_dir)
+                        rmdir(tmp_dir);
         }
         return exit_code;
 }

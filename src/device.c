@@ -54,7 +54,7 @@ static int read_u64_file(const char *path, uint64_t *ret)
 int device_profile_for_path(const char *path, struct device_profile *ret)
 {
         struct stat st;
-        char q[128], base[96];
+        char q[128], base[96], devlink[96];
         uint64_t v;
         dev_t dev;
 
@@ -62,6 +62,7 @@ int device_profile_for_path(const char *path, struct device_profile *ret)
                 return -errno;
         dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
         snprintf(base, sizeof(base), "/sys/dev/block/%u:%u", major(dev), minor(dev));
+        snprintf(devlink, sizeof(devlink), "%s", base);
         /* a partition's queue is its disk's */
         snprintf(q, sizeof(q), "%s/partition", base);
         if (access(q, F_OK) == 0)
@@ -76,7 +77,7 @@ int device_profile_for_path(const char *path, struct device_profile *ret)
         {
                 char link[PATH_MAX], target[PATH_MAX];
                 ssize_t k;
-                snprintf(link, sizeof(link), "%s", base);
+                snprintf(link, sizeof(link), "%s", devlink);   /* the device itself, not "/.." */
                 k = readlink(link, target, sizeof(target) - 1);
                 if (k > 0) {
                         target[k] = 0;

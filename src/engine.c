@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -60,7 +62,7 @@ void engine_options_default(struct engine_options *o)
         };
 }
 
-static int cachestat_works = -1;   /* -1 unknown, 0 no, 1 yes */
+static atomic_int cachestat_works = -1;   /* -1 unknown, 0 no, 1 yes */
 
 static int64_t mincore_bytes(int fd, uint64_t off, uint64_t len)
 {
@@ -95,16 +97,16 @@ static int64_t mincore_bytes(int fd, uint64_t off, uint64_t len)
 
 int64_t engine_cached_bytes(int fd, uint64_t off, uint64_t len)
 {
-        if (cachestat_works != 0) {
+        if (atomic_load_explicit(&cachestat_works, memory_order_relaxed) != 0) {
                 struct cachestat_range_ cr = { off, len };
                 struct cachestat_ cs;
                 if (syscall(__NR_cachestat, fd, &cr, &cs, 0) == 0) {
-                        cachestat_works = 1;
+                        atomic_store_explicit(&cachestat_works, 1, memory_order_relaxed);
                         return (int64_t)(cs.nr_cache * (uint64_t)sysconf(_SC_PAGESIZE));
                 }
                 if (errno != ENOSYS && errno != EPERM && errno != EOPNOTSUPP)
                         return -errno;
-                cachestat_works = 0;
+                atomic_store_explicit(&cachestat_works, 0, memory_order_relaxed);
         }
         return mincore_bytes(fd, off, len);
 }
@@ -113,49 +115,51 @@ int64_t engine_cached_bytes(int fd, uint64_t off, uint64_t len)
 
 enum { FD_UNTRIED = -1, FD_SKIPPED = -2 };
 
-/* Open the file only if it is still the one recorded.  Never follows a
- * symlink (O_NOFOLLOW), never waits on a FIFO (O_NONBLOCK), never takes a
- * terminal (O_NOCTTY), never changes access times (O_NOATIME); anything but
- * the recorded regular file (device, inode, size, mtime) is closed unread.
- * Two system calls per file: on virtual machines where each costs
- * microseconds, that is most of a warm replay.  (A device node planted at a
- * recorded path would be opened, not read: only root can plant one.) */
+static bool identity_ok(const struct rs_file *f, const struct stat *s)
+{
+        if (f->kind == RS_FILE_BLOCKDEV)
+                return S_ISBLK(s->st_mode) && s->st_rdev == f->dev;
+        return S_ISREG(s->st_mode) && s->st_dev == f->dev && s->st_ino == f->ino &&
+               (!f->size || (uint64_t)s->st_size == f->size) &&
+               (!f->mtime_ns || (int64_t)s->st_mtim.tv_sec * 1000000000LL + s->st_mtim.tv_nsec == f->mtime_ns);
+}
+
+/* Open the file only if it is still the one recorded.  The path is checked
+ * first without opening anything (lstat: a FIFO, device node or symlink
+ * there is skipped untouched), then opened without following symlinks,
+ * without waiting (O_NONBLOCK), without taking a terminal, without changing
+ * access times, and checked again through the descriptor: what was opened
+ * must be the very inode checked, or it is closed unread.  (Only a file
+ * swapped in between the two checks is ever opened and closed unread.) */
 static int open_checked(const struct rs_file *f, struct engine_stats *st)
 {
         int flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
-        struct stat s;
+        struct stat s, s2;
         int fd;
 
-        fd = open(f->path, flags | O_NOATIME);
-        if (fd < 0 && errno == EPERM)
-                fd = open(f->path, flags);
-        if (fd < 0) {
+        if (fstatat(AT_FDCWD, f->path, &s, AT_SYMLINK_NOFOLLOW) < 0) {
                 if (errno == ENOENT || errno == ENOTDIR)
                         st->files_missing++;
-                else if (errno == ELOOP || errno == ENXIO || errno == ENODEV)
-                        st->files_not_regular++;
                 else
                         st->files_error++;
                 return FD_SKIPPED;
         }
-        if (fstat(fd, &s) < 0) {
-                close(fd);
+        if (f->kind == RS_FILE_BLOCKDEV ? !S_ISBLK(s.st_mode) : !S_ISREG(s.st_mode)) {
+                st->files_not_regular++;
+                return FD_SKIPPED;
+        }
+        if (!identity_ok(f, &s)) {
+                st->files_changed++;
+                return FD_SKIPPED;
+        }
+        fd = open(f->path, flags | O_NOATIME);
+        if (fd < 0 && errno == EPERM)
+                fd = open(f->path, flags);
+        if (fd < 0) {
                 st->files_error++;
                 return FD_SKIPPED;
         }
-        if (f->kind == RS_FILE_BLOCKDEV) {
-                if (!S_ISBLK(s.st_mode) || s.st_rdev != f->dev) {
-                        close(fd);
-                        st->files_changed++;
-                        return FD_SKIPPED;
-                }
-        } else if (!S_ISREG(s.st_mode)) {
-                close(fd);
-                st->files_not_regular++;
-                return FD_SKIPPED;
-        } else if (s.st_dev != f->dev || s.st_ino != f->ino ||
-                   (f->size && (uint64_t)s.st_size != f->size) ||
-                   (f->mtime_ns && (int64_t)s.st_mtim.tv_sec * 1000000000LL + s.st_mtim.tv_nsec != f->mtime_ns)) {
+        if (fstat(fd, &s2) < 0 || s2.st_dev != s.st_dev || s2.st_ino != s.st_ino || !identity_ok(f, &s2)) {
                 close(fd);
                 st->files_changed++;
                 return FD_SKIPPED;
@@ -168,8 +172,12 @@ struct eng {
         const struct readset *rs;
         const struct plan *plan;
         const struct engine_options *opt;
-        int *fds;                 /* per file: FD_UNTRIED, FD_SKIPPED or an fd */
+        atomic_int *fds;          /* per file: FD_UNTRIED, FD_SKIPPED or an fd; written
+                                   * only by the worker owning the file, read by warmers */
         atomic_bool stop;
+        atomic_bool cold_seen;     /* a worker found data not cached */
+        atomic_bool workers_done;
+        pthread_mutex_t stop_lock;
         /* io_uring methods (one thread) */
         struct io_uring ring;
         bool ring_ok;
@@ -195,8 +203,13 @@ struct worker {
 
 static bool stopping(struct eng *e, struct engine_stats *st, bool poll_callback)
 {
-        if (!atomic_load(&e->stop) && poll_callback && e->opt->stop && e->opt->stop(e->opt->stop_userdata))
-                atomic_store(&e->stop, true);
+        /* the callback (a waitpid, say) is not thread-safe: one caller at a time */
+        if (!atomic_load(&e->stop) && poll_callback && e->opt->stop &&
+            pthread_mutex_trylock(&e->stop_lock) == 0) {
+                if (e->opt->stop(e->opt->stop_userdata))
+                        atomic_store(&e->stop, true);
+                pthread_mutex_unlock(&e->stop_lock);
+        }
         if (atomic_load(&e->stop)) {
                 st->stopped = true;
                 return true;
@@ -204,11 +217,19 @@ static bool stopping(struct eng *e, struct engine_stats *st, bool poll_callback)
         return false;
 }
 
+static int fd_of(struct eng *e, uint32_t file)
+{
+        return atomic_load_explicit(&e->fds[file], memory_order_relaxed);
+}
+
 static int get_fd(struct eng *e, uint32_t file, struct engine_stats *st)
 {
-        if (e->fds[file] == FD_UNTRIED)
-                e->fds[file] = open_checked(&e->rs->files[file], st);
-        return e->fds[file];
+        int fd = fd_of(e, file);
+        if (fd == FD_UNTRIED) {
+                fd = open_checked(&e->rs->files[file], st);
+                atomic_store_explicit(&e->fds[file], fd, memory_order_relaxed);
+        }
+        return fd;
 }
 
 /* Read what is not resident yet (pages in flight are waited for, pages the
@@ -234,8 +255,10 @@ static void settle_range(int fd, const struct plan_read *pr, uint8_t *buf, struc
         if (have < 0 || (uint64_t)have >= pr->length)
                 return;
         /* a range past the end of a file that shrank is not missing */
-        if (fstat(fd, &s) == 0 && S_ISREG(s.st_mode) && end > (uint64_t)s.st_size)
-                end = ((uint64_t)s.st_size + 4095) & ~4095ULL;
+        if (fstat(fd, &s) == 0 && S_ISREG(s.st_mode) && end > (uint64_t)s.st_size) {
+                uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+                end = ((uint64_t)s.st_size + page - 1) / page * page;
+        }
         if (end > pr->offset && (uint64_t)have < end - pr->offset)
                 st->bytes_missing += end - pr->offset - (uint64_t)have;
 }
@@ -250,7 +273,7 @@ struct cache_probe {
         unsigned cold_run, since;
 };
 
-static bool probe_says_cached(struct cache_probe *p, int fd, uint64_t off, uint64_t len)
+static bool probe_says_cached(struct eng *e, struct cache_probe *p, int fd, uint64_t off, uint64_t len)
 {
         int64_t have;
 
@@ -258,6 +281,8 @@ static bool probe_says_cached(struct cache_probe *p, int fd, uint64_t off, uint6
                 return false;
         p->since = 0;
         have = engine_cached_bytes(fd, off, len);
+        if (have < 0 || (uint64_t)have < len)
+                atomic_store(&e->cold_seen, true);
         if (have > 0)
                 p->cold_run = 0;
         else if (p->cold_run < COLD_RUN)
@@ -280,16 +305,16 @@ static void *worker_main(void *arg)
                 uint64_t off = pr->offset, len = pr->length;
                 int fd;
 
+                if (stopping(e, &w->st, (i & 31) == 0))
+                        break;
                 if (pr->file % w->n != w->tid)
                         continue;
-                if ((i & 31) == 0 && stopping(e, &w->st, w->tid == 0))
-                        break;
                 fd = get_fd(e, pr->file, &w->st);
                 if (fd < 0) {
                         w->st.bytes_skipped += pr->length;
                         continue;
                 }
-                if (e->opt->skip_cached && probe_says_cached(&probe, fd, off, len)) {
+                if (e->opt->skip_cached && probe_says_cached(e, &probe, fd, off, len)) {
                         w->st.bytes_cached += len;
                         continue;
                 }
@@ -306,9 +331,9 @@ static void *worker_main(void *arg)
         if (e->opt->wait && !w->st.stopped)
                 for (size_t i = from; i < to; i++) {
                         const struct plan_read *pr = &plan->reads[i];
-                        if (pr->file % w->n != w->tid || e->fds[pr->file] < 0)
+                        if (pr->file % w->n != w->tid || fd_of(e, pr->file) < 0)
                                 continue;
-                        settle_range(e->fds[pr->file], pr, w->buf, &w->st);
+                        settle_range(fd_of(e, pr->file), pr, w->buf, &w->st);
                 }
         return NULL;
 }
@@ -429,8 +454,8 @@ static int uring_data(struct eng *e, struct engine_stats *st)
                 return r;
         if (e->opt->wait && !st->stopped)
                 for (size_t i = plan->n_meta; i < plan->n_reads; i++)
-                        if (e->fds[plan->reads[i].file] >= 0)
-                                settle_range(e->fds[plan->reads[i].file], &plan->reads[i], buf, st);
+                        if (fd_of(e, plan->reads[i].file) >= 0)
+                                settle_range(fd_of(e, plan->reads[i].file), &plan->reads[i], buf, st);
         return 0;
 }
 
@@ -466,8 +491,8 @@ static void replay_metadata(struct eng *e, struct engine_stats *st)
                 return;
         for (size_t i = 0; i < plan->n_meta; i++) {
                 const struct plan_read *pr = &plan->reads[i];
-                if (e->fds[pr->file] >= 0)
-                        settle_range(e->fds[pr->file], pr, buf, st);
+                if (fd_of(e, pr->file) >= 0)
+                        settle_range(fd_of(e, pr->file), pr, buf, st);
         }
 }
 
@@ -502,20 +527,26 @@ static void *lookups_main(void *arg)
         const struct plan *plan = e->plan;
         struct stat s;
 
-        for (size_t i = plan->n_meta; i < plan->n_reads; i++) {
+        /* On a warm cache this would only double the workers' opens: start
+         * once a worker has met data that is not cached. */
+        while (!atomic_load(&e->cold_seen) && !atomic_load(&e->workers_done) && !atomic_load(&e->stop)) {
+                struct timespec ts = { 0, 100000 };
+                nanosleep(&ts, NULL);
+        }
+        for (size_t i = plan->n_meta; i < plan->n_reads && atomic_load(&e->cold_seen); i++) {
                 uint32_t f = plan->reads[i].file;
+                if (atomic_load(&e->stop))
+                        return NULL;
                 if (f % j->n != j->tid || (i > plan->n_meta && plan->reads[i - 1].file == f))
                         continue;
-                if ((i & 63) == 0 && atomic_load(&e->stop))
-                        return NULL;
-                if (e->fds[f] == FD_UNTRIED)   /* a worker has not got there yet */
+                if (fd_of(e, f) == FD_UNTRIED)   /* a worker has not got there yet */
                         (void)fstatat(AT_FDCWD, e->rs->files[f].path, &s, AT_SYMLINK_NOFOLLOW);
         }
         if (!e->opt->lookups)
                 return NULL;
         for (size_t i = j->tid; i < plan->n_lookups; i += j->n) {
                 const struct rs_lookup *l = &e->rs->lookups[plan->lookups[i]];
-                if ((i & 63) == 0 && atomic_load(&e->stop))
+                if (atomic_load(&e->stop))
                         break;
                 if (l->op == RS_LOOKUP_READDIR && l->result == 0)
                         list_dir(l->path, j->dents);
@@ -541,6 +572,18 @@ static void add_stats(struct engine_stats *a, const struct engine_stats *b)
         a->stopped |= b->stopped;
 }
 
+/* Every file of the plan stays open until its data is resident: lift the
+ * soft limit on descriptors to the hard one (1024 is a common soft limit). */
+static void raise_fd_limit(void)
+{
+        struct rlimit rl;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+                rl.rlim_cur = rl.rlim_max;
+                (void)setrlimit(RLIMIT_NOFILE, &rl);
+        }
+}
+
 static unsigned worker_count(const struct engine_options *opt)
 {
         /* opening a file waits for its inode: more submitters than CPUs keep
@@ -562,15 +605,22 @@ int engine_run(const struct readset *rs, const struct plan *plan, const struct e
         int r = 0;
 
         atomic_init(&e.stop, false);
-        e.fds = malloc((rs->n_files ? rs->n_files : 1) * sizeof(int));
-        if (!e.fds)
+        atomic_init(&e.cold_seen, !opt->skip_cached);
+        atomic_init(&e.workers_done, false);
+        pthread_mutex_init(&e.stop_lock, NULL);
+        e.fds = malloc((rs->n_files ? rs->n_files : 1) * sizeof(*e.fds));
+        if (!e.fds) {
+                free(lj);
                 return -ENOMEM;
+        }
         for (size_t i = 0; i < rs->n_files; i++)
-                e.fds[i] = FD_UNTRIED;
+                atomic_init(&e.fds[i], FD_UNTRIED);
+        raise_fd_limit();
         {
                 _cleanup_free_ uint8_t *seen = calloc(rs->n_files ? rs->n_files : 1, 1);
                 if (!seen) {
                         free(e.fds);
+                        free(lj);
                         return -ENOMEM;
                 }
                 for (size_t i = 0; i < plan->n_reads; i++)
@@ -611,8 +661,8 @@ int engine_run(const struct readset *rs, const struct plan *plan, const struct e
                         /* worker 0 runs here, the others in threads; a share
                          * whose thread could not start is done here after */
                         bool *started = calloc(n, sizeof(bool));
-                        for (unsigned i = 1; i < n; i++)
-                                started[i] = started && pthread_create(&w[i].thread, NULL, worker_main, &w[i]) == 0;
+                        for (unsigned i = 1; started && i < n; i++)
+                                started[i] = pthread_create(&w[i].thread, NULL, worker_main, &w[i]) == 0;
                         worker_main(&w[0]);
                         for (unsigned i = 1; i < n; i++) {
                                 if (started && started[i])
@@ -631,6 +681,7 @@ int engine_run(const struct readset *rs, const struct plan *plan, const struct e
                 r = uring_data(&e, &st);
         }
 join:
+        atomic_store(&e.workers_done, true);
         st.submit_us = now_us() - t0 - st.meta_us;
         for (unsigned i = 0; lj && i < warmers; i++)
                 if (lthread_ok[i]) {
@@ -645,8 +696,8 @@ join:
                 munmap(e.bufs, (size_t)MAX(opt->queue_depth, 1u) * e.chunk);
         free(e.free_slots);
         for (size_t i = 0; i < rs->n_files; i++)
-                if (e.fds[i] >= 0)
-                        close(e.fds[i]);
+                if (fd_of(&e, (uint32_t)i) >= 0)
+                        close(fd_of(&e, (uint32_t)i));
         free(e.fds);
         *ret = st;
         return r;

@@ -326,7 +326,9 @@ static int parse_files(struct rbuf *r, struct readset *rs)
                         rg->flags = r_u32(r);
                         if (r->err)
                                 return r->err;
-                        if (rg->length == 0 || rg->offset + rg->length < rg->offset)
+                        /* a range must be addressable by off_t */
+                        if (rg->length == 0 || rg->offset > (uint64_t)INT64_MAX ||
+                            rg->length > (uint64_t)INT64_MAX - rg->offset)
                                 return -EBADMSG;
                         prev_end = rg->offset + rg->length;
                         t = rg->time_us;

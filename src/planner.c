@@ -52,7 +52,8 @@ static int plan_file(struct pctx *c, uint32_t fi)
 {
         const struct rs_file *f = &c->rs->files[fi];
         _cleanup_free_ struct seg *s = NULL;
-        uint64_t bridge = c->dev->bridge_bytes, maxreq = MAX(c->dev->max_request, 4096);
+        _cleanup_free_ uint64_t *tmin = NULL;
+        uint64_t bridge = c->dev->bridge_bytes, maxreq = MAX(c->dev->max_request, 4096), limit, cap_t = 0;
         size_t n = 0;
 
         if (f->n_ranges == 0)
@@ -60,35 +61,58 @@ static int plan_file(struct pctx *c, uint32_t fi)
         s = malloc(f->n_ranges * sizeof(*s));
         if (!s)
                 return -ENOMEM;
+        /* Nothing past the end of the file (when known) nor past what an
+         * off_t can address: a hostile read set cannot make the plan huge. */
+        limit = (uint64_t)INT64_MAX;
+        if (f->kind == RS_FILE_REGULAR && f->size > 0 && f->size < limit - 4096)
+                limit = (f->size + 4095) & ~4095ULL;
         for (size_t i = 0; i < f->n_ranges; i++) {
                 const struct rs_range *r = &f->ranges[i];
+                uint64_t a = r->offset, b;
                 /* metadata pages are read through buffer heads and only ever
                  * seen being brought in: keep them whatever the option says */
                 if (c->opt->accessed_only && f->kind == RS_FILE_REGULAR && !(r->flags & RS_RANGE_ACCESSED))
                         continue;
-                s[n++] = (struct seg){ r->offset, r->offset + r->length, r->time_us };
-                c->p->bytes_recorded += r->length;
+                if (a >= limit)
+                        continue;
+                b = r->length > limit - a ? limit : a + r->length;
+                s[n++] = (struct seg){ a, b, r->time_us };
+                c->p->bytes_recorded += b - a;
         }
         qsort_safe(s, n, sizeof(*s), cmp_seg_offset);
 
         for (size_t i = 0; i < n;) {
                 /* a run of ranges closer than `bridge` to each other */
-                uint64_t start = s[i].start, end = s[i].end;
+                uint64_t start = s[i].start, end = s[i].end, pieces;
                 size_t j = i + 1;
 
                 while (j < n && s[j].start <= end + bridge) {
                         end = MAX(end, s[j].end);
                         j++;
                 }
-                /* cut it into requests, each with the earliest time it covers */
-                for (uint64_t off = start; off < end; off += maxreq) {
-                        uint64_t len = MIN(maxreq, end - off), t = UINT64_MAX;
-                        for (size_t k = i; k < j; k++)
-                                if (s[k].start < off + len && s[k].end > off)
-                                        t = MIN(t, s[k].time_us);
-                        if (t == UINT64_MAX)
+                /* cut it into requests, each with the earliest time of the
+                 * ranges it covers: one pass over the ranges, each marking
+                 * the pieces it overlaps */
+                pieces = (end - start + maxreq - 1) / maxreq;
+                if (pieces > cap_t) {
+                        uint64_t *q = realloc(tmin, pieces * sizeof(*tmin));
+                        if (!q)
+                                return -ENOMEM;
+                        tmin = q;
+                        cap_t = pieces;
+                }
+                for (uint64_t m = 0; m < pieces; m++)
+                        tmin[m] = UINT64_MAX;
+                for (size_t k = i; k < j; k++) {
+                        uint64_t first = (s[k].start - start) / maxreq, last = (s[k].end - 1 - start) / maxreq;
+                        for (uint64_t m = first; m <= last; m++)
+                                tmin[m] = MIN(tmin[m], s[k].time_us);
+                }
+                for (uint64_t m = 0; m < pieces; m++) {
+                        uint64_t off = start + m * maxreq, len = MIN(maxreq, end - off);
+                        if (tmin[m] == UINT64_MAX)
                                 continue;   /* only bridged gap: nothing needed here */
-                        if (emit(c, fi, off, len, t) < 0)
+                        if (emit(c, fi, off, len, tmin[m]) < 0)
                                 return -ENOMEM;
                 }
                 i = j;
@@ -282,7 +306,7 @@ int planner_build(const struct readset *rs, const struct device_profile *dev,
                 while (i < c.p->n_reads) {
                         size_t j = i;
                         uint64_t t0 = c.p->reads[i].time_us;
-                        while (j < c.p->n_reads && c.p->reads[j].time_us < t0 + dev->window_us)
+                        while (j < c.p->n_reads && c.p->reads[j].time_us - t0 < dev->window_us)
                                 j++;
                         r = sort_window(&c, c.p->reads + i, j - i);
                         if (r < 0)

@@ -27,5 +27,8 @@ echo in | "$READSET" record -q -o x.readset -- sh -c 'read l; [ "$l" = in ]' || 
 
 if command -v setpriv >/dev/null; then
         expect 1 "needs root" setpriv --reuid=65534 --regid=65534 --clear-groups "$READSET" record -o /tmp/x -- true
+        # --fallback-run (what readset run uses): the command runs all the same
+        expect 5 "needs root" setpriv --reuid=65534 --regid=65534 --clear-groups \
+                "$READSET" record --fallback-run -o /tmp/x -- sh -c 'exit 5'
 fi
 echo "record-errors: ok"

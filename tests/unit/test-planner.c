@@ -203,8 +203,29 @@ static void test_many(void)
         readset_free(rs);
 }
 
+/* Hostile values: huge offsets, times near the top of the range. */
+static void test_hostile(void)
+{
+        struct readset *rs = readset_new();
+        struct device_profile d;
+        struct plan *p = NULL;
+        struct rs_file *f = file(rs, "/h", RS_FILE_REGULAR, 1);
+        struct rs_file *g = file(rs, "/g", RS_FILE_REGULAR, 2);
+
+        device_profile_rotational(&d);
+        range(f, (uint64_t)INT64_MAX - 10, 10, UINT64_MAX - 5, RS_RANGE_ACCESSED);
+        range(g, 0, 4 * K, UINT64_MAX - 1, RS_RANGE_ACCESSED);
+        g->size = 4 * K;
+        range(g, 1024 * K * K, 4 * K, 0, RS_RANGE_ACCESSED);    /* past the end of /g */
+        CHECK_EQ(planner_build(rs, &d, NULL, &p), 0);   /* returns, does not loop */
+        CHECK_EQ(p->n_reads, 2);
+        plan_free(p);
+        readset_free(rs);
+}
+
 int main(void)
 {
+        test_hostile();
         test_merge_bridge_split();
         test_metadata_first_and_order();
         test_accessed_only_and_budget();
