@@ -66,35 +66,19 @@ int cmd_replay(int argc, char **argv)
         struct engine_stats st;
         struct device_profile dev;
         bool arg_json = false, arg_quiet = false, arg_background = false, arg_accessed = true, arg_dry = false;
-        uint64_t arg_max = 0, v, t_start = 0, t_plan = 0;
+        uint64_t arg_max = 0, t_start = 0, t_plan = 0;
         const char *why = NULL;
         int c, r;
 
         engine_options_default(&eo);
         while ((c = getopt_long(argc, argv, "+m:Q:T:njqh", opts, NULL)) >= 0) {
+                r = replay_parse_option(c, optarg, "replay", &eo, &arg_max);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        continue;
                 switch (c) {
-                case 'm':
-                        r = engine_method_from_name(optarg);
-                        if (r < 0)
-                                return log_usage("replay", "unknown --method '%s' (read, fadvise, readahead)", optarg);
-                        eo.method = (enum engine_method)r;
-                        break;
-                case 'Q':
-                        if (parse_u64(optarg, &v) < 0 || v < 1 || v > 4096)
-                                return log_usage("replay", "invalid --queue-depth '%s' (1..4096)", optarg);
-                        eo.queue_depth = (uint32_t)v;
-                        break;
-                case 'T':
-                        if (parse_u64(optarg, &v) < 0 || v < 1 || v > 16)
-                                return log_usage("replay", "invalid --threads '%s' (1..16)", optarg);
-                        eo.threads = (uint32_t)v;
-                        break;
-                case 'B':
-                        if (parse_size(optarg, &arg_max) < 0 || arg_max == 0)
-                                return log_usage("replay", "invalid --max-bytes '%s'", optarg);
-                        break;
                 case 'A': arg_accessed = false; break;
-                case 'L': eo.lookups = false; break;
                 case 'b': arg_background = true; break;
                 case 'W': eo.wait = false; break;
                 case 'n': arg_dry = true; break;

@@ -207,7 +207,7 @@ int cmd_run(int argc, char **argv)
         _cleanup_free_ char **rec = NULL;
         const char *arg_auto = NULL, *file = NULL, *why = NULL;
         bool arg_stats = false, recording;
-        uint64_t arg_max = 0, arg_stale = DEFAULT_STALE_PERCENT, v;
+        uint64_t arg_max = 0, arg_stale = DEFAULT_STALE_PERCENT;
         struct engine_options eo;
         struct engine_stats st = { 0 };
         struct device_profile dev;
@@ -219,6 +219,11 @@ int cmd_run(int argc, char **argv)
         eo.method = ENGINE_READAHEAD;
         eo.wait = false;
         while ((c = getopt_long(argc, argv, "+a:sm:Q:T:h", opts, NULL)) >= 0) {
+                r = replay_parse_option(c, optarg, "run", &eo, &arg_max);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        continue;
                 switch (c) {
                 case 'a': arg_auto = optarg; break;
                 case 'S':
@@ -226,27 +231,6 @@ int cmd_run(int argc, char **argv)
                                 return log_usage("run", "invalid --stale-below '%s' (0..100)", optarg);
                         break;
                 case 's': arg_stats = true; break;
-                case 'm':
-                        r = engine_method_from_name(optarg);
-                        if (r < 0)
-                                return log_usage("run", "unknown --method '%s' (read, fadvise, readahead)", optarg);
-                        eo.method = (enum engine_method)r;
-                        break;
-                case 'Q':
-                        if (parse_u64(optarg, &v) < 0 || v < 1 || v > 4096)
-                                return log_usage("run", "invalid --queue-depth '%s' (1..4096)", optarg);
-                        eo.queue_depth = (uint32_t)v;
-                        break;
-                case 'B':
-                        if (parse_size(optarg, &arg_max) < 0 || arg_max == 0)
-                                return log_usage("run", "invalid --max-bytes '%s'", optarg);
-                        break;
-                case 'T':
-                        if (parse_u64(optarg, &v) < 0 || v < 1 || v > 16)
-                                return log_usage("run", "invalid --threads '%s' (1..16)", optarg);
-                        eo.threads = (uint32_t)v;
-                        break;
-                case 'L': eo.lookups = false; break;
                 case 'h': run_help(); return 0;
                 default: return log_usage("run", "invalid option");
                 }

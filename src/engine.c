@@ -338,6 +338,27 @@ static void *worker_main(void *arg)
         return NULL;
 }
 
+/* The file of a read, opened and checked; -1 when the read is to be skipped
+ * (file skipped, or its range already cached), with the bytes counted. */
+static int prepare_read(struct eng *e, const struct plan_read *pr, struct engine_stats *st)
+{
+        int fd = get_fd(e, pr->file, st);
+
+        if (fd < 0) {
+                st->bytes_skipped += pr->length;
+                return -1;
+        }
+        if (e->opt->skip_cached) {
+                int64_t have = engine_cached_bytes(fd, pr->offset, pr->length);
+                if (have >= 0 && (uint64_t)have >= pr->length) {
+                        st->bytes_cached += pr->length;
+                        return -1;
+                }
+        }
+        st->bytes += pr->length;
+        return fd;
+}
+
 /* ---- the io_uring methods (single thread) ------------------------------ */
 
 static int reap(struct eng *e, unsigned min)
@@ -431,19 +452,9 @@ static int uring_data(struct eng *e, struct engine_stats *st)
 
                 if ((i & 31) == 0 && stopping(e, st, true))
                         break;
-                fd = get_fd(e, pr->file, st);
-                if (fd < 0) {
-                        st->bytes_skipped += pr->length;
+                fd = prepare_read(e, pr, st);
+                if (fd < 0)
                         continue;
-                }
-                if (e->opt->skip_cached) {
-                        int64_t have = engine_cached_bytes(fd, pr->offset, pr->length);
-                        if (have >= 0 && (uint64_t)have >= pr->length) {
-                                st->bytes_cached += pr->length;
-                                continue;
-                        }
-                }
-                st->bytes += pr->length;
                 r = uring_issue(e, fd, pr->offset, pr->length, st);
                 if (r < 0)
                         return r;
@@ -470,19 +481,9 @@ static void replay_metadata(struct eng *e, struct engine_stats *st)
 
         for (size_t i = 0; i < plan->n_meta; i++) {
                 const struct plan_read *pr = &plan->reads[i];
-                int fd = get_fd(e, pr->file, st);
-                if (fd < 0) {
-                        st->bytes_skipped += pr->length;
+                int fd = prepare_read(e, pr, st);
+                if (fd < 0)
                         continue;
-                }
-                if (e->opt->skip_cached) {
-                        int64_t have = engine_cached_bytes(fd, pr->offset, pr->length);
-                        if (have >= 0 && (uint64_t)have >= pr->length) {
-                                st->bytes_cached += pr->length;
-                                continue;
-                        }
-                }
-                st->bytes += pr->length;
                 st->reads++;
                 (void)readahead(fd, (off64_t)pr->offset, pr->length);
         }

@@ -61,6 +61,39 @@ int replay_plan(const struct readset *rs, uint64_t max_bytes, bool accessed_only
         return r;
 }
 
+int replay_parse_option(int c, const char *arg, const char *verb, struct engine_options *eo, uint64_t *max_bytes)
+{
+        uint64_t v;
+        int r;
+
+        switch (c) {
+        case 'm':
+                r = engine_method_from_name(arg);
+                if (r < 0)
+                        return log_usage(verb, "unknown --method '%s' (readahead, fadvise, read)", arg);
+                eo->method = (enum engine_method)r;
+                return 1;
+        case 'Q':
+                if (parse_u64(arg, &v) < 0 || v < 1 || v > 4096)
+                        return log_usage(verb, "invalid --queue-depth '%s' (1..4096)", arg);
+                eo->queue_depth = (uint32_t)v;
+                return 1;
+        case 'B':
+                if (parse_size(arg, max_bytes) < 0 || *max_bytes == 0)
+                        return log_usage(verb, "invalid --max-bytes '%s'", arg);
+                return 1;
+        case 'T':
+                if (parse_u64(arg, &v) < 0 || v < 1 || v > 16)
+                        return log_usage(verb, "invalid --threads '%s' (1..16)", arg);
+                eo->threads = (uint32_t)v;
+                return 1;
+        case 'L':
+                eo->lookups = false;
+                return 1;
+        }
+        return 0;
+}
+
 void replay_print_stats(const struct engine_stats *st, const struct plan *plan, bool json)
 {
         char b1[32], b2[32], b3[32];

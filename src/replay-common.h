@@ -19,4 +19,9 @@ int replay_memory_budget(uint64_t *ret);
 int replay_plan(const struct readset *rs, uint64_t max_bytes, bool accessed_only, struct plan **ret,
                 struct device_profile *ret_dev);
 
+/* The engine options replay and run share: -m/--method, -Q/--queue-depth,
+ * --max-bytes (B), -T/--threads, --no-lookups (L).  Returns 1 when c was one
+ * of them, 0 when it was not, -2 after printing a usage error. */
+int replay_parse_option(int c, const char *arg, const char *verb, struct engine_options *eo, uint64_t *max_bytes);
+
 void replay_print_stats(const struct engine_stats *st, const struct plan *plan, bool json);
