@@ -112,11 +112,11 @@ int cmd_replay(int argc, char **argv)
                         return 0;
                 }
                 printf("device:    %s (%s; %u threads, requests up to %s, gaps under %s read through)\n",
-                       dev.name, dev.rotational ? "rotational" : "solid-state", eo.threads ? eo.threads : 0,
+                       dev.name, dev.rotational ? "rotational" : "solid-state", engine_threads(&eo),
                        format_bytes(dev.max_request, b1), format_bytes(dev.bridge_bytes, b2));
                 printf("plan:      %zu reads (%zu of metadata), %s; %s over the budget\n", plan->n_reads,
                        plan->n_meta, format_bytes(plan->bytes, b1), format_bytes(plan->bytes_cut, b2));
-                printf("lookups:   %zu paths to stat\n", plan->n_lookups);
+                printf("lookups:   %zu paths to stat%s\n", plan->n_lookups, eo.lookups ? "" : " (not done: --no-lookups)");
                 return 0;
         }
 

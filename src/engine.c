@@ -585,7 +585,7 @@ static void raise_fd_limit(void)
         }
 }
 
-static unsigned worker_count(const struct engine_options *opt)
+unsigned engine_threads(const struct engine_options *opt)
 {
         /* opening a file waits for its inode: more submitters than CPUs keep
          * more of those reads in flight (8 measured best on 2 CPUs here) */
@@ -598,7 +598,7 @@ int engine_run(const struct readset *rs, const struct plan *plan, const struct e
 {
         struct engine_stats st = { 0 };
         struct eng e = { .rs = rs, .plan = plan, .opt = opt };
-        unsigned warmers = MIN(worker_count(opt), MAX_WARMERS);
+        unsigned warmers = MIN(engine_threads(opt), MAX_WARMERS);
         struct lookup_job *lj = calloc(warmers, sizeof(*lj));
         pthread_t lthread[MAX_WARMERS];
         bool lthread_ok[MAX_WARMERS] = { false };
@@ -645,7 +645,7 @@ int engine_run(const struct readset *rs, const struct plan *plan, const struct e
         }
 
         if (opt->method == ENGINE_READAHEAD) {
-                unsigned n = worker_count(opt);
+                unsigned n = engine_threads(opt);
                 struct worker *w = calloc(n, sizeof(*w));
 
                 if (!w) {

@@ -53,6 +53,8 @@ void engine_options_default(struct engine_options *o);
 int engine_run(const struct readset *rs, const struct plan *plan, const struct engine_options *opt,
                struct engine_stats *ret);
 const char *engine_method_name(enum engine_method m);
+/* Submitting threads the options amount to (threads, or 4 per CPU). */
+unsigned engine_threads(const struct engine_options *opt);
 int engine_method_from_name(const char *s);
 
 /* Bytes of [off, off + len) of fd in the page cache (cachestat(2), else
