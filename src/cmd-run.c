@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <zlib.h>
@@ -18,6 +19,7 @@
 #include "banned.h"
 
 #define DEFAULT_STALE_PERCENT 50
+#define DEFAULT_NICE 10   /* the replay's CPU priority: below the command's */
 
 static void run_help(void)
 {
@@ -39,12 +41,15 @@ static void run_help(void)
                "  -s, --stats             report what the replay covered: bytes replayed,\n"
                "                          bytes CMD still fetched itself, hit ratio (root:\n"
                "                          CMD is recorded meanwhile)\n"
+               "      --nice N            CPU niceness of the replay's threads (default %d):\n"
+               "                          they mostly wait for the device, and where they\n"
+               "                          would compete with CMD for the CPU, CMD wins\n"
                "  -m, --method M          read, fadvise or readahead (default)\n"
                "  -Q, --queue-depth N     requests in flight (default 32)\n"
                "      --max-bytes SIZE    replay at most SIZE bytes\n"
                "  -T, --threads N         replay threads (default: 4 per CPU, at most 16)\n"
                "      --no-lookups        do not stat the recorded lookup paths\n"
-               "  -h, --help              show this help\n", DEFAULT_STALE_PERCENT);
+               "  -h, --help              show this help\n", DEFAULT_STALE_PERCENT, DEFAULT_NICE);
 }
 
 struct child_state {
@@ -193,6 +198,7 @@ int cmd_run(int argc, char **argv)
                 { "auto", required_argument, NULL, 'a' },
                 { "stale-below", required_argument, NULL, 'S' },
                 { "stats", no_argument, NULL, 's' },
+                { "nice", required_argument, NULL, 'N' },
                 { "method", required_argument, NULL, 'm' },
                 { "queue-depth", required_argument, NULL, 'Q' },
                 { "max-bytes", required_argument, NULL, 'B' },
@@ -207,7 +213,7 @@ int cmd_run(int argc, char **argv)
         _cleanup_free_ char **rec = NULL;
         const char *arg_auto = NULL, *file = NULL, *why = NULL;
         bool arg_stats = false, recording;
-        uint64_t arg_max = 0, arg_stale = DEFAULT_STALE_PERCENT;
+        uint64_t arg_max = 0, arg_stale = DEFAULT_STALE_PERCENT, arg_nice = DEFAULT_NICE;
         struct engine_options eo;
         struct engine_stats st = { 0 };
         struct device_profile dev;
@@ -231,6 +237,10 @@ int cmd_run(int argc, char **argv)
                                 return log_usage("run", "invalid --stale-below '%s' (0..100)", optarg);
                         break;
                 case 's': arg_stats = true; break;
+                case 'N':
+                        if (parse_u64(optarg, &arg_nice) < 0 || arg_nice > 19)
+                                return log_usage("run", "invalid --nice '%s' (0..19)", optarg);
+                        break;
                 case 'h': run_help(); return 0;
                 default: return log_usage("run", "invalid option");
                 }
@@ -307,6 +317,11 @@ int cmd_run(int argc, char **argv)
         if (child.pid < 0)
                 return log_errno(child.pid, "cannot fork");
         if (plan) {
+                /* The command comes first: the replay's threads run at a lower
+                 * CPU priority (they mostly wait for the device; where they
+                 * would compete for the CPU, the command wins). */
+                if (arg_nice > 0)
+                        (void)setpriority(PRIO_PROCESS, 0, (int)arg_nice);
                 eo.stop = child_done;
                 eo.stop_userdata = &child;
                 r = engine_run(rs, plan, &eo, &st);
