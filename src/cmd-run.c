@@ -138,8 +138,39 @@ static int cmp_u64p(const void *a, const void *b)
         return x[0] < y[0] ? -1 : x[0] > y[0];
 }
 
+static int cmp_file_id(const void *a, const void *b)
+{
+        const struct rs_file *x = *(const struct rs_file *const *)a, *y = *(const struct rs_file *const *)b;
+        if (x->dev != y->dev)
+                return x->dev < y->dev ? -1 : 1;
+        return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+/* The bytes of [a, b) inside the sorted, disjoint intervals iv[0..n). */
+static uint64_t overlap(const uint64_t *iv, size_t n, uint64_t a, uint64_t b)
+{
+        size_t lo = 0, hi = n;
+        uint64_t sum = 0;
+
+        while (lo < hi) {   /* first interval ending after a */
+                size_t mid = (lo + hi) / 2;
+                if (iv[2 * mid + 1] <= a)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        for (size_t m = lo; m < n && iv[2 * m] < b; m++) {
+                uint64_t x = MAX(a, iv[2 * m]), y = MIN(b, iv[2 * m + 1]);
+                if (y > x)
+                        sum += y - x;
+        }
+        return sum;
+}
+
 static void compare(const struct readset *old, const struct readset *cur, struct usage *u)
 {
+        _cleanup_free_ const struct rs_file **byid = malloc((cur->n_files ? cur->n_files : 1) * sizeof(*byid));
+
         *u = (struct usage){ 0 };
         for (size_t i = 0; i < cur->n_files; i++)
                 for (size_t k = 0; k < cur->files[i].n_ranges; k++) {
@@ -149,9 +180,15 @@ static void compare(const struct readset *old, const struct readset *cur, struct
                         if (r->flags & RS_RANGE_FILLED)
                                 u->new_filled += r->length;
                 }
+        if (!byid)
+                return;
+        for (size_t i = 0; i < cur->n_files; i++)
+                byid[i] = &cur->files[i];
+        qsort_safe(byid, cur->n_files, sizeof(*byid), cmp_file_id);
+
         for (size_t i = 0; i < old->n_files; i++) {
-                const struct rs_file *f = &old->files[i];
-                const struct rs_file *g = NULL;
+                const struct rs_file *f = &old->files[i], *key = f, **hit;
+                const struct rs_file *g;
                 _cleanup_free_ uint64_t *iv = NULL;
                 size_t n = 0;
 
@@ -161,12 +198,12 @@ static void compare(const struct readset *old, const struct readset *cur, struct
                                 u->old_bytes += f->ranges[k].length;
                 /* the same file, unchanged: a file that changed is skipped by
                  * replay, so what the read set says of it is of no use now */
-                for (size_t j = 0; j < cur->n_files && !g; j++)
-                        if (cur->files[j].dev == f->dev && cur->files[j].ino == f->ino &&
-                            cur->files[j].size == f->size && cur->files[j].mtime_ns == f->mtime_ns &&
-                            strcmp(cur->files[j].path, f->path) == 0)
-                                g = &cur->files[j];
-                if (!g || g->n_ranges == 0)
+                hit = cur->n_files ? bsearch(&key, byid, cur->n_files, sizeof(*byid), cmp_file_id) : NULL;
+                if (!hit)
+                        continue;
+                g = *hit;
+                if (g->size != f->size || g->mtime_ns != f->mtime_ns || strcmp(g->path, f->path) != 0 ||
+                    g->n_ranges == 0)
                         continue;
                 iv = malloc(g->n_ranges * 2 * sizeof(uint64_t));
                 if (!iv)
@@ -179,16 +216,10 @@ static void compare(const struct readset *old, const struct readset *cur, struct
                         n++;
                 }
                 qsort_safe(iv, n, 2 * sizeof(uint64_t), cmp_u64p);
-                for (size_t k = 0; k < f->n_ranges; k++) {
-                        uint64_t a = f->ranges[k].offset, b = a + f->ranges[k].length;
-                        if (!(f->ranges[k].flags & RS_RANGE_ACCESSED))
-                                continue;
-                        for (size_t m = 0; m < n; m++) {
-                                uint64_t lo = MAX(a, iv[2 * m]), hi = MIN(b, iv[2 * m + 1]);
-                                if (hi > lo)
-                                        u->still_used += hi - lo;
-                        }
-                }
+                for (size_t k = 0; k < f->n_ranges; k++)
+                        if (f->ranges[k].flags & RS_RANGE_ACCESSED)
+                                u->still_used += overlap(iv, n, f->ranges[k].offset,
+                                                         f->ranges[k].offset + f->ranges[k].length);
         }
 }
 
