@@ -18,6 +18,15 @@ expect 3 "wrote" "$READSET" record -o x.readset -- sh -c 'exit 3'
 expect 2 "missing command" "$READSET" record -o x.readset
 expect 2 "invalid --buffer-size" "$READSET" record --buffer-size 12abc -- true
 expect 1 "cannot write '/nonexistent/dir/x.readset'" "$READSET" record -o /nonexistent/dir/x.readset -- true
+# a full disk: one clear error, no half-written file left behind
+mkdir -p "$TMP/full"
+if mount -t tmpfs -o size=8k tmpfs "$TMP/full" 2>/dev/null; then
+        dd if=/dev/zero of="$TMP/full/fill" bs=4k count=2 status=none 2>/dev/null || true
+        expect 1 "cannot write '$TMP/full/x.readset': No space left on device" \
+                "$READSET" record -o "$TMP/full/x.readset" -- true
+        [ "$(ls "$TMP/full")" = fill ] || { ls -la "$TMP/full"; umount "$TMP/full"; fail "leftovers on a full disk"; }
+        umount "$TMP/full"
+fi
 # the command's own output is untouched
 out=$("$READSET" record -q -o x.readset -- sh -c 'echo to-stdout; echo to-stderr >&2' 2>/dev/null)
 [ "$out" = to-stdout ] || fail "stdout of the command changed: '$out'"
