@@ -49,4 +49,9 @@ open(sys.argv[2], "wb").write(b)
 PYEOF
         expect_error "newer readset" "$TMP/future"
 fi
+# replay and run read with the same reader: the same one-line refusals
+rc=0; "$READSET" replay "$TMP/flip" 2>"$TMP/err" || rc=$?
+[ "$rc" = 1 ] && grep -q "corrupt\|checksum" "$TMP/err" || fail "replay of a corrupt file: exit $rc"
+rc=0; "$READSET" run "$TMP/text" -- true 2>"$TMP/err" || rc=$?
+[ "$rc" = 1 ] && grep -q "not a readset file" "$TMP/err" || fail "run with a foreign file: exit $rc"
 echo "show-errors: ok"
