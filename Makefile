@@ -24,7 +24,8 @@ demo: deps build
 	@sh scripts/demo.sh
 
 bench: build
-	@sh bench/record-overhead
+	bench/record-overhead
+	bench/coldstart
 
 install: $(BUILD)/build.ninja
 	meson configure $(BUILD) --prefix=$(PREFIX) >/dev/null
