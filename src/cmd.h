@@ -8,3 +8,4 @@ int cmd_show(int argc, char **argv);
 int cmd_build(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_probe(int argc, char **argv);

@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: MIT */
+/* readset probe: what does a request cost here? */
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+
+#include "cmd.h"
+#include "json.h"
+#include "probe.h"
+#include "util.h"
+#include "banned.h"
+
+#define DEFAULT_SECONDS 10.0
+#define QUICK_SECONDS 2.0
+#define DEFAULT_SCRATCH (512ULL << 20)
+#define QUICK_SCRATCH (128ULL << 20)
+
+static void probe_help(void)
+{
+        printf("usage: readset probe [OPTIONS] [PATH]\n"
+               "\n"
+               "Measure what a read request costs on the device holding PATH (default: the\n"
+               "current directory): latency of one 4 KiB read at queue depth 1, random\n"
+               "4 KiB reads per second at depths 1, 4, 16 and 64, sequential bandwidth,\n"
+               "seek cost against distance (\"rotational\" when far reads cost more, whatever\n"
+               "the rotational flag says) and the page-cache fill rate.  Reads only, with\n"
+               "O_DIRECT: the block device itself when PATH is one, else a scratch file\n"
+               "made in PATH (an unnamed O_TMPFILE: gone when probe ends, however it ends).\n"
+               "\n"
+               "options:\n"
+               "  -q, --quick          about 3 s instead of about 12\n"
+               "      --seconds N      time for the measurements (1..60)\n"
+               "      --size SIZE      scratch file size (default 512M; quick 128M)\n"
+               "  -j, --json           the profile as JSON on stdout\n"
+               "  -o, --output FILE    also save the profile (JSON) to FILE\n"
+               "  -h, --help           show this help\n");
+}
+
+/* A scratch file of `size` bytes of real data in dir: unnamed, so nothing
+ * is left behind even if probe is killed. */
+static int make_scratch(const char *dir, uint64_t size, int *ret_direct, int *ret_buffered)
+{
+        _cleanup_close_ int fd = -1;
+        _cleanup_free_ uint8_t *chunk = NULL;
+        uint64_t seed = 88172645463325252ULL;
+        char proc[64];
+        int d;
+
+        fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return -errno;
+        chunk = malloc(1 << 20);
+        if (!chunk)
+                return -ENOMEM;
+        for (size_t i = 0; i < (1 << 20); i += 8) {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                memcpy(chunk + i, &seed, 8);
+        }
+        for (uint64_t off = 0; off < size; off += 1 << 20) {
+                ssize_t k = pwrite(fd, chunk, 1 << 20, (off_t)off);
+                if (k != 1 << 20)
+                        return k < 0 ? -errno : -ENOSPC;
+        }
+        if (fsync(fd) < 0)
+                return -errno;
+        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+        d = open(proc, O_RDONLY | O_DIRECT | O_CLOEXEC);
+        if (d < 0)
+                return errno == EINVAL ? -EOPNOTSUPP : -errno;
+        *ret_direct = d;
+        *ret_buffered = TAKE_FD(fd);
+        return 0;
+}
+
+static void print_json(FILE *f, const char *target, const char *kind, const struct probe_result *p)
+{
+        struct json j;
+
+        json_begin(&j, f, true);
+        json_object_open(&j, NULL);
+        json_string(&j, "target", target);
+        json_string(&j, "probed", kind);
+        json_u64(&j, "region_bytes", p->region_bytes);
+        json_double(&j, "latency_qd1_us", p->lat_qd1_us);
+        json_double(&j, "latency_qd1_p99_us", p->lat_qd1_p99_us);
+        json_object_open(&j, "random_4k_iops");
+        for (int i = 0; i < 4; i++) {
+                char k[16];
+                snprintf(k, sizeof(k), "qd%u", probe_depths[i]);
+                json_double(&j, k, p->iops[i]);
+        }
+        json_object_close(&j);
+        json_double(&j, "sequential_mbps", p->seq_mbps);
+        json_array_open(&j, "seek_cost");
+        for (int i = 0; i < 4; i++) {
+                json_object_open(&j, NULL);
+                json_u64(&j, "distance_bytes", p->seek_dist[i]);
+                json_double(&j, "latency_us", p->seek_us[i]);
+                json_object_close(&j);
+        }
+        json_array_close(&j);
+        json_double(&j, "page_cache_fill_mbps", p->fill_mbps);
+        json_bool(&j, "rotational", p->rotational);
+        json_object_close(&j);
+        json_end(&j);
+}
+
+int cmd_probe(int argc, char **argv)
+{
+        static const struct option opts[] = {
+                { "quick", no_argument, NULL, 'q' },
+                { "seconds", required_argument, NULL, 'S' },
+                { "size", required_argument, NULL, 'Z' },
+                { "json", no_argument, NULL, 'j' },
+                { "output", required_argument, NULL, 'o' },
+                { "help", no_argument, NULL, 'h' },
+                {}
+        };
+        _cleanup_close_ int direct = -1, buffered = -1;
+        const char *target = ".", *arg_output = NULL, *kind;
+        bool arg_json = false, arg_quick = false;
+        uint64_t arg_size = 0, v, region;
+        double seconds = 0;
+        struct probe_result res;
+        struct stat st;
+        char b1[32];
+        int c, r;
+
+        while ((c = getopt_long(argc, argv, "+qjo:h", opts, NULL)) >= 0) {
+                switch (c) {
+                case 'q': arg_quick = true; break;
+                case 'S':
+                        if (parse_u64(optarg, &v) < 0 || v < 1 || v > 60)
+                                return log_usage("probe", "invalid --seconds '%s' (1..60)", optarg);
+                        seconds = (double)v;
+                        break;
+                case 'Z':
+                        if (parse_size(optarg, &arg_size) < 0 || arg_size < (16ULL << 20) || arg_size > (64ULL << 30))
+                                return log_usage("probe", "invalid --size '%s' (16M..64G)", optarg);
+                        break;
+                case 'j': arg_json = true; break;
+                case 'o': arg_output = optarg; break;
+                case 'h': probe_help(); return 0;
+                default: return log_usage("probe", "invalid option");
+                }
+        }
+        if (optind + 1 < argc)
+                return log_usage("probe", "too many arguments");
+        if (optind < argc)
+                target = argv[optind];
+        if (seconds == 0)
+                seconds = arg_quick ? QUICK_SECONDS : DEFAULT_SECONDS;
+        if (arg_size == 0)
+                arg_size = arg_quick ? QUICK_SCRATCH : DEFAULT_SCRATCH;
+
+        if (stat(target, &st) < 0)
+                return log_errno(-errno, "cannot probe '%s'", target);
+        if (S_ISBLK(st.st_mode)) {
+                kind = "block device";
+                direct = open(target, O_RDONLY | O_DIRECT | O_CLOEXEC);
+                if (direct < 0)
+                        return log_errno(-errno, "cannot open '%s'", target);
+                buffered = open(target, O_RDONLY | O_CLOEXEC);
+                if (ioctl(direct, BLKGETSIZE64, &region) < 0)
+                        return log_errno(-errno, "cannot get the size of '%s'", target);
+        } else if (S_ISDIR(st.st_mode)) {
+                kind = "scratch file";
+                r = make_scratch(target, arg_size, &direct, &buffered);
+                if (r == -EOPNOTSUPP)
+                        return log_error("the filesystem of '%s' does not support O_TMPFILE or O_DIRECT", target);
+                if (r < 0)
+                        return log_errno(r, "cannot make a %s scratch file in '%s'", format_bytes(arg_size, b1), target);
+                region = arg_size;
+        } else
+                return log_error("cannot probe '%s': not a directory nor a block device", target);
+
+        r = probe_run(direct, buffered, region, seconds, &res);
+        if (r < 0)
+                return log_errno(r, "probe of '%s' failed", target);
+
+        if (arg_output) {
+                _cleanup_fclose_ FILE *f = fopen(arg_output, "we");
+                if (!f)
+                        return log_errno(-errno, "cannot write '%s'", arg_output);
+                print_json(f, target, kind, &res);
+                if (fflush(f) != 0 || ferror(f))
+                        return log_error("cannot write '%s'", arg_output);
+        }
+        if (arg_json) {
+                print_json(stdout, target, kind, &res);
+                return 0;
+        }
+        printf("probed:       %s (%s, %s)\n", target, kind, format_bytes(res.region_bytes, b1));
+        printf("per request:  %.0f us (4 KiB read at queue depth 1; p99 %.0f us)\n", res.lat_qd1_us,
+               res.lat_qd1_p99_us);
+        printf("random 4 KiB: ");
+        for (int i = 0; i < 4; i++)
+                printf("QD%-2u %7.0f/s  ", probe_depths[i], res.iops[i]);
+        printf("\nsequential:   %.0f MB/s (1 MiB reads, 8 in flight)\n", res.seq_mbps);
+        printf("seek cost:    ");
+        for (int i = 0; i < 4; i++)
+                printf("%s: %.0f us  ", format_bytes(res.seek_dist[i], b1), res.seek_us[i]);
+        printf("\n              -> %s\n", res.rotational ? "rotational (far reads cost more: sort by position)"
+                                                         : "not rotational (distance does not matter)");
+        if (res.fill_mbps > 0)
+                printf("page cache:   %.0f MB/s buffered fill\n", res.fill_mbps);
+        return 0;
+}

@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: MIT */
+#include "probe.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "util.h"
+#include "banned.h"
+
+const unsigned probe_depths[4] = { 1, 4, 16, 64 };
+
+#define BLOCK 4096u
+#define BIG (1u << 20)
+
+/* xorshift: offsets spread over the region, not in the page cache anyway
+ * (O_DIRECT) */
+static uint64_t next_rand(uint64_t *s)
+{
+        uint64_t x = *s;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        return *s = x;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+        double x = *(const double *)a, y = *(const double *)b;
+        return x < y ? -1 : x > y;
+}
+
+/* Random reads of `size` at `depth` in flight for `seconds`; returns
+ * completed reads per second, and (depth 1) the per-read latencies. */
+static int random_reads(struct io_uring *ring, int fd, uint8_t *buf, uint64_t region, unsigned size,
+                        unsigned depth, double seconds, bool sequential, double *ret_rate,
+                        double *lat, size_t *n_lat, size_t max_lat)
+{
+        uint64_t seed = 0x9e3779b97f4a7c15ULL ^ (uint64_t)depth, done = 0, next_seq = 0;
+        uint64_t t0 = now_ns(), end = t0 + (uint64_t)(seconds * 1e9), slots = region / size;
+        uint64_t *started = calloc(depth, sizeof(uint64_t));
+        unsigned inflight = 0;
+        bool stop = false;
+
+        if (!started)
+                return -ENOMEM;
+        if (slots == 0) {
+                free(started);
+                return -EINVAL;
+        }
+        while (!stop || inflight > 0) {
+                struct io_uring_cqe *cqe;
+                int r;
+
+                while (!stop && inflight < depth) {
+                        struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+                        unsigned slot = inflight;
+                        uint64_t off;
+
+                        if (!sqe)
+                                break;
+                        if (sequential) {
+                                off = (next_seq % slots) * size;
+                                next_seq++;
+                        } else
+                                off = (next_rand(&seed) % slots) * size;
+                        /* find a free slot id: the lowest not in use */
+                        for (unsigned k = 0; k < depth; k++)
+                                if (!started[k]) {
+                                        slot = k;
+                                        break;
+                                }
+                        started[slot] = now_ns();
+                        io_uring_prep_read(sqe, fd, buf + (uint64_t)slot * size, size, off);
+                        io_uring_sqe_set_data64(sqe, slot);
+                        inflight++;
+                }
+                io_uring_submit(ring);
+                r = io_uring_wait_cqe(ring, &cqe);
+                if (r == -EINTR)
+                        continue;
+                if (r < 0) {
+                        free(started);
+                        return r;
+                }
+                if (cqe->res < 0) {
+                        r = cqe->res;
+                        io_uring_cqe_seen(ring, cqe);
+                        free(started);
+                        return r;
+                }
+                {
+                        uint64_t slot = io_uring_cqe_get_data64(cqe);
+                        if (lat && *n_lat < max_lat && slot < depth)
+                                lat[(*n_lat)++] = (double)(now_ns() - started[slot]) / 1e3;
+                        if (slot < depth)
+                                started[slot] = 0;
+                }
+                io_uring_cqe_seen(ring, cqe);
+                inflight--;
+                done++;
+                if (now_ns() >= end)
+                        stop = true;
+        }
+        *ret_rate = (double)done / ((double)(now_ns() - t0) / 1e9);
+        free(started);
+        return 0;
+}
+
+/* QD1 reads alternating between two offsets `dist` apart. */
+static int seek_pairs(int fd, uint8_t *buf, uint64_t region, uint64_t dist, double seconds, double *ret_us)
+{
+        uint64_t seed = 12345 + dist, t0 = now_ns(), end = t0 + (uint64_t)(seconds * 1e9), n = 0;
+
+        if (dist + BLOCK > region)
+                return -EINVAL;
+        while (now_ns() < end) {
+                /* a new random pair each time, so no cache below us helps */
+                uint64_t base = (next_rand(&seed) % ((region - dist) / BLOCK)) * BLOCK;
+                if (pread(fd, buf, BLOCK, (off_t)base) != BLOCK ||
+                    pread(fd, buf, BLOCK, (off_t)(base + dist)) != BLOCK)
+                        return errno ? -errno : -EIO;
+                n += 2;
+        }
+        *ret_us = (double)(now_ns() - t0) / 1e3 / (double)(n ? n : 1);
+        return 0;
+}
+
+int probe_run(int fd, int buffered_fd, uint64_t region, double seconds, struct probe_result *ret)
+{
+        struct probe_result res = { .region_bytes = region };
+        struct io_uring ring;
+        double *lat = NULL, rate;
+        size_t n_lat = 0, max_lat = 200000;
+        uint8_t *buf;
+        double slice = seconds / 10.0;   /* 10 measurements share the time */
+        int r;
+
+        region &= ~(uint64_t)(BIG - 1);
+        if (region < 4 * (uint64_t)BIG)
+                return -EINVAL;
+        buf = mmap(NULL, 64 * (size_t)BIG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (buf == MAP_FAILED)
+                return -ENOMEM;
+        lat = malloc(max_lat * sizeof(double));
+        r = lat ? io_uring_queue_init(128, &ring, 0) : -ENOMEM;
+        if (r < 0)
+                goto out;
+
+        /* 1. latency at queue depth 1 */
+        r = random_reads(&ring, fd, buf, region, BLOCK, 1, slice * 2, false, &rate, lat, &n_lat, max_lat);
+        if (r < 0)
+                goto out_ring;
+        qsort_safe(lat, n_lat, sizeof(double), cmp_double);
+        res.lat_qd1_us = n_lat ? lat[n_lat / 2] : 0;
+        res.lat_qd1_p99_us = n_lat ? lat[MIN(n_lat - 1, n_lat * 99 / 100)] : 0;
+        res.iops[0] = rate;
+        /* 2. random IOPS at deeper queues */
+        for (int i = 1; i < 4; i++) {
+                r = random_reads(&ring, fd, buf, region, BLOCK, probe_depths[i], slice, false, &res.iops[i],
+                                 NULL, NULL, 0);
+                if (r < 0)
+                        goto out_ring;
+        }
+        /* 3. sequential bandwidth */
+        r = random_reads(&ring, fd, buf, region, BIG, 8, slice * 2, true, &rate, NULL, NULL, 0);
+        if (r < 0)
+                goto out_ring;
+        res.seq_mbps = rate * BIG / 1e6;
+        /* 4. seek cost against distance */
+        {
+                uint64_t dists[4] = { 64 << 10, 1 << 20, region / 4, region / 2 };
+                for (int i = 0; i < 4; i++) {
+                        res.seek_dist[i] = dists[i] & ~(uint64_t)(BLOCK - 1);
+                        r = seek_pairs(fd, buf, region, res.seek_dist[i], slice / 2, &res.seek_us[i]);
+                        if (r < 0)
+                                goto out_ring;
+                }
+                /* rotational: far requests clearly dearer than near ones */
+                res.rotational = res.seek_us[3] > 2.0 * res.seek_us[0] && res.seek_us[3] - res.seek_us[0] > 500;
+        }
+        /* 5. page-cache fill rate: buffered sequential reads of dropped pages */
+        if (buffered_fd >= 0) {
+                uint64_t len = MIN(region, (uint64_t)256 << 20), off = 0, t0;
+                (void)posix_fadvise(buffered_fd, 0, (off_t)len, POSIX_FADV_DONTNEED);
+                t0 = now_ns();
+                while (off < len) {
+                        ssize_t k = pread(buffered_fd, buf, BIG, (off_t)off);
+                        if (k <= 0)
+                                break;
+                        off += (uint64_t)k;
+                }
+                res.fill_mbps = (double)off / ((double)(now_ns() - t0) / 1e3);
+                (void)posix_fadvise(buffered_fd, 0, (off_t)len, POSIX_FADV_DONTNEED);
+        }
+        r = 0;
+        *ret = res;
+out_ring:
+        io_uring_queue_exit(&ring);
+out:
+        free(lat);
+        munmap(buf, 64 * (size_t)BIG);
+        return r;
+}

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/* Measuring what a request costs on a device: latency at queue depth 1,
+ * random IOPS at several depths, sequential bandwidth, seek cost against
+ * distance, page-cache fill rate.  Reads only, with O_DIRECT, from a block
+ * device or from a scratch file the caller created. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct probe_result {
+        uint64_t region_bytes;      /* what was probed */
+        double lat_qd1_us;          /* median 4 KiB random read at queue depth 1 */
+        double lat_qd1_p99_us;
+        double iops[4];             /* 4 KiB random reads per second at depths 1, 4, 16, 64 */
+        double seq_mbps;            /* 1 MiB reads, 8 in flight */
+        double seek_us[4];          /* QD1 latency alternating between offsets this far apart */
+        uint64_t seek_dist[4];
+        double fill_mbps;           /* buffered reads into the page cache (0 when not measured) */
+        bool rotational;            /* seeks cost more with distance */
+};
+
+extern const unsigned probe_depths[4];
+
+/* Probe fd (opened O_RDONLY|O_DIRECT) over [0, region) for about `seconds`
+ * in all.  buffered_fd, if >= 0, is the same data opened without O_DIRECT,
+ * for the page-cache fill rate (its pages are dropped first). */
+int probe_run(int fd, int buffered_fd, uint64_t region, double seconds, struct probe_result *ret);

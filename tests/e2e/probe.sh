@@ -1,0 +1,46 @@
+#!/bin/sh
+# probe measures a block device and a directory (through an unnamed scratch
+# file that leaves nothing behind), in bounded time, and says what it found.
+. "$(dirname "$0")/lib.sh"
+need_root; need_loop; need_python
+
+truncate -s 256M "$TMP/dev.img"
+LOOPDEV=$(losetup --find --show --direct-io=on "$TMP/dev.img")
+dd if=/dev/zero of="$LOOPDEV" bs=1M count=256 oflag=direct status=none
+
+t0=$(date +%s%N)
+"$READSET" probe --quick --json -o "$TMP/p.json" "$LOOPDEV" > "$TMP/stdout.json" || fail "probe of $LOOPDEV"
+t1=$(date +%s%N)
+[ $(( (t1 - t0) / 1000000 )) -lt 6000 ] || fail "probe --quick took $(( (t1 - t0) / 1000000 )) ms"
+cmp -s "$TMP/p.json" "$TMP/stdout.json" || fail "-o and --json differ"
+"$PY" - "$TMP/p.json" <<'PYEOF' || fail "implausible probe results"
+import json, sys
+p = json.load(open(sys.argv[1]))
+print(json.dumps(p))
+assert p["probed"] == "block device" and p["region_bytes"] == 256 << 20
+assert 1 <= p["latency_qd1_us"] <= 100000, "latency"
+assert p["latency_qd1_p99_us"] >= p["latency_qd1_us"]
+q = p["random_4k_iops"]
+assert all(q[k] > 0 for k in ("qd1", "qd4", "qd16", "qd64"))
+# one request at a time cannot beat 1 / latency by much
+assert q["qd1"] <= 1.5e6 / p["latency_qd1_us"], "qd1 rate vs latency"
+assert p["sequential_mbps"] > 1
+assert len(p["seek_cost"]) == 4 and all(s["latency_us"] > 0 for s in p["seek_cost"])
+assert p["rotational"] in (True, False)
+PYEOF
+
+# A directory: a scratch file, gone afterwards.
+mkdir "$TMP/dir"
+"$READSET" probe --quick --size 32M "$TMP/dir" > "$TMP/out" || fail "probe of a directory"
+grep -q "^per request:" "$TMP/out" && grep -q "^random 4 KiB:" "$TMP/out" || { cat "$TMP/out"; fail "output"; }
+[ -z "$(ls -A "$TMP/dir")" ] || fail "probe left files behind: $(ls -A "$TMP/dir")"
+
+# Clear refusals.
+rc=0; "$READSET" probe "$TMP/missing" 2>"$TMP/err" || rc=$?
+[ "$rc" = 1 ] && grep -q "cannot probe" "$TMP/err" || fail "missing path: exit $rc"
+mkfifo "$TMP/fifo"
+rc=0; timeout 10 "$READSET" probe "$TMP/fifo" 2>"$TMP/err" || rc=$?
+[ "$rc" = 1 ] && grep -q "not a directory nor a block device" "$TMP/err" || fail "FIFO: exit $rc"
+rc=0; "$READSET" probe --seconds 99 2>/dev/null || rc=$?
+[ "$rc" = 2 ] || fail "bad --seconds: exit $rc"
+echo "probe: ok"
