@@ -28,6 +28,9 @@ struct paths {
         size_t tab_size, n;
         struct paths_stats st;
         char *labels;          /* scratch for returned paths */
+        struct mount_ent *mounts;
+        size_t n_mounts;
+        bool mounts_loaded;
 };
 
 uint64_t paths_kdev_to_dev(uint32_t kdev)
@@ -154,18 +157,32 @@ static void unescape(char *s)
 
 struct mount_ent {
         uint64_t dev;
-        char mnt[PATH_MAX];
-        char fstype[64];
-        char root[PATH_MAX];
+        char *mnt;
+        char *fstype;
+        char *root;
 };
 
-/* Iterate /proc/self/mountinfo; fn returns < 0 to stop. */
-static int for_each_mount(int (*fn)(void *ud, const struct mount_ent *m), void *ud)
+static void mounts_free(struct paths *p)
 {
-        _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
-        _cleanup_free_ char *line = NULL;
-        size_t cap = 0;
+        for (size_t i = 0; i < p->n_mounts; i++) {
+                free(p->mounts[i].mnt);
+                free(p->mounts[i].fstype);
+                free(p->mounts[i].root);
+        }
+        free(p->mounts);
+        p->mounts = NULL;
+        p->n_mounts = 0;
+}
 
+/* Read /proc/self/mountinfo once into p->mounts (again after a reset). */
+static int mounts_load(struct paths *p)
+{
+        _cleanup_fclose_ FILE *f = NULL;
+        _cleanup_free_ char *line = NULL;
+        size_t cap = 0, cap_m = 0;
+
+        mounts_free(p);
+        f = fopen("/proc/self/mountinfo", "re");
         if (!f)
                 return -errno;
         while (getline(&line, &cap, f) > 0) {
@@ -185,15 +202,36 @@ static int for_each_mount(int (*fn)(void *ud, const struct mount_ent *m), void *
                 tok = strtok_r(sep + 3, " ", &save);
                 if (!tok)
                         continue;
-                m.dev = makedev(maj, min);
                 unescape(fields[3]);
                 unescape(fields[4]);
-                snprintf(m.root, sizeof(m.root), "%s", fields[3]);
-                snprintf(m.mnt, sizeof(m.mnt), "%s", fields[4]);
-                snprintf(m.fstype, sizeof(m.fstype), "%s", tok);
-                if (fn(ud, &m) < 0)
-                        break;
+                m.dev = makedev(maj, min);
+                m.root = strdup(fields[3]);
+                m.mnt = strdup(fields[4]);
+                m.fstype = strdup(tok);
+                if (!m.root || !m.mnt || !m.fstype ||
+                    grow_array(&p->mounts, &cap_m, p->n_mounts + 1, sizeof(*p->mounts)) < 0) {
+                        free(m.root);
+                        free(m.mnt);
+                        free(m.fstype);
+                        return -ENOMEM;
+                }
+                p->mounts[p->n_mounts++] = m;
         }
+        p->mounts_loaded = true;
+        return 0;
+}
+
+/* Call fn for every mount (loaded once); fn returns < 0 to stop. */
+static int for_each_mount(struct paths *p, int (*fn)(void *ud, const struct mount_ent *m), void *ud)
+{
+        if (!p->mounts_loaded) {
+                int r = mounts_load(p);
+                if (r < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < p->n_mounts; i++)
+                if (fn(ud, &p->mounts[i]) < 0)
+                        break;
         return 0;
 }
 
@@ -237,7 +275,7 @@ int paths_open(struct paths **ret, bool watch)
                         return -ENOMEM;
                 }
                 c->p = p;
-                for_each_mount(mark_one, c);
+                for_each_mount(p, mark_one, c);
                 free(c);
         }
         *ret = p;
@@ -384,7 +422,7 @@ static int find_dev(void *ud, const struct mount_ent *m)
  * block device's inode lives on the internal bdev filesystem, whose device
  * number is anonymous (major 0) and never mounted, and its inode number is
  * the device number. */
-static bool is_blockdev_key(uint32_t kdev, uint64_t ino, char *path, size_t len)
+static bool is_blockdev_key(struct paths *p, uint32_t kdev, uint64_t ino, char *path, size_t len)
 {
         char sys[64], target[PATH_MAX];
         struct dev_find df = { .dev = paths_kdev_to_dev(kdev) };
@@ -392,7 +430,7 @@ static bool is_blockdev_key(uint32_t kdev, uint64_t ino, char *path, size_t len)
 
         if ((kdev >> 20) != 0 || ino > UINT32_MAX)
                 return false;
-        for_each_mount(find_dev, &df);
+        for_each_mount(p, find_dev, &df);
         if (df.found)
                 return false;   /* tmpfs, btrfs, overlayfs...: a real file */
         snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u", (unsigned)(ino >> 20), (unsigned)(ino & 0xfffff));
@@ -500,6 +538,8 @@ int paths_prepare(struct paths *p, struct rs_builder *b, uint64_t max_walk)
         if (!done)
                 return -ENOMEM;
         paths_drain(p);
+        /* the mounts as they are now, after the command ran */
+        p->mounts_loaded = false;
         for (size_t i = 0; i < n; i++) {
                 uint32_t kdev;
                 uint64_t ino, dev;
@@ -511,10 +551,10 @@ int paths_prepare(struct paths *p, struct rs_builder *b, uint64_t max_walk)
 
                 builder_key(b, i, &kdev, &ino);
                 dev = paths_kdev_to_dev(kdev);
-                if (done[i] || tab_find(p, dev, ino) || is_blockdev_key(kdev, ino, tmp, sizeof(tmp)))
+                if (done[i] || tab_find(p, dev, ino) || is_blockdev_key(p, kdev, ino, tmp, sizeof(tmp)))
                         continue;
                 mf.dev = dev;
-                for_each_mount(find_mount, &mf);
+                for_each_mount(p, find_mount, &mf);
                 if (!mf.found)
                         continue;     /* not a mounted filesystem: stays unresolved */
                 mntfd = open(mf.mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -544,7 +584,7 @@ int paths_prepare(struct paths *p, struct rs_builder *b, uint64_t max_walk)
                         c.dev = dev;
                         c.budget = budget;
                         c.deadline = deadline;
-                        for_each_mount(walk_mount, &c);
+                        for_each_mount(p, walk_mount, &c);
                         budget = c.budget;
                 }
                 free(c.w);
@@ -577,7 +617,7 @@ int paths_resolve(void *userdata, uint32_t kdev, uint64_t ino, struct rs_identit
                         ret->flags |= RS_FILE_DELETED;
                 return 0;
         }
-        if (is_blockdev_key(kdev, ino, tmp, sizeof(tmp))) {
+        if (is_blockdev_key(p, kdev, ino, tmp, sizeof(tmp))) {
                 struct stat st;
 
                 free(p->labels);
@@ -607,5 +647,6 @@ void paths_close(struct paths *p)
                 free(p->tab[i].path);
         free(p->tab);
         free(p->labels);
+        mounts_free(p);
         free(p);
 }
