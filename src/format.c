@@ -80,12 +80,6 @@ static void w_section(struct wbuf *w, uint8_t tag, const struct wbuf *body)
         w_bytes(w, body->p, body->n);
 }
 
-static void put_le32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i)); }
-static void put_le16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
-static void put_le64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i)); }
-static uint32_t get_le32(const uint8_t *p) { uint32_t v = 0; for (int i = 3; i >= 0; i--) v = v << 8 | p[i]; return v; }
-static uint16_t get_le16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
-static uint64_t get_le64(const uint8_t *p) { uint64_t v = 0; for (int i = 7; i >= 0; i--) v = v << 8 | p[i]; return v; }
 
 static uint32_t crc(const uint8_t *p, size_t n)
 {
@@ -180,13 +174,13 @@ int format_encode(const struct readset *rs, uint8_t **ret_buf, size_t *ret_len)
                 goto out;
         }
         memcpy(out, FORMAT_MAGIC, 8);
-        put_le16(out + 8, FORMAT_MAJOR);
-        put_le16(out + 10, FORMAT_MINOR);
-        put_le32(out + 12, FLAG_ZSTD);
-        put_le64(out + 16, payload.n);
-        put_le64(out + 24, clen);
-        put_le32(out + 32, crc(payload.p, payload.n));
-        put_le32(out + 36, crc(out, 36));
+        put_le(out + 8, FORMAT_MAJOR, 2);
+        put_le(out + 10, FORMAT_MINOR, 2);
+        put_le(out + 12, FLAG_ZSTD, 4);
+        put_le(out + 16, payload.n, 8);
+        put_le(out + 24, clen, 8);
+        put_le(out + 32, crc(payload.p, payload.n), 4);
+        put_le(out + 36, crc(out, 36), 4);
         *ret_len = FORMAT_HEADER_SIZE + clen;
         *ret_buf = TAKE_PTR(out);
 out:
@@ -391,19 +385,19 @@ int format_decode(const uint8_t *buf, size_t len, struct readset **ret, const ch
                 *ret_why = "truncated header";
                 return -ENODATA;
         }
-        if (crc(buf, 36) != get_le32(buf + 36)) {
+        if (crc(buf, 36) != get_le(buf + 36, 4)) {
                 *ret_why = "header checksum mismatch";
                 return -EBADMSG;
         }
-        if (get_le16(buf + 8) != FORMAT_MAJOR) {
-                *ret_why = get_le16(buf + 8) > FORMAT_MAJOR ?
+        if (get_le(buf + 8, 2) != FORMAT_MAJOR) {
+                *ret_why = get_le(buf + 8, 2) > FORMAT_MAJOR ?
                         "written by a newer readset (unsupported format version)" :
                         "unsupported format version";
                 return -EPROTONOSUPPORT;
         }
-        flags = get_le32(buf + 12);
-        raw_len = get_le64(buf + 16);
-        stored_len = get_le64(buf + 24);
+        flags = (uint32_t)get_le(buf + 12, 4);
+        raw_len = get_le(buf + 16, 8);
+        stored_len = get_le(buf + 24, 8);
         if (flags & ~FLAG_ZSTD) {
                 *ret_why = "unknown header flags";
                 return -EPROTONOSUPPORT;
@@ -449,7 +443,7 @@ int format_decode(const uint8_t *buf, size_t len, struct readset **ret, const ch
                 }
                 r = (struct rbuf){ buf + FORMAT_HEADER_SIZE, raw_len, 0, 0 };
         }
-        if (crc(r.p, r.n) != get_le32(buf + 32)) {
+        if (crc(r.p, r.n) != get_le(buf + 32, 4)) {
                 *ret_why = "payload checksum mismatch";
                 return -EBADMSG;
         }

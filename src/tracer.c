@@ -475,14 +475,6 @@ int tracer_parse_line(const char *line, uint64_t start_us, unsigned page_shift, 
         return 1;
 }
 
-static uint64_t get_le(const uint8_t *p, int size)
-{
-        uint64_t v = 0;
-        for (int i = size - 1; i >= 0; i--)
-                v = v << 8 | p[i];
-        return v;
-}
-
 /* One record of our events -> rs_event; returns false for other events. */
 static bool decode_record(struct tracer_raw *t, const uint8_t *d, size_t len, uint64_t ts_ns, struct rs_event *ev)
 {

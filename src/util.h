@@ -48,6 +48,21 @@ int parse_size(const char *s, uint64_t *ret);   /* accepts K, M, G suffixes */
 /* Grow *array (element size esz) so it can hold at least `need` elements. */
 int grow_array(void *array, size_t *cap, size_t need, size_t esz);
 
+/* Little-endian integers of `size` bytes (1..8) in a byte buffer. */
+static inline uint64_t get_le(const uint8_t *p, int size)
+{
+        uint64_t v = 0;
+        for (int i = size - 1; i >= 0; i--)
+                v = v << 8 | p[i];
+        return v;
+}
+
+static inline void put_le(uint8_t *p, uint64_t v, int size)
+{
+        for (int i = 0; i < size; i++)
+                p[i] = (uint8_t)(v >> (8 * i));
+}
+
 /* qsort(3) that accepts an empty (possibly NULL) array. */
 static inline void qsort_safe(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
 {
