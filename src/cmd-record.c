@@ -314,9 +314,7 @@ int cmd_record(int argc, char **argv)
         }
 
         /* Signals: handled synchronously through a signalfd, so that every
-         * path out of here removes the tracefs instance.  SIGCHLD must not be
-         * ignored (inherited SIG_IGN would reap the command behind our back). */
-        signal(SIGCHLD, SIG_DFL);
+         * path out of here removes the tracefs instance. */
         sigemptyset(&mask);
         sigaddset(&mask, SIGINT);
         sigaddset(&mask, SIGTERM);

@@ -341,9 +341,7 @@ int cmd_run(int argc, char **argv)
                 eo.readahead_cap = dev.readahead_cap;
         }
 
-        /* Start the command first: it never waits for the replay.  (An
-         * inherited SIGCHLD=SIG_IGN would reap it behind our back.) */
-        signal(SIGCHLD, SIG_DFL);
+        /* Start the command first: it never waits for the replay. */
         child.pid = spawn(recording ? rec : cmd);
         if (child.pid < 0)
                 return log_errno(child.pid, "cannot fork");

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* readset: record, show and replay the read set of a cold start. */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -64,6 +65,9 @@ int main(int argc, char **argv)
         int r;
 
         log_set_program("readset");
+        /* Verbs wait for the children they start: an inherited SIGCHLD=SIG_IGN
+         * would have the kernel reap them behind our back. */
+        signal(SIGCHLD, SIG_DFL);
         if (argc < 2) {
                 help(stderr);
                 return 2;

@@ -33,6 +33,7 @@ struct tracer {
         char *buf;         /* READ_CHUNK + partial line */
         size_t buf_len;    /* bytes of a partial line kept from the last read */
         int ncpus;
+        unsigned page_shift;   /* log2 of the page size, for the text reader */
         /* binary reading of per-CPU trace_pipe_raw (no text formatting in the kernel) */
         bool raw;
         struct tracer_raw rf;
@@ -238,6 +239,7 @@ int tracer_open(struct tracer **ret, uint64_t buffer_kb, const char **ret_what)
                 return -ENOMEM;
         t->dirfd = t->pipefd = -1;
         t->ncpus = (int)sysconf(_SC_NPROCESSORS_CONF);
+        t->page_shift = (unsigned)__builtin_ctzl((unsigned long)sysconf(_SC_PAGESIZE));
         t->root = strdup(root);
         if (!t->root || asprintf(&t->path, "%s/instances/%s%d", root, INSTANCE_PREFIX, (int)getpid()) < 0) {
                 t->path = NULL;
@@ -668,7 +670,7 @@ int tracer_drain(struct tracer *t, tracer_event_fn fn, void *userdata)
                         int r;
 
                         *nl = 0;
-                        r = tracer_parse_line(line, t->rf.start_us, (unsigned)__builtin_ctzl((unsigned long)sysconf(_SC_PAGESIZE)), &ev);
+                        r = tracer_parse_line(line, t->rf.start_us, t->page_shift, &ev);
                         if (r < 0)
                                 t->rf.bad_lines++;
                         else if (r > 0) {
