@@ -39,44 +39,6 @@ static void probe_help(void)
                "  -h, --help           show this help\n");
 }
 
-/* A scratch file of `size` bytes of real data in dir: unnamed, so nothing
- * is left behind even if probe is killed. */
-static int make_scratch(const char *dir, uint64_t size, int *ret_direct, int *ret_buffered)
-{
-        _cleanup_close_ int fd = -1;
-        _cleanup_free_ uint8_t *chunk = NULL;
-        uint64_t seed = 88172645463325252ULL;
-        char proc[64];
-        int d;
-
-        fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-        if (fd < 0)
-                return -errno;
-        chunk = malloc(1 << 20);
-        if (!chunk)
-                return -ENOMEM;
-        for (size_t i = 0; i < (1 << 20); i += 8) {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                memcpy(chunk + i, &seed, 8);
-        }
-        for (uint64_t off = 0; off < size; off += 1 << 20) {
-                ssize_t k = pwrite(fd, chunk, 1 << 20, (off_t)off);
-                if (k != 1 << 20)
-                        return k < 0 ? -errno : -ENOSPC;
-        }
-        if (fsync(fd) < 0)
-                return -errno;
-        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-        d = open(proc, O_RDONLY | O_DIRECT | O_CLOEXEC);
-        if (d < 0)
-                return errno == EINVAL ? -EOPNOTSUPP : -errno;
-        *ret_direct = d;
-        *ret_buffered = TAKE_FD(fd);
-        return 0;
-}
-
 static void print_json(FILE *f, const char *target, const char *kind, const struct probe_result *p)
 {
         struct json j;
@@ -170,7 +132,7 @@ int cmd_probe(int argc, char **argv)
                         return log_errno(-errno, "cannot get the size of '%s'", target);
         } else if (S_ISDIR(st.st_mode)) {
                 kind = "scratch file";
-                r = make_scratch(target, arg_size, &direct, &buffered);
+                r = probe_scratch(target, arg_size, &direct, &buffered);
                 if (r == -EOPNOTSUPP)
                         return log_error("the filesystem of '%s' does not support O_TMPFILE or O_DIRECT", target);
                 if (r < 0)

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <liburing.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -26,6 +27,39 @@ static uint64_t next_rand(uint64_t *s)
         x ^= x >> 7;
         x ^= x << 17;
         return *s = x;
+}
+
+int probe_scratch(const char *dir, uint64_t size, int *ret_direct, int *ret_buffered)
+{
+        _cleanup_close_ int fd = -1;
+        _cleanup_free_ uint64_t *chunk = NULL;
+        uint64_t seed = 88172645463325252ULL;
+        char proc[64];
+        int d;
+
+        fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return -errno;
+        chunk = malloc(BIG);
+        if (!chunk)
+                return -ENOMEM;
+        /* real data: a filesystem reads unwritten extents as zeros, no I/O */
+        for (size_t i = 0; i < BIG / sizeof(*chunk); i++)
+                chunk[i] = next_rand(&seed);
+        for (uint64_t off = 0; off < size; off += BIG) {
+                ssize_t k = pwrite(fd, chunk, BIG, (off_t)off);
+                if (k != BIG)
+                        return k < 0 ? -errno : -ENOSPC;
+        }
+        if (fsync(fd) < 0)
+                return -errno;
+        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+        d = open(proc, O_RDONLY | O_DIRECT | O_CLOEXEC);
+        if (d < 0)
+                return errno == EINVAL ? -EOPNOTSUPP : -errno;
+        *ret_direct = d;
+        *ret_buffered = TAKE_FD(fd);
+        return 0;
 }
 
 static int cmp_double(const void *a, const void *b)

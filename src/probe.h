@@ -22,6 +22,12 @@ struct probe_result {
 
 extern const unsigned probe_depths[4];
 
+/* A scratch file of `size` bytes of real data in dir, unnamed (O_TMPFILE):
+ * nothing is left behind however the process ends.  Returns it opened with
+ * O_DIRECT and, separately, buffered.  -EOPNOTSUPP when the filesystem
+ * cannot do O_DIRECT. */
+int probe_scratch(const char *dir, uint64_t size, int *ret_direct, int *ret_buffered);
+
 /* Probe fd (opened O_RDONLY|O_DIRECT) over [0, region) for about `seconds`
  * in all.  buffered_fd, if >= 0, is the same data opened without O_DIRECT,
  * for the page-cache fill rate (its pages are dropped first). */
