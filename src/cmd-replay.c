@@ -46,17 +46,13 @@ static void replay_help(void)
 int cmd_replay(int argc, char **argv)
 {
         static const struct option opts[] = {
-                { "method", required_argument, NULL, 'm' },
-                { "queue-depth", required_argument, NULL, 'Q' },
-                { "threads", required_argument, NULL, 'T' },
-                { "max-bytes", required_argument, NULL, 'B' },
                 { "all-ranges", no_argument, NULL, 'A' },
-                { "no-lookups", no_argument, NULL, 'L' },
                 { "background", no_argument, NULL, 'b' },
                 { "no-wait", no_argument, NULL, 'W' },
                 { "dry-run", no_argument, NULL, 'n' },
                 { "json", no_argument, NULL, 'j' },
                 { "quiet", no_argument, NULL, 'q' },
+                REPLAY_ENGINE_OPTIONS,
                 { "help", no_argument, NULL, 'h' },
                 {}
         };

@@ -230,11 +230,7 @@ int cmd_run(int argc, char **argv)
                 { "stale-below", required_argument, NULL, 'S' },
                 { "stats", no_argument, NULL, 's' },
                 { "nice", required_argument, NULL, 'N' },
-                { "method", required_argument, NULL, 'm' },
-                { "queue-depth", required_argument, NULL, 'Q' },
-                { "max-bytes", required_argument, NULL, 'B' },
-                { "threads", required_argument, NULL, 'T' },
-                { "no-lookups", no_argument, NULL, 'L' },
+                REPLAY_ENGINE_OPTIONS,
                 { "help", no_argument, NULL, 'h' },
                 {}
         };

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <getopt.h>
 #include <stdint.h>
 
 #include "engine.h"
@@ -18,6 +19,14 @@ int replay_memory_budget(uint64_t *ret);
  * and the memory budget. */
 int replay_plan(const struct readset *rs, uint64_t max_bytes, bool accessed_only, struct plan **ret,
                 struct device_profile *ret_dev);
+
+/* The long options of replay_parse_option(), for a getopt_long table. */
+#define REPLAY_ENGINE_OPTIONS \
+        { "method", required_argument, NULL, 'm' }, \
+        { "queue-depth", required_argument, NULL, 'Q' }, \
+        { "threads", required_argument, NULL, 'T' }, \
+        { "max-bytes", required_argument, NULL, 'B' }, \
+        { "no-lookups", no_argument, NULL, 'L' }
 
 /* The engine options replay and run share: -m/--method, -Q/--queue-depth,
  * --max-bytes (B), -T/--threads, --no-lookups (L).  Returns 1 when c was one
