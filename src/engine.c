@@ -192,7 +192,6 @@ struct worker {
         unsigned tid, n;          /* handles the files with index % n == tid */
         struct engine_stats st;
         uint8_t *buf;             /* for reads that settle what readahead left out */
-        int err;
         pthread_t thread;
 };
 
@@ -290,6 +289,35 @@ static bool probe_says_cached(struct eng *e, struct cache_probe *p, int fd, uint
         return have >= 0 && (uint64_t)have >= len;
 }
 
+/* The file of a read, opened and checked; -1 when the read is to be skipped
+ * (file skipped, or its range already cached), with the bytes counted.  With
+ * a probe, the cache is asked as the probe says; without, always. */
+static int prepare_read(struct eng *e, const struct plan_read *pr, struct engine_stats *st,
+                        struct cache_probe *probe)
+{
+        int fd = get_fd(e, pr->file, st);
+
+        if (fd < 0) {
+                st->bytes_skipped += pr->length;
+                return -1;
+        }
+        if (e->opt->skip_cached) {
+                bool cached;
+                if (probe)
+                        cached = probe_says_cached(e, probe, fd, pr->offset, pr->length);
+                else {
+                        int64_t have = engine_cached_bytes(fd, pr->offset, pr->length);
+                        cached = have >= 0 && (uint64_t)have >= pr->length;
+                }
+                if (cached) {
+                        st->bytes_cached += pr->length;
+                        return -1;
+                }
+        }
+        st->bytes += pr->length;
+        return fd;
+}
+
 /* readahead(2) the reads [from, to) of this worker's files, in plan order. */
 static void *worker_main(void *arg)
 {
@@ -309,16 +337,9 @@ static void *worker_main(void *arg)
                         break;
                 if (pr->file % w->n != w->tid)
                         continue;
-                fd = get_fd(e, pr->file, &w->st);
-                if (fd < 0) {
-                        w->st.bytes_skipped += pr->length;
+                fd = prepare_read(e, pr, &w->st, &probe);
+                if (fd < 0)
                         continue;
-                }
-                if (e->opt->skip_cached && probe_says_cached(e, &probe, fd, off, len)) {
-                        w->st.bytes_cached += len;
-                        continue;
-                }
-                w->st.bytes += len;
                 /* one call reads at most max(read_ahead_kb, max_sectors_kb): chunk */
                 while (len > 0) {
                         uint64_t n = MIN(len, cap);
@@ -336,27 +357,6 @@ static void *worker_main(void *arg)
                         settle_range(fd_of(e, pr->file), pr, w->buf, &w->st);
                 }
         return NULL;
-}
-
-/* The file of a read, opened and checked; -1 when the read is to be skipped
- * (file skipped, or its range already cached), with the bytes counted. */
-static int prepare_read(struct eng *e, const struct plan_read *pr, struct engine_stats *st)
-{
-        int fd = get_fd(e, pr->file, st);
-
-        if (fd < 0) {
-                st->bytes_skipped += pr->length;
-                return -1;
-        }
-        if (e->opt->skip_cached) {
-                int64_t have = engine_cached_bytes(fd, pr->offset, pr->length);
-                if (have >= 0 && (uint64_t)have >= pr->length) {
-                        st->bytes_cached += pr->length;
-                        return -1;
-                }
-        }
-        st->bytes += pr->length;
-        return fd;
 }
 
 /* ---- the io_uring methods (single thread) ------------------------------ */
@@ -452,7 +452,7 @@ static int uring_data(struct eng *e, struct engine_stats *st)
 
                 if ((i & 31) == 0 && stopping(e, st, true))
                         break;
-                fd = prepare_read(e, pr, st);
+                fd = prepare_read(e, pr, st, NULL);
                 if (fd < 0)
                         continue;
                 r = uring_issue(e, fd, pr->offset, pr->length, st);
@@ -481,7 +481,7 @@ static void replay_metadata(struct eng *e, struct engine_stats *st)
 
         for (size_t i = 0; i < plan->n_meta; i++) {
                 const struct plan_read *pr = &plan->reads[i];
-                int fd = prepare_read(e, pr, st);
+                int fd = prepare_read(e, pr, st, NULL);
                 if (fd < 0)
                         continue;
                 st->reads++;
