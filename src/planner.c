@@ -53,7 +53,8 @@ static int plan_file(struct pctx *c, uint32_t fi)
         const struct rs_file *f = &c->rs->files[fi];
         _cleanup_free_ struct seg *s = NULL;
         _cleanup_free_ uint64_t *tmin = NULL;
-        uint64_t bridge = c->dev->bridge_bytes, maxreq = MAX(c->dev->max_request, 4096), limit, cap_t = 0;
+        uint64_t page = c->rs->page_size ? c->rs->page_size : 4096;
+        uint64_t bridge = c->dev->bridge_bytes, maxreq = MAX(c->dev->max_request, page), limit, cap_t = 0;
         size_t n = 0;
 
         if (f->n_ranges == 0)
@@ -64,8 +65,8 @@ static int plan_file(struct pctx *c, uint32_t fi)
         /* Nothing past the end of the file (when known) nor past what an
          * off_t can address: a hostile read set cannot make the plan huge. */
         limit = (uint64_t)INT64_MAX;
-        if (f->kind == RS_FILE_REGULAR && f->size > 0 && f->size < limit - 4096)
-                limit = (f->size + 4095) & ~4095ULL;
+        if (f->kind == RS_FILE_REGULAR && f->size > 0 && f->size < limit - page)
+                limit = (f->size + page - 1) / page * page;
         for (size_t i = 0; i < f->n_ranges; i++) {
                 const struct rs_range *r = &f->ranges[i];
                 uint64_t a = r->offset, b;
