@@ -104,6 +104,21 @@ static int start_guardian(struct tracer *t, struct lookups *l, const int *close_
         return p[1];
 }
 
+/* Stop tracing: with a guardian, drop our references and let it remove the
+ * kernel objects (closing its pipe tells it to); without one, remove them
+ * here.  Safe to call again. */
+static void release_tracing(struct tracer **t, struct lookups **l, int *guardian)
+{
+        if (*guardian >= 0) {
+                tracer_forget(TAKE_PTR(*t));
+                lookups_close(TAKE_PTR(*l));
+                close(TAKE_FD(*guardian));
+        } else {
+                tracer_close(TAKE_PTR(*t));
+                lookups_close(TAKE_PTR(*l));
+        }
+}
+
 struct bpf_job {
         uint64_t ns;        /* how long it took */
         pid_t pid;
@@ -503,9 +518,7 @@ int cmd_record(int argc, char **argv)
                 }
         }
         /* Our copies go; the guardian removes the kernel objects. */
-        tracer_forget(TAKE_PTR(tracer));
-        lookups_close(TAKE_PTR(lookups));
-        close(TAKE_FD(guardian));
+        release_tracing(&tracer, &lookups, &guardian);
 
         phase(&ph, "drain");
         r = paths_prepare(paths, builder, arg_max_walk);
@@ -571,14 +584,7 @@ setup_failed:
         if (arg_fallback) {
                 /* for readset run: the command runs, recorded or not */
                 log_warning("cannot record here; running '%s' unrecorded", cmd[0]);
-                if (guardian >= 0) {
-                        tracer_forget(TAKE_PTR(tracer));
-                        lookups_close(TAKE_PTR(lookups));
-                        close(TAKE_FD(guardian));
-                } else {
-                        tracer_close(TAKE_PTR(tracer));
-                        lookups_close(TAKE_PTR(lookups));
-                }
+                release_tracing(&tracer, &lookups, &guardian);
                 if (child > 0 && gate >= 0 && write(gate, "x", 1) == 1) {
                         close(TAKE_FD(gate));
                         while (waitpid(child, &status, 0) < 0 && errno == EINTR)
@@ -608,14 +614,7 @@ out:
                 kill(child, SIGKILL);
                 waitpid(child, NULL, 0);
         }
-        if (guardian >= 0) {
-                tracer_forget(tracer);
-                lookups_close(lookups);
-                close(guardian);
-        } else {
-                tracer_close(tracer);
-                lookups_close(lookups);
-        }
+        release_tracing(&tracer, &lookups, &guardian);
         paths_close(paths);
         /* Signals that arrived and were passed on are consumed here, so that
          * restoring the mask does not deliver them to readset itself. */
