@@ -63,7 +63,6 @@ int cmd_replay(int argc, char **argv)
         struct device_profile dev;
         bool arg_json = false, arg_quiet = false, arg_background = false, arg_accessed = true, arg_dry = false;
         uint64_t arg_max = 0, t_start = 0, t_plan = 0;
-        const char *why = NULL;
         int c, r;
 
         engine_options_default(&eo);
@@ -87,12 +86,9 @@ int cmd_replay(int argc, char **argv)
         if (optind + 1 != argc)
                 return log_usage("replay", optind == argc ? "missing read-set FILE" : "too many arguments");
         t_start = now_us();
-        r = format_read(argv[optind], &rs, &why);
-        if (r < 0) {
-                if (why)
-                        return log_error("cannot read '%s': %s", argv[optind], why);
-                return log_errno(r, "cannot read '%s'", argv[optind]);
-        }
+        r = load_readset(argv[optind], &rs);
+        if (r < 0)
+                return r;
         r = replay_plan(rs, arg_max, arg_accessed, &plan, &dev);
         if (r < 0)
                 return log_errno(r, "cannot plan the replay");

@@ -291,17 +291,15 @@ int cmd_run(int argc, char **argv)
                         return log_errno(r, "out of memory");
                 file = auto_file;
         }
-        if (file && access(file, F_OK) == 0) {
+        if (!arg_auto) {
+                r = load_readset(file, &rs);
+                if (r < 0)
+                        return r;
+        } else if (access(file, F_OK) == 0) {
                 r = format_read(file, &rs, &why);
-                if (r < 0 && !arg_auto) {
-                        if (why)
-                                return log_error("cannot read '%s': %s", file, why);
-                        return log_errno(r, "cannot read '%s'", file);
-                }
                 if (r < 0)
                         log_warning("'%s' is unusable (%s): recording it again", file, why ? why : strerror(-r));
-        } else if (!arg_auto)
-                return log_errno(-ENOENT, "cannot read '%s'", file);
+        }
 
         /* Recording alongside: for --stats, and for --auto (to learn, or to
          * notice the read set went stale). */

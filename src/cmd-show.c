@@ -214,7 +214,6 @@ int cmd_show(int argc, char **argv)
         };
         _cleanup_readset_ struct readset *rs = NULL;
         bool arg_json = false, arg_ranges = false, arg_lookups = false;
-        const char *why = NULL;
         int c, r;
 
         while ((c = getopt_long(argc, argv, "+jrlh", opts, NULL)) >= 0) {
@@ -228,12 +227,9 @@ int cmd_show(int argc, char **argv)
         }
         if (optind + 1 != argc)
                 return log_usage("show", optind == argc ? "missing read-set FILE" : "too many arguments");
-        r = format_read(argv[optind], &rs, &why);
-        if (r < 0) {
-                if (why)
-                        return log_error("cannot read '%s': %s", argv[optind], why);
-                return log_errno(r, "cannot read '%s'", argv[optind]);
-        }
+        r = load_readset(argv[optind], &rs);
+        if (r < 0)
+                return r;
         if (arg_json)
                 print_json(rs);
         else

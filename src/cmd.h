@@ -3,6 +3,11 @@
  * or -2 (usage error, exit 2); main() maps them. */
 #pragma once
 
+struct readset;
+
+/* Read a read set, printing one line on failure (then returns -1). */
+int load_readset(const char *path, struct readset **ret);
+
 int cmd_record(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_build(int argc, char **argv);
