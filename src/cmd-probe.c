@@ -58,6 +58,10 @@ static void print_json(FILE *f, const char *target, const char *kind, const stru
         }
         json_object_close(&j);
         json_double(&j, "sequential_mbps", p->seq_mbps);
+        json_array_open(&j, "sequential_zones_mbps");
+        for (int i = 0; i < 3; i++)
+                json_double(&j, NULL, p->seq_zone_mbps[i]);
+        json_array_close(&j);
         json_array_open(&j, "seek_cost");
         for (int i = 0; i < 4; i++) {
                 json_object_open(&j, NULL);
@@ -163,7 +167,8 @@ int cmd_probe(int argc, char **argv)
         printf("random 4 KiB: ");
         for (int i = 0; i < 4; i++)
                 printf("QD%-2u %7.0f/s  ", probe_depths[i], res.iops[i]);
-        printf("\nsequential:   %.0f MB/s (1 MiB reads, 8 in flight)\n", res.seq_mbps);
+        printf("\nsequential:   %.0f MB/s (1 MiB reads, 8 in flight; start %.0f, middle %.0f, end %.0f)\n",
+               res.seq_mbps, res.seq_zone_mbps[0], res.seq_zone_mbps[1], res.seq_zone_mbps[2]);
         printf("seek cost:    ");
         for (int i = 0; i < 4; i++)
                 printf("%s: %.0f us  ", format_bytes(res.seek_dist[i], b1), res.seek_us[i]);

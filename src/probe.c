@@ -72,7 +72,7 @@ static int cmp_double(const void *a, const void *b)
  * completed reads per second, and (depth 1) the per-read latencies. */
 static int random_reads(struct io_uring *ring, int fd, uint8_t *buf, uint64_t region, unsigned size,
                         unsigned depth, double seconds, bool sequential, double *ret_rate,
-                        double *lat, size_t *n_lat, size_t max_lat)
+                        double *lat, size_t *n_lat, size_t max_lat, uint64_t base)
 {
         uint64_t seed = 0x9e3779b97f4a7c15ULL ^ (uint64_t)depth, done = 0, next_seq = 0;
         uint64_t t0 = now_ns(), end = t0 + (uint64_t)(seconds * 1e9), slots = region / size;
@@ -109,7 +109,7 @@ static int random_reads(struct io_uring *ring, int fd, uint8_t *buf, uint64_t re
                                         break;
                                 }
                         started[slot] = now_ns();
-                        io_uring_prep_read(sqe, fd, buf + (uint64_t)slot * size, size, off);
+                        io_uring_prep_read(sqe, fd, buf + (uint64_t)slot * size, size, base + off);
                         io_uring_sqe_set_data64(sqe, slot);
                         inflight++;
                 }
@@ -145,22 +145,26 @@ static int random_reads(struct io_uring *ring, int fd, uint8_t *buf, uint64_t re
         return 0;
 }
 
-/* QD1 reads alternating between two offsets `dist` apart. */
+/* The cost of a QD1 read `dist` away from the previous one: pairs of reads
+ * at a random place and `dist` further; only the second read is timed. */
 static int seek_pairs(int fd, uint8_t *buf, uint64_t region, uint64_t dist, double seconds, double *ret_us)
 {
-        uint64_t seed = 12345 + dist, t0 = now_ns(), end = t0 + (uint64_t)(seconds * 1e9), n = 0;
+        uint64_t seed = 12345 + dist, t0 = now_ns(), end = t0 + (uint64_t)(seconds * 1e9), n = 0, spent = 0;
 
         if (dist + BLOCK > region)
                 return -EINVAL;
-        while (now_ns() < end) {
+        while (n == 0 || now_ns() < end) {
                 /* a new random pair each time, so no cache below us helps */
-                uint64_t base = (next_rand(&seed) % ((region - dist) / BLOCK)) * BLOCK;
-                if (pread(fd, buf, BLOCK, (off_t)base) != BLOCK ||
-                    pread(fd, buf, BLOCK, (off_t)(base + dist)) != BLOCK)
+                uint64_t base = (next_rand(&seed) % ((region - dist) / BLOCK)) * BLOCK, t;
+                if (pread(fd, buf, BLOCK, (off_t)base) != BLOCK)
                         return errno ? -errno : -EIO;
-                n += 2;
+                t = now_ns();
+                if (pread(fd, buf, BLOCK, (off_t)(base + dist)) != BLOCK)
+                        return errno ? -errno : -EIO;
+                spent += now_ns() - t;
+                n++;
         }
-        *ret_us = (double)(now_ns() - t0) / 1e3 / (double)(n ? n : 1);
+        *ret_us = (double)spent / 1e3 / (double)n;
         return 0;
 }
 
@@ -186,7 +190,7 @@ int probe_run(int fd, int buffered_fd, uint64_t region, double seconds, struct p
                 goto out;
 
         /* 1. latency at queue depth 1 */
-        r = random_reads(&ring, fd, buf, region, BLOCK, 1, slice * 2, false, &rate, lat, &n_lat, max_lat);
+        r = random_reads(&ring, fd, buf, region, BLOCK, 1, slice * 2, false, &rate, lat, &n_lat, max_lat, 0);
         if (r < 0)
                 goto out_ring;
         qsort_safe(lat, n_lat, sizeof(double), cmp_double);
@@ -196,15 +200,26 @@ int probe_run(int fd, int buffered_fd, uint64_t region, double seconds, struct p
         /* 2. random IOPS at deeper queues */
         for (int i = 1; i < 4; i++) {
                 r = random_reads(&ring, fd, buf, region, BLOCK, probe_depths[i], slice, false, &res.iops[i],
-                                 NULL, NULL, 0);
+                                 NULL, NULL, 0, 0);
                 if (r < 0)
                         goto out_ring;
         }
-        /* 3. sequential bandwidth */
-        r = random_reads(&ring, fd, buf, region, BIG, 8, slice * 2, true, &rate, NULL, NULL, 0);
-        if (r < 0)
-                goto out_ring;
-        res.seq_mbps = rate * BIG / 1e6;
+        /* 3. sequential bandwidth: at the start, the middle and the end (a
+         * disk's outer tracks are faster than its inner ones) */
+        {
+                uint64_t part = MIN(region / 4, (uint64_t)64 << 20) & ~(uint64_t)(BIG - 1);
+                uint64_t at[3] = { 0, region / 2 & ~(uint64_t)(BIG - 1), region - part };
+                double sum = 0;
+                for (int i = 0; i < 3; i++) {
+                        r = random_reads(&ring, fd, buf, part, BIG, 8, slice * 2 / 3, true, &rate, NULL, NULL, 0,
+                                         at[i]);
+                        if (r < 0)
+                                goto out_ring;
+                        res.seq_zone_mbps[i] = rate * BIG / 1e6;
+                        sum += res.seq_zone_mbps[i];
+                }
+                res.seq_mbps = sum / 3;
+        }
         /* 4. seek cost against distance */
         {
                 uint64_t dists[4] = { 64 << 10, 1 << 20, region / 4, region / 2 };

@@ -13,7 +13,8 @@ struct probe_result {
         double lat_qd1_us;          /* median 4 KiB random read at queue depth 1 */
         double lat_qd1_p99_us;
         double iops[4];             /* 4 KiB random reads per second at depths 1, 4, 16, 64 */
-        double seq_mbps;            /* 1 MiB reads, 8 in flight */
+        double seq_mbps;            /* 1 MiB reads, 8 in flight: mean of the three zones */
+        double seq_zone_mbps[3];    /* at the start, the middle and the end of the region */
         double seek_us[4];          /* QD1 latency alternating between offsets this far apart */
         uint64_t seek_dist[4];
         double fill_mbps;           /* buffered reads into the page cache (0 when not measured) */

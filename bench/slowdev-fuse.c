@@ -1,0 +1,804 @@
+/* SPDX-License-Identifier: MIT */
+/* slowdev-fuse: slow storage emulated with FUSE, for benchmarks and tests.
+ *
+ *   slowdev-fuse disk MODEL IMAGE MOUNTPOINT [FUSE options]
+ *       MOUNTPOINT/image is IMAGE, its reads delayed by a device model
+ *       (hdd, usb, sd, nvme); a loop device goes on top (bench/slowdev).
+ *   slowdev-fuse share RTT_US SOURCE MOUNTPOINT [FUSE options]
+ *       a read-only passthrough of SOURCE where every lookup, getattr,
+ *       open, readdir, readlink and read pays a network round trip.
+ *   slowdev-fuse expect MODEL SIZE
+ *       what the model predicts for readset probe on a device of SIZE
+ *       bytes: 4 KiB random read latency at queue depth 1 and sequential
+ *       bandwidth (used by the tests to check probe against the model).
+ *
+ * The models and their sources are in docs/SLOWDEV.md.  Writes are not
+ * delayed (building a test tree on a 63-second disk would take hours) and
+ * do not move the modelled head: the models are about cold reads.
+ *
+ * Every read is timed from the moment the daemon receives it: a
+ * single-actuator device serves one request at a time, choosing among the
+ * waiting ones the one nearest its head (what NCQ lets a disk do), so that
+ * the order of requests matters as on the real device.
+ *
+ * SIGUSR1 turns the delays off, SIGUSR2 back on (bench/slowdev fast|slow).
+ * In disk mode, MOUNTPOINT/stats gives the request counters and
+ * MOUNTPOINT/control takes "slow", "fast" or "overhead_us=N": the cost of
+ * the kernel, FUSE and loop path itself (measured by "slowdev-fuse calibrate
+ * DEVICE" with the delays off), taken off every modelled delay so that a
+ * request costs what the model says end to end, not that plus the path. */
+#define FUSE_USE_VERSION 35
+#include <errno.h>
+#include <fcntl.h>
+#include <fuse.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <dirent.h>
+#include <unistd.h>
+
+/* ---- device models ------------------------------------------------------ */
+
+struct model {
+        const char *name;
+        unsigned servers;       /* requests served at once (1: single actuator / no queueing) */
+        bool reorder;           /* picks the waiting request nearest the head (NCQ) */
+        double cmd_us;          /* fixed cost per command */
+        double outer_mbps;      /* transfer rate at offset 0 ... */
+        double inner_mbps;      /* ... falling linearly to this at the end */
+        double rpm;             /* 0: no rotation */
+        double seek_min_us;     /* shortest seek (track to track) */
+        double seek_full_us;    /* full stroke; seek(d) = min + (full-min)*sqrt(d/size) */
+};
+
+static const struct model models[] = {
+        /* 7200 rpm 3.5" desktop disk: 4.17 ms average rotational latency
+         * (half a turn at 120 turns/s), ~0.8 ms track-to-track and ~16 ms full
+         * stroke, giving ~8.9 ms average seek, transfer 200 MB/s at the outer
+         * edge to 100 MB/s inside (typical datasheets, e.g. 1-2 TB desktop
+         * drives of the 2010s). */
+        { "hdd", 1, true, 0, 200, 100, 7200, 800, 16000 },
+        /* USB 2.0 SATA bridge (bulk-only transport: one command at a time):
+         * 730 us per command, 25 MB/s (ORIGIN.md field measurement). */
+        { "usb", 1, false, 730, 25, 25, 0, 0, 0 },
+        /* SD card, UHS-I class 10 without command queueing: ~1 ms per random
+         * 4 KiB read (the A1 class guarantees >= 1500 IOPS, plain cards do
+         * less), ~30 MB/s sustained. */
+        { "sd", 1, false, 1000, 30, 30, 0, 0, 0 },
+        /* NVMe SSD: ~80 us per 4 KiB read at queue depth 1 (the emulator's own
+         * FUSE + loop path costs about that much, nothing faster can be
+         * shown), many commands in parallel, 2 GB/s. */
+        { "nvme", 32, false, 80, 2000, 2000, 0, 0, 0 },
+};
+
+static const struct model *model_find(const char *name)
+{
+        for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++)
+                if (strcmp(models[i].name, name) == 0)
+                        return &models[i];
+        return NULL;
+}
+
+static double model_rate(const struct model *m, uint64_t off, uint64_t size)
+{
+        double f = size ? (double)off / (double)size : 0;
+        if (f > 1)
+                f = 1;
+        return m->outer_mbps + (m->inner_mbps - m->outer_mbps) * f;     /* MB/s = bytes per us */
+}
+
+static double model_seek_us(const struct model *m, uint64_t from, uint64_t to, uint64_t size)
+{
+        double d;
+        if (m->rpm == 0 || from == to || size == 0)
+                return 0;
+        d = (double)(from > to ? from - to : to - from) / (double)size;
+        if (d > 1)
+                d = 1;
+        return m->seek_min_us + (m->seek_full_us - m->seek_min_us) * sqrt(d);
+}
+
+/* Rotational wait after arriving at `to` at time t_us: the platter turns
+ * at rpm; a sector's angle is its offset within a track (track length =
+ * what passes under the head in one turn at the local transfer rate). */
+static double model_rotation_us(const struct model *m, uint64_t to, uint64_t size, double t_us)
+{
+        double turn_us, track_bytes, want, have, w;
+        if (m->rpm == 0)
+                return 0;
+        turn_us = 60e6 / m->rpm;
+        track_bytes = model_rate(m, to, size) * turn_us;
+        want = fmod((double)to / track_bytes, 1.0);
+        have = fmod(t_us / turn_us, 1.0);
+        w = want - have;
+        if (w < 0)
+                w += 1;
+        return w * turn_us;
+}
+
+/* The drive's view of the platter: where the head is (end of the last
+ * read) and how far back the current stream reaches in its read-ahead
+ * buffer (bytes that passed under the head since the last seek). */
+struct head {
+        uint64_t at, stream_lo;
+};
+
+#define DRIVE_BUFFER (8ULL << 20)       /* cache of a desktop drive: 8-64 MiB */
+#define INTERFACE_MBPS 300.0            /* SATA 3 Gb/s, what a buffer hit costs */
+
+/* Service time of one read at time t_us; moves the head.  A read starting
+ * where the previous one ended continues the stream; one a little further
+ * along the track waits for the platter to bring it round (reading what
+ * passes into the buffer); one inside the buffer costs only the transfer
+ * over the interface. */
+static double model_service_us(const struct model *m, struct head *h, uint64_t off, uint64_t len,
+                               uint64_t size, double t_us)
+{
+        double us = m->cmd_us, track;
+
+        if (m->rpm == 0)
+                return us + (double)len / model_rate(m, off, size);
+        track = model_rate(m, h->at, size) * 60e6 / m->rpm;
+        if (off >= h->stream_lo && off + len <= h->at)
+                return us + (double)len / INTERFACE_MBPS;
+        if (off >= h->at && (double)(off - h->at) < track) {
+                us += (double)(off - h->at) / model_rate(m, h->at, size);
+        } else {
+                double s = model_seek_us(m, h->at, off, size);
+                us += s + model_rotation_us(m, off, size, t_us + us + s);
+                h->stream_lo = off;
+        }
+        h->at = off + len;
+        if (h->at - h->stream_lo > DRIVE_BUFFER)
+                h->stream_lo = h->at - DRIVE_BUFFER;
+        return us + (double)len / model_rate(m, off, size);
+}
+
+/* ---- shared state --------------------------------------------------------- */
+
+static atomic_bool slow = true;
+
+struct waiter {
+        uint64_t off, len;
+        double arrival;         /* when the daemon received it */
+        bool go;
+        pthread_cond_t cv;
+        struct waiter *next;
+};
+
+static struct {
+        const struct model *m;
+        int fd;                 /* the image */
+        uint64_t size;
+        pthread_mutex_t lock;
+        struct waiter *pending;
+        unsigned busy;
+        struct head head;
+        bool trace;             /* SLOWDEV_TRACE=1: every read to stderr */
+        double free_us;         /* when the (single) server finishes, in model time */
+        double bus_free_us;     /* transfers of a many-server device share one bus */
+        /* counters */
+        uint64_t reads, read_bytes, seeks, writes, write_bytes;
+        double busy_us;
+        double t0_us;
+} dev = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
+
+static struct {
+        const char *source;
+        int src_fd;
+        double rtt_us;
+        double link_mbps;       /* link bandwidth, bytes per us */
+        pthread_mutex_t lock;
+        double link_free_us;    /* when the link finishes its current transfer */
+        uint64_t ops;
+} share = { .lock = PTHREAD_MUTEX_INITIALIZER, .src_fd = -1 };
+
+static double mono_us(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/* how late clock_nanosleep wakes us on this machine (measured at start) */
+static double wake_late_us;
+/* what the kernel + FUSE + loop path costs a request by itself (measured
+ * by "slowdev-fuse calibrate" through the device, set via /control) */
+static _Atomic double overhead_us;
+
+static void sleep_until_us(double t_us)
+{
+        struct timespec ts;
+        t_us -= wake_late_us;
+        if (t_us <= mono_us())
+                return;
+        ts.tv_sec = (time_t)(t_us / 1e6);
+        ts.tv_nsec = (long)((t_us - (double)ts.tv_sec * 1e6) * 1e3);
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+                ;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+        double x = *(const double *)a, y = *(const double *)b;
+        return x < y ? -1 : x > y;
+}
+
+static void measure_wake_latency(void)
+{
+        double late[64];
+        for (int i = 0; i < 64; i++) {
+                double t = mono_us() + 200;
+                struct timespec ts = { .tv_sec = (time_t)(t / 1e6), .tv_nsec = (long)((t - floor(t / 1e6) * 1e6) * 1e3) };
+                clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+                late[i] = mono_us() - t;
+        }
+        qsort(late, 64, sizeof(double), cmp_double);
+        wake_late_us = late[16];        /* a low quantile: waking early is worse than late */
+}
+
+static void on_signal(int sig)
+{
+        atomic_store(&slow, sig == SIGUSR2);
+}
+
+/* ---- disk mode ---------------------------------------------------------- */
+
+#define STATS_PATH "/stats"
+#define CONTROL_PATH "/control"
+#define IMAGE_PATH "/image"
+
+/* With dev.lock held: hand free servers to the best waiting requests. */
+static void dispatch_locked(void)
+{
+        while (dev.busy < dev.m->servers && dev.pending) {
+                struct waiter **best = &dev.pending;
+                if (dev.m->reorder) {
+                        uint64_t bd = UINT64_MAX;
+                        for (struct waiter **w = &dev.pending; *w; w = &(*w)->next) {
+                                uint64_t o = (*w)->off, h = dev.head.at;
+                                uint64_t d = o >= dev.head.stream_lo && o < h ? 0 : o > h ? o - h : h - o;
+                                if (d < bd) {
+                                        bd = d;
+                                        best = w;
+                                }
+                        }
+                } else
+                        while ((*best)->next)   /* oldest: the list is newest first */
+                                best = &(*best)->next;
+                struct waiter *w = *best;
+                *best = w->next;
+                w->go = true;
+                dev.busy++;
+                pthread_cond_signal(&w->cv);
+        }
+}
+
+static int disk_read(const char *path, char *buf, size_t len, off_t off, struct fuse_file_info *fi)
+{
+        (void)fi;
+        if (strcmp(path, STATS_PATH) == 0) {
+                char text[512];
+                int n;
+                pthread_mutex_lock(&dev.lock);
+                n = snprintf(text, sizeof(text),
+                             "model %s\nreads %" PRIu64 "\nread_bytes %" PRIu64 "\nseeks %" PRIu64
+                             "\nbusy_us %.0f\nwrites %" PRIu64 "\nwrite_bytes %" PRIu64 "\n",
+                             dev.m->name, dev.reads, dev.read_bytes, dev.seeks, dev.busy_us, dev.writes,
+                             dev.write_bytes);
+                pthread_mutex_unlock(&dev.lock);
+                if (off >= n)
+                        return 0;
+                if ((size_t)(n - off) < len)
+                        len = (size_t)(n - off);
+                memcpy(buf, text + off, len);
+                return (int)len;
+        }
+        if (strcmp(path, IMAGE_PATH) != 0)
+                return -ENOENT;
+
+        struct waiter me = { .off = (uint64_t)off, .len = len, .cv = PTHREAD_COND_INITIALIZER };
+        double start, service = 0;
+        ssize_t k;
+
+        if (atomic_load(&slow)) {
+                me.arrival = mono_us();
+                pthread_mutex_lock(&dev.lock);
+                me.next = dev.pending;
+                dev.pending = &me;
+                dispatch_locked();
+                while (!me.go)
+                        pthread_cond_wait(&me.cv, &dev.lock);
+                /* model time: a queued request starts when the previous one
+                 * ended, not when this thread got round to waking up */
+                start = me.arrival;
+                if (dev.m->servers == 1 && dev.free_us > start)
+                        start = dev.free_us;
+                uint64_t was = dev.head.at;
+                service = model_service_us(dev.m, &dev.head, me.off, len, dev.size, start - dev.t0_us);
+                if (dev.m->servers > 1) {
+                        /* commands overlap, their transfers queue on the bus */
+                        double xfer = (double)len / model_rate(dev.m, me.off, dev.size);
+                        double begin = start + dev.m->cmd_us;
+                        if (dev.bus_free_us > begin)
+                                begin = dev.bus_free_us;
+                        dev.bus_free_us = begin + xfer;
+                        service = dev.bus_free_us - start;
+                }
+                if (dev.m->rpm > 0 && dev.head.stream_lo == me.off && me.off != was)
+                        dev.seeks++;
+                dev.reads++;
+                dev.read_bytes += len;
+                if (dev.trace)
+                        fprintf(stderr, "%.0f read %" PRIu64 " +%zu head %" PRIu64 " service %.0f\n",
+                                start - dev.t0_us, me.off, len, was, service);
+                dev.busy_us += service;
+                dev.free_us = start + service;
+                pthread_mutex_unlock(&dev.lock);
+        } else
+                start = mono_us();
+
+        k = pread(dev.fd, buf, len, off);
+        if (k < 0)
+                k = -errno;
+        if (service > 0) {
+                double o = atomic_load(&overhead_us);
+                sleep_until_us(start + (service > o ? service - o : 0));
+                pthread_mutex_lock(&dev.lock);
+                dev.busy--;
+                dispatch_locked();
+                pthread_mutex_unlock(&dev.lock);
+        }
+        pthread_cond_destroy(&me.cv);
+        return (int)k;
+}
+
+/* "slow", "fast" or "overhead_us=N" */
+static int control(const char *buf, size_t len)
+{
+        char cmd[64];
+        double v;
+        if (len >= sizeof(cmd))
+                return -EINVAL;
+        memcpy(cmd, buf, len);
+        cmd[len] = 0;
+        cmd[strcspn(cmd, "\n")] = 0;
+        if (strcmp(cmd, "slow") == 0)
+                atomic_store(&slow, true);
+        else if (strcmp(cmd, "fast") == 0)
+                atomic_store(&slow, false);
+        else if (sscanf(cmd, "overhead_us=%lf", &v) == 1 && v >= 0 && v < 1e5)
+                atomic_store(&overhead_us, v);
+        else
+                return -EINVAL;
+        return (int)len;
+}
+
+static int disk_write(const char *path, const char *buf, size_t len, off_t off, struct fuse_file_info *fi)
+{
+        ssize_t k;
+        (void)fi;
+        if (strcmp(path, CONTROL_PATH) == 0)
+                return control(buf, len);
+        if (strcmp(path, IMAGE_PATH) != 0)
+                return -EACCES;
+        k = pwrite(dev.fd, buf, len, off);
+        if (k < 0)
+                return -errno;
+        pthread_mutex_lock(&dev.lock);
+        dev.writes++;
+        dev.write_bytes += (uint64_t)k;
+        pthread_mutex_unlock(&dev.lock);
+        return (int)k;
+}
+
+static int disk_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
+{
+        (void)fi;
+        memset(st, 0, sizeof(*st));
+        if (strcmp(path, "/") == 0) {
+                st->st_mode = S_IFDIR | 0755;
+                st->st_nlink = 2;
+        } else if (strcmp(path, IMAGE_PATH) == 0) {
+                st->st_mode = S_IFREG | 0600;
+                st->st_nlink = 1;
+                st->st_size = (off_t)dev.size;
+                st->st_blksize = 4096;
+        } else if (strcmp(path, STATS_PATH) == 0) {
+                st->st_mode = S_IFREG | 0444;
+                st->st_nlink = 1;
+                st->st_size = 4096;
+        } else if (strcmp(path, CONTROL_PATH) == 0) {
+                st->st_mode = S_IFREG | 0200;
+                st->st_nlink = 1;
+        } else
+                return -ENOENT;
+        return 0;
+}
+
+static int disk_readdir(const char *path, void *buf, fuse_fill_dir_t fill, off_t off, struct fuse_file_info *fi,
+                        enum fuse_readdir_flags flags)
+{
+        (void)off; (void)fi; (void)flags;
+        if (strcmp(path, "/") != 0)
+                return -ENOENT;
+        fill(buf, ".", NULL, 0, 0);
+        fill(buf, "..", NULL, 0, 0);
+        fill(buf, IMAGE_PATH + 1, NULL, 0, 0);
+        fill(buf, STATS_PATH + 1, NULL, 0, 0);
+        fill(buf, CONTROL_PATH + 1, NULL, 0, 0);
+        return 0;
+}
+
+static int disk_open(const char *path, struct fuse_file_info *fi)
+{
+        if (strcmp(path, CONTROL_PATH) == 0) {
+                fi->direct_io = 1;
+                return (fi->flags & O_ACCMODE) == O_WRONLY ? 0 : -EACCES;
+        }
+        if (strcmp(path, STATS_PATH) == 0) {
+                fi->direct_io = 1;
+                return (fi->flags & O_ACCMODE) == O_RDONLY ? 0 : -EACCES;
+        }
+        if (strcmp(path, IMAGE_PATH) != 0)
+                return -ENOENT;
+        fi->direct_io = 1;      /* no page cache of the image: every read reaches the model */
+        return 0;
+}
+
+static int disk_fsync(const char *path, int datasync, struct fuse_file_info *fi)
+{
+        (void)path; (void)fi;
+        return (datasync ? fdatasync(dev.fd) : fsync(dev.fd)) < 0 ? -errno : 0;
+}
+
+static int disk_truncate(const char *path, off_t size, struct fuse_file_info *fi)
+{
+        (void)fi;
+        /* the device's size is fixed; truncation to it (O_TRUNC-less opens) is harmless */
+        if (strcmp(path, CONTROL_PATH) == 0)
+                return 0;
+        return strcmp(path, IMAGE_PATH) == 0 && (uint64_t)size == dev.size ? 0 : -EPERM;
+}
+
+static void *common_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
+{
+        conn->max_write = 1 << 20;      /* 1 MiB requests: the kernel then allows 256-page reads */
+        conn->max_readahead = 1 << 20;
+        if (conn->capable & FUSE_CAP_ASYNC_DIO)
+                conn->want |= FUSE_CAP_ASYNC_DIO;
+        if (conn->capable & FUSE_CAP_ASYNC_READ)
+                conn->want |= FUSE_CAP_ASYNC_READ;
+        if (getenv("SLOWDEV_TRACE"))
+                fprintf(stderr, "capable %#x want %#x max_write %u max_background %u\n", conn->capable, conn->want, conn->max_write, conn->max_background);
+        cfg->use_ino = 1;
+        cfg->nullpath_ok = 0;
+        if (share.source) {
+                /* a share's client caches attributes and names for about a
+                 * second (NFS acregmin is 3 s, SMB 1 s) and keeps file data
+                 * while the file is unchanged; negative lookups are not cached */
+                cfg->entry_timeout = 1.0;
+                cfg->attr_timeout = 1.0;
+                cfg->negative_timeout = 0;
+                cfg->auto_cache = 1;
+        }
+        dev.t0_us = mono_us();
+        return NULL;
+}
+
+static const struct fuse_operations disk_ops = {
+        .init = common_init,
+        .getattr = disk_getattr,
+        .readdir = disk_readdir,
+        .open = disk_open,
+        .read = disk_read,
+        .write = disk_write,
+        .fsync = disk_fsync,
+        .truncate = disk_truncate,
+};
+
+/* ---- share mode --------------------------------------------------------- */
+
+/* One round trip, plus the payload's time on the link (transfers share it). */
+static void share_delay(uint64_t payload)
+{
+        double t = mono_us(), done;
+        if (!atomic_load(&slow))
+                return;
+        done = t + share.rtt_us;
+        pthread_mutex_lock(&share.lock);
+        share.ops++;
+        if (payload && share.link_mbps > 0) {
+                double begin = share.link_free_us > t + share.rtt_us / 2 ? share.link_free_us : t + share.rtt_us / 2;
+                share.link_free_us = begin + (double)payload / share.link_mbps;
+                done = share.link_free_us + share.rtt_us / 2;
+        }
+        pthread_mutex_unlock(&share.lock);
+        sleep_until_us(done);
+}
+
+/* "/a/b" -> "a/b" relative to the source directory ("." for the root) */
+static const char *rel(const char *path)
+{
+        while (*path == '/')
+                path++;
+        return *path ? path : ".";
+}
+
+static int share_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
+{
+        (void)fi;
+        share_delay(0);
+        return fstatat(share.src_fd, rel(path), st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+}
+
+static int share_readlink(const char *path, char *buf, size_t size)
+{
+        ssize_t k;
+        share_delay(0);
+        k = readlinkat(share.src_fd, rel(path), buf, size - 1);
+        if (k < 0)
+                return -errno;
+        buf[k] = 0;
+        return 0;
+}
+
+static int share_access(const char *path, int mask)
+{
+        share_delay(0);
+        return faccessat(share.src_fd, rel(path), mask, 0) < 0 ? -errno : 0;
+}
+
+static int share_open(const char *path, struct fuse_file_info *fi)
+{
+        int fd;
+        if ((fi->flags & O_ACCMODE) != O_RDONLY)
+                return -EROFS;
+        share_delay(0);
+        fd = openat(share.src_fd, rel(path), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return -errno;
+        fi->fh = (uint64_t)fd;
+        return 0;
+}
+
+static int share_read(const char *path, char *buf, size_t len, off_t off, struct fuse_file_info *fi)
+{
+        ssize_t k;
+        (void)path;
+        k = pread((int)fi->fh, buf, len, off);
+        if (k < 0)
+                return -errno;
+        share_delay((uint64_t)k);
+        return (int)k;
+}
+
+static int share_release(const char *path, struct fuse_file_info *fi)
+{
+        (void)path;
+        close((int)fi->fh);
+        return 0;
+}
+
+static int share_readdir(const char *path, void *buf, fuse_fill_dir_t fill, off_t off, struct fuse_file_info *fi,
+                         enum fuse_readdir_flags flags)
+{
+        DIR *d;
+        struct dirent *e;
+        int fd;
+        uint64_t bytes = 0;
+        (void)off; (void)fi; (void)flags;
+
+        share_delay(0);
+        fd = openat(share.src_fd, rel(path), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        d = fdopendir(fd);
+        if (!d) {
+                close(fd);
+                return -ENOMEM;
+        }
+        while ((e = readdir(d))) {
+                struct stat st = { .st_ino = e->d_ino, .st_mode = (mode_t)DTTOIF(e->d_type) };
+                bytes += 64 + strlen(e->d_name);
+                if (fill(buf, e->d_name, &st, 0, 0))
+                        break;
+        }
+        closedir(d);
+        /* a long listing takes more than one reply */
+        for (uint64_t extra = bytes / 65536; extra > 0; extra--)
+                share_delay(0);
+        return 0;
+}
+
+static int share_statfs(const char *path, struct statvfs *st)
+{
+        (void)path;
+        share_delay(0);
+        return fstatvfs(share.src_fd, st) < 0 ? -errno : 0;
+}
+
+static const struct fuse_operations share_ops = {
+        .init = common_init,
+        .getattr = share_getattr,
+        .readlink = share_readlink,
+        .access = share_access,
+        .open = share_open,
+        .read = share_read,
+        .release = share_release,
+        .readdir = share_readdir,
+        .statfs = share_statfs,
+};
+
+/* ---- main ----------------------------------------------------------------- */
+
+/* Monte-Carlo of what readset probe sees on the model: QD1 4 KiB reads at
+ * uniformly random 4 KiB-aligned offsets; 1 MiB sequential reads from the
+ * start, the middle and the end of the device. */
+static int expect(const struct model *m, uint64_t size, double floor_us)
+{
+        struct head head = { 0, 0 };
+        uint64_t s = 0x9e3779b97f4a7c15ULL, blocks = size / 4096;
+        double t = 0, total = 0, seq = 0;
+        int n = 20000;
+
+        for (int i = 0; i < n; i++) {
+                uint64_t off;
+                s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+                off = (s % blocks) * 4096;
+                double us = model_service_us(m, &head, off, 4096, size, t);
+                t += us + 50;   /* the host's turnaround between two QD1 reads */
+                total += us;
+        }
+        for (int z = 0; z < 3; z++) {
+                uint64_t at = z == 0 ? 0 : z == 1 ? size / 2 : size - (64ULL << 20);
+                seq += model_rate(m, at, size);
+        }
+        seq /= 3;
+        /* 1 MiB reads pay the per-command cost unless commands overlap */
+        if (m->servers == 1)
+                seq = (1 << 20) / ((1 << 20) / seq + m->cmd_us);
+        /* nothing is faster than the emulator's own path */
+        printf("model %s\nsize %" PRIu64 "\nlatency_qd1_us %.0f\nsequential_mbps %.1f\nrotational %d\n", m->name,
+               size, total / n > floor_us ? total / n : floor_us, seq, m->rpm > 0);
+        return 0;
+}
+
+/* The path's own cost: median of QD1 4 KiB O_DIRECT random reads of the
+ * device (the emulator in fast mode), for about a second. */
+static int calibrate(const char *path)
+{
+        static double lat[20000];
+        uint64_t s = 0x2545f4914f6cdd1dULL, blocks;
+        void *buf;
+        struct stat st;
+        int fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC), n = 0;
+        double end;
+
+        if (fd < 0 || fstat(fd, &st) < 0 || posix_memalign(&buf, 4096, 4096) != 0) {
+                fprintf(stderr, "slowdev-fuse: cannot read '%s': %s\n", path, strerror(errno));
+                return 1;
+        }
+        blocks = (uint64_t)lseek(fd, 0, SEEK_END) / 4096;
+        end = mono_us() + 1e6;
+        while (n < 20000 && mono_us() < end && blocks) {
+                double t = mono_us();
+                s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+                if (pread(fd, buf, 4096, (off_t)((s % blocks) * 4096)) != 4096)
+                        break;
+                lat[n++] = mono_us() - t;
+        }
+        close(fd);
+        free(buf);
+        if (n < 10)
+                return 1;
+        qsort(lat, (size_t)n, sizeof(double), cmp_double);
+        printf("%.0f\n", lat[n / 2]);
+        return 0;
+}
+
+static int usage(void)
+{
+        fprintf(stderr, "usage: slowdev-fuse disk hdd|usb|sd|nvme IMAGE MOUNTPOINT [FUSE options]\n"
+                        "       slowdev-fuse share RTT_US[:LINK_MBPS] SOURCE MOUNTPOINT [FUSE options]\n"
+                        "       slowdev-fuse expect hdd|usb|sd|nvme SIZE [FLOOR_US]\n"
+                        "       slowdev-fuse calibrate DEVICE\n");
+        return 2;
+}
+
+int main(int argc, char **argv)
+{
+        struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
+        const struct fuse_operations *ops;
+        struct fuse_loop_config *cfg;
+        struct fuse *f;
+        struct stat st;
+        int r;
+
+        if (argc == 3 && strcmp(argv[1], "calibrate") == 0)
+                return calibrate(argv[2]);
+        if (argc < 4)
+                return usage();
+        if (strcmp(argv[1], "expect") == 0) {
+                const struct model *m = model_find(argv[2]);
+                uint64_t size = strtoull(argv[3], NULL, 0);
+                if (!m || size < (256ULL << 20))
+                        return usage();
+                return expect(m, size, argc > 4 ? strtod(argv[4], NULL) : 0);
+        }
+        if (argc < 5)
+                return usage();
+        if (strcmp(argv[1], "disk") == 0) {
+                dev.m = model_find(argv[2]);
+                if (!dev.m)
+                        return usage();
+                dev.fd = open(argv[3], O_RDWR | O_CLOEXEC);
+                if (dev.fd < 0 || fstat(dev.fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+                        fprintf(stderr, "slowdev-fuse: cannot use '%s' as an image: %s\n", argv[3], strerror(errno));
+                        return 1;
+                }
+                dev.size = (uint64_t)st.st_size;
+                dev.trace = getenv("SLOWDEV_TRACE") != NULL;
+                ops = &disk_ops;
+        } else if (strcmp(argv[1], "share") == 0) {
+                char *colon;
+                share.rtt_us = strtod(argv[2], &colon);
+                share.link_mbps = *colon == ':' ? strtod(colon + 1, NULL) : 117;  /* 1 GbE payload rate */
+                if (share.rtt_us < 0 || share.rtt_us > 1e6 || share.link_mbps < 0)
+                        return usage();
+                share.source = argv[3];
+                share.src_fd = open(argv[3], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (share.src_fd < 0) {
+                        fprintf(stderr, "slowdev-fuse: cannot open '%s': %s\n", argv[3], strerror(errno));
+                        return 1;
+                }
+                ops = &share_ops;
+        } else
+                return usage();
+
+        measure_wake_latency();
+        signal(SIGUSR1, on_signal);
+        signal(SIGUSR2, on_signal);
+        prctl(PR_SET_TIMERSLACK, 1UL);  /* wake up on time: the models are in microseconds */
+
+        fuse_opt_add_arg(&args, argv[0]);
+        for (int i = 5; i < argc; i++)
+                fuse_opt_add_arg(&args, argv[i]);
+        if (share.source)
+                fuse_opt_add_arg(&args, "-oro");
+        f = fuse_new(&args, ops, sizeof(*ops), NULL);
+        if (!f)
+                return 1;
+        if (fuse_mount(f, argv[4]) != 0) {
+                fuse_destroy(f);
+                return 1;
+        }
+        if (fuse_set_signal_handlers(fuse_get_session(f)) != 0) {
+                fuse_unmount(f);
+                fuse_destroy(f);
+                return 1;
+        }
+        /* tell bench/slowdev we are serving */
+        fprintf(stdout, "ready\n");
+        fflush(stdout);
+        cfg = fuse_loop_cfg_create();
+        fuse_loop_cfg_set_max_threads(cfg, 256);
+        fuse_loop_cfg_set_idle_threads(cfg, 64);
+        r = fuse_loop_mt(f, cfg);
+        fuse_loop_cfg_destroy(cfg);
+        fuse_remove_signal_handlers(fuse_get_session(f));
+        fuse_unmount(f);
+        fuse_destroy(f);
+        fuse_opt_free_args(&args);
+        return r == 0 ? 0 : 1;
+}
