@@ -24,22 +24,28 @@ static void probe_help(void)
                "\n"
                "Measure what a read request costs on the device holding PATH (default: the\n"
                "current directory): latency of one 4 KiB read at queue depth 1, random\n"
-               "4 KiB reads per second at depths 1, 4, 16 and 64, sequential bandwidth,\n"
-               "seek cost against distance (\"rotational\" when far reads cost more, whatever\n"
-               "the rotational flag says) and the page-cache fill rate.  Reads only, with\n"
-               "O_DIRECT: the block device itself when PATH is one, else a scratch file\n"
-               "made in PATH (an unnamed O_TMPFILE: gone when probe ends, however it ends).\n"
+               "4 KiB reads per second at depths 1, 4, 16 and 64, sequential bandwidth at\n"
+               "the start, middle and end, seek cost against distance (\"rotational\" when\n"
+               "far reads cost more, whatever the rotational flag says) and the page-cache\n"
+               "fill rate.  Reads only, with O_DIRECT: the block device itself when PATH is\n"
+               "one, else a scratch file made in PATH (an unnamed O_TMPFILE: gone when\n"
+               "probe ends, however it ends).  For a directory, also the metadata cost:\n"
+               "open + stat, and the first 4 KiB read, of the files under it (a read-only\n"
+               "or remote directory gets only this part).\n"
                "\n"
                "options:\n"
                "  -q, --quick          about 3 s instead of about 12\n"
                "      --seconds N      time for the measurements (1..60)\n"
                "      --size SIZE      scratch file size (default 512M; quick 128M)\n"
+               "      --cold           drop the page, inode and dentry caches first (root), so\n"
+               "                       that the metadata figures are cold\n"
                "  -j, --json           the profile as JSON on stdout\n"
                "  -o, --output FILE    also save the profile (JSON) to FILE\n"
                "  -h, --help           show this help\n");
 }
 
-static void print_json(FILE *f, const char *target, const char *kind, const struct probe_result *p)
+static void print_json(FILE *f, const char *target, const char *kind, const struct probe_result *p,
+                       const struct probe_meta *m)
 {
         struct json j;
 
@@ -47,31 +53,41 @@ static void print_json(FILE *f, const char *target, const char *kind, const stru
         json_object_open(&j, NULL);
         json_string(&j, "target", target);
         json_string(&j, "probed", kind);
-        json_u64(&j, "region_bytes", p->region_bytes);
-        json_double(&j, "latency_qd1_us", p->lat_qd1_us);
-        json_double(&j, "latency_qd1_p99_us", p->lat_qd1_p99_us);
-        json_object_open(&j, "random_4k_iops");
-        for (int i = 0; i < 4; i++) {
-                char k[16];
-                snprintf(k, sizeof(k), "qd%u", probe_depths[i]);
-                json_double(&j, k, p->iops[i]);
+        if (p) {
+                json_u64(&j, "region_bytes", p->region_bytes);
+                json_double(&j, "latency_qd1_us", p->lat_qd1_us);
+                json_double(&j, "latency_qd1_p99_us", p->lat_qd1_p99_us);
+                json_object_open(&j, "random_4k_iops");
+                for (int i = 0; i < 4; i++) {
+                        char k[16];
+                        snprintf(k, sizeof(k), "qd%u", probe_depths[i]);
+                        json_double(&j, k, p->iops[i]);
+                }
+                json_object_close(&j);
+                json_double(&j, "sequential_mbps", p->seq_mbps);
+                json_array_open(&j, "sequential_zones_mbps");
+                for (int i = 0; i < 3; i++)
+                        json_double(&j, NULL, p->seq_zone_mbps[i]);
+                json_array_close(&j);
+                json_array_open(&j, "seek_cost");
+                for (int i = 0; i < 4; i++) {
+                        json_object_open(&j, NULL);
+                        json_u64(&j, "distance_bytes", p->seek_dist[i]);
+                        json_double(&j, "latency_us", p->seek_us[i]);
+                        json_object_close(&j);
+                }
+                json_array_close(&j);
+                json_double(&j, "page_cache_fill_mbps", p->fill_mbps);
+                json_bool(&j, "rotational", p->rotational);
         }
-        json_object_close(&j);
-        json_double(&j, "sequential_mbps", p->seq_mbps);
-        json_array_open(&j, "sequential_zones_mbps");
-        for (int i = 0; i < 3; i++)
-                json_double(&j, NULL, p->seq_zone_mbps[i]);
-        json_array_close(&j);
-        json_array_open(&j, "seek_cost");
-        for (int i = 0; i < 4; i++) {
-                json_object_open(&j, NULL);
-                json_u64(&j, "distance_bytes", p->seek_dist[i]);
-                json_double(&j, "latency_us", p->seek_us[i]);
+        if (m) {
+                json_object_open(&j, "metadata");
+                json_u64(&j, "files", m->files);
+                json_double(&j, "open_stat_us", m->open_stat_us);
+                json_double(&j, "open_stat_p90_us", m->open_stat_p90_us);
+                json_double(&j, "first_read_us", m->first_read_us);
                 json_object_close(&j);
         }
-        json_array_close(&j);
-        json_double(&j, "page_cache_fill_mbps", p->fill_mbps);
-        json_bool(&j, "rotational", p->rotational);
         json_object_close(&j);
         json_end(&j);
 }
@@ -82,6 +98,7 @@ int cmd_probe(int argc, char **argv)
                 { "quick", no_argument, NULL, 'q' },
                 { "seconds", required_argument, NULL, 'S' },
                 { "size", required_argument, NULL, 'Z' },
+                { "cold", no_argument, NULL, 'C' },
                 { "json", no_argument, NULL, 'j' },
                 { "output", required_argument, NULL, 'o' },
                 { "help", no_argument, NULL, 'h' },
@@ -89,7 +106,10 @@ int cmd_probe(int argc, char **argv)
         };
         _cleanup_close_ int direct = -1, buffered = -1;
         const char *target = ".", *arg_output = NULL, *kind;
-        bool arg_json = false, arg_quick = false;
+        bool arg_json = false, arg_quick = false, arg_cold = false, have_block = true;
+        struct probe_meta meta = {};
+        const struct probe_meta *mp = NULL;
+        const char *why_not = NULL;
         uint64_t arg_size = 0, v, region;
         double seconds = 0;
         struct probe_result res;
@@ -109,6 +129,7 @@ int cmd_probe(int argc, char **argv)
                         if (parse_size(optarg, &arg_size) < 0 || arg_size < (16ULL << 20) || arg_size > (64ULL << 30))
                                 return log_usage("probe", "invalid --size '%s' (16M..64G)", optarg);
                         break;
+                case 'C': arg_cold = true; break;
                 case 'j': arg_json = true; break;
                 case 'o': arg_output = optarg; break;
                 case 'h': probe_help(); return 0;
@@ -137,44 +158,74 @@ int cmd_probe(int argc, char **argv)
         } else if (S_ISDIR(st.st_mode)) {
                 kind = "scratch file";
                 r = probe_scratch(target, arg_size, &direct, &buffered);
-                if (r == -EOPNOTSUPP)
-                        return log_error("the filesystem of '%s' does not support O_TMPFILE or O_DIRECT", target);
-                if (r < 0)
+                if (r == -EOPNOTSUPP || r == -EROFS || r == -EACCES || r == -EPERM || r == -EINVAL || r == -ENOSPC) {
+                        /* a read-only, remote or full directory: metadata only */
+                        have_block = false;
+                        kind = "metadata only";
+                        why_not = r == -EOPNOTSUPP ? "no O_TMPFILE or O_DIRECT there" : strerror(-r);
+                } else if (r < 0)
                         return log_errno(r, "cannot make a %s scratch file in '%s'", format_bytes(arg_size, b1), target);
                 region = arg_size;
         } else
                 return log_error("cannot probe '%s': not a directory nor a block device", target);
 
-        r = probe_run(direct, buffered, region, seconds, &res);
-        if (r < 0)
-                return log_errno(r, "probe of '%s' failed", target);
+        if (arg_cold) {
+                _cleanup_fclose_ FILE *dc = NULL;
+                sync();
+                dc = fopen("/proc/sys/vm/drop_caches", "we");
+                if (!dc || fputs("3", dc) < 0 || fflush(dc) != 0)
+                        return log_errno(-errno, "cannot drop the caches (--cold needs root)");
+        }
+        if (S_ISDIR(st.st_mode)) {
+                /* first, while the caches are as cold as they will be */
+                r = probe_metadata(target, arg_quick ? 500 : 4000, have_block ? seconds / 6 : seconds, &meta);
+                if (r < 0)
+                        return log_errno(r, "cannot measure the metadata cost under '%s'", target);
+                mp = &meta;
+        }
+        if (have_block) {
+                r = probe_run(direct, buffered, region, seconds, &res);
+                if (r < 0)
+                        return log_errno(r, "probe of '%s' failed", target);
+        } else if (meta.files == 0)
+                return log_error("cannot probe '%s': %s, and no files under it to open", target, why_not);
 
         if (arg_output) {
                 _cleanup_fclose_ FILE *f = fopen(arg_output, "we");
                 if (!f)
                         return log_errno(-errno, "cannot write '%s'", arg_output);
-                print_json(f, target, kind, &res);
+                print_json(f, target, kind, have_block ? &res : NULL, mp);
                 if (fflush(f) != 0 || ferror(f))
                         return log_error("cannot write '%s'", arg_output);
         }
         if (arg_json) {
-                print_json(stdout, target, kind, &res);
+                print_json(stdout, target, kind, have_block ? &res : NULL, mp);
                 return 0;
         }
-        printf("probed:       %s (%s, %s)\n", target, kind, format_bytes(res.region_bytes, b1));
-        printf("per request:  %.0f us (4 KiB read at queue depth 1; p99 %.0f us)\n", res.lat_qd1_us,
-               res.lat_qd1_p99_us);
-        printf("random 4 KiB: ");
-        for (int i = 0; i < 4; i++)
-                printf("QD%-2u %7.0f/s  ", probe_depths[i], res.iops[i]);
-        printf("\nsequential:   %.0f MB/s (1 MiB reads, 8 in flight; start %.0f, middle %.0f, end %.0f)\n",
-               res.seq_mbps, res.seq_zone_mbps[0], res.seq_zone_mbps[1], res.seq_zone_mbps[2]);
-        printf("seek cost:    ");
-        for (int i = 0; i < 4; i++)
-                printf("%s: %.0f us  ", format_bytes(res.seek_dist[i], b1), res.seek_us[i]);
-        printf("\n              -> %s\n", res.rotational ? "rotational (far reads cost more: sort by position)"
-                                                         : "not rotational (distance does not matter)");
-        if (res.fill_mbps > 0)
-                printf("page cache:   %.0f MB/s buffered fill\n", res.fill_mbps);
+        if (!have_block)
+                printf("probed:       %s (metadata only: %s)\n", target, why_not);
+        else {
+                printf("probed:       %s (%s, %s)\n", target, kind, format_bytes(res.region_bytes, b1));
+                printf("per request:  %.0f us (4 KiB read at queue depth 1; p99 %.0f us)\n", res.lat_qd1_us,
+                       res.lat_qd1_p99_us);
+                printf("random 4 KiB: ");
+                for (int i = 0; i < 4; i++)
+                        printf("QD%-2u %7.0f/s  ", probe_depths[i], res.iops[i]);
+                printf("\nsequential:   %.0f MB/s (1 MiB reads, 8 in flight; start %.0f, middle %.0f, end %.0f)\n",
+                       res.seq_mbps, res.seq_zone_mbps[0], res.seq_zone_mbps[1], res.seq_zone_mbps[2]);
+                printf("seek cost:    ");
+                for (int i = 0; i < 4; i++)
+                        printf("%s: %.0f us  ", format_bytes(res.seek_dist[i], b1), res.seek_us[i]);
+                printf("\n              -> %s\n", res.rotational ? "rotational (far reads cost more: sort by position)"
+                                                                 : "not rotational (distance does not matter)");
+                if (res.fill_mbps > 0)
+                        printf("page cache:   %.0f MB/s buffered fill\n", res.fill_mbps);
+        }
+        if (mp && meta.files > 0)
+                printf("metadata:     %.0f us per open + stat (p90 %.0f us), first 4 KiB read %.0f us (%u files%s)\n",
+                       meta.open_stat_us, meta.open_stat_p90_us, meta.first_read_us, meta.files,
+                       arg_cold ? ", caches dropped" : "; --cold for cold figures");
+        else if (mp)
+                printf("metadata:     no files under %s\n", target);
         return 0;
 }

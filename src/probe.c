@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -76,7 +78,7 @@ static int random_reads(struct io_uring *ring, int fd, uint8_t *buf, uint64_t re
 {
         uint64_t seed = 0x9e3779b97f4a7c15ULL ^ (uint64_t)depth, done = 0, next_seq = 0;
         uint64_t t0 = now_ns(), end = t0 + (uint64_t)(seconds * 1e9), slots = region / size;
-        uint64_t *started = calloc(depth, sizeof(uint64_t));
+        uint64_t *started = calloc(depth, sizeof(uint64_t)), first_ns = 0;
         unsigned inflight = 0;
         bool stop = false;
 
@@ -136,11 +138,17 @@ static int random_reads(struct io_uring *ring, int fd, uint8_t *buf, uint64_t re
                 }
                 io_uring_cqe_seen(ring, cqe);
                 inflight--;
-                done++;
+                if (done++ == 0)
+                        first_ns = now_ns();
                 if (now_ns() >= end)
                         stop = true;
         }
-        *ret_rate = (double)done / ((double)(now_ns() - t0) / 1e9);
+        /* a sequential stream is timed from its first completion: the
+         * seek to its start is not bandwidth */
+        if (sequential && first_ns && done > 1)
+                *ret_rate = (double)(done - 1) / ((double)(now_ns() - first_ns) / 1e9);
+        else
+                *ret_rate = (double)done / ((double)(now_ns() - t0) / 1e9);
         free(started);
         return 0;
 }
@@ -254,4 +262,117 @@ out:
         free(lat);
         munmap(buf, 64 * (size_t)BIG);
         return r;
+}
+
+struct walk {
+        dev_t dev;
+        uint64_t end_ns;
+        unsigned max;
+        double *open_us, *read_us;
+        unsigned n;
+        uint8_t *buf;
+};
+
+static void walk_dir(struct walk *w, int dfd, unsigned depth)
+{
+        DIR *d;
+        struct dirent *e;
+
+        if (depth > 32)
+                return;
+        d = fdopendir(dfd);
+        if (!d) {
+                close(dfd);
+                return;
+        }
+        while (w->n < w->max && now_ns() < w->end_ns && (e = readdir(d))) {
+                struct stat st;
+                uint64_t t0, t1, t2;
+                int fd;
+
+                if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
+                        continue;
+                if (e->d_type == DT_DIR) {
+                        int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                        if (sub < 0)
+                                continue;
+                        if (fstat(sub, &st) < 0 || st.st_dev != w->dev) {
+                                close(sub);
+                                continue;
+                        }
+                        walk_dir(w, sub, depth + 1);
+                        continue;
+                }
+                if (e->d_type != DT_REG && e->d_type != DT_UNKNOWN)
+                        continue;
+                t0 = now_ns();
+                fd = openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW | O_NOATIME | O_NONBLOCK | O_CLOEXEC);
+                if (fd < 0 && errno == EPERM)   /* O_NOATIME on a file we do not own */
+                        fd = openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+                if (fd < 0)
+                        continue;
+                if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+                        close(fd);
+                        continue;
+                }
+                t1 = now_ns();
+                w->open_us[w->n] = (double)(t1 - t0) / 1e3;
+                w->read_us[w->n] = -1;
+                if (st.st_size >= (off_t)BLOCK) {
+                        (void)posix_fadvise(fd, 0, BLOCK, POSIX_FADV_DONTNEED);
+                        t1 = now_ns();
+                        if (pread(fd, w->buf, BLOCK, 0) == BLOCK) {
+                                t2 = now_ns();
+                                w->read_us[w->n] = (double)(t2 - t1) / 1e3;
+                        }
+                }
+                close(fd);
+                w->n++;
+        }
+        closedir(d);
+}
+
+int probe_metadata(const char *dir, unsigned max_files, double seconds, struct probe_meta *ret)
+{
+        struct walk w = { .max = max_files, .end_ns = now_ns() + (uint64_t)(seconds * 1e9) };
+        struct probe_meta m = {};
+        struct stat st;
+        unsigned nr = 0;
+        int dfd;
+
+        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return -errno;
+        if (fstat(dfd, &st) < 0) {
+                close(dfd);
+                return -errno;
+        }
+        w.dev = st.st_dev;
+        w.open_us = calloc(max_files + 1, sizeof(double));
+        w.read_us = calloc(max_files + 1, sizeof(double));
+        w.buf = malloc(BLOCK);
+        if (!w.open_us || !w.read_us || !w.buf) {
+                close(dfd);
+                free(w.open_us);
+                free(w.read_us);
+                free(w.buf);
+                return -ENOMEM;
+        }
+        walk_dir(&w, dfd, 0);   /* takes dfd */
+        m.files = w.n;
+        if (w.n > 0) {
+                qsort_safe(w.open_us, w.n, sizeof(double), cmp_double);
+                m.open_stat_us = w.open_us[w.n / 2];
+                m.open_stat_p90_us = w.open_us[MIN(w.n - 1, w.n * 9 / 10)];
+                for (unsigned i = 0; i < w.n; i++)
+                        if (w.read_us[i] >= 0)
+                                w.read_us[nr++] = w.read_us[i];
+                qsort_safe(w.read_us, nr, sizeof(double), cmp_double);
+                m.first_read_us = nr ? w.read_us[nr / 2] : 0;
+        }
+        free(w.open_us);
+        free(w.read_us);
+        free(w.buf);
+        *ret = m;
+        return 0;
 }

@@ -21,7 +21,21 @@ struct probe_result {
         bool rotational;            /* seeks cost more with distance */
 };
 
+/* Metadata cost under a directory: open + fstat of files not opened before
+ * by this process (cold when the caller dropped the caches first), and the
+ * first 4 KiB read of each with its pages dropped. */
+struct probe_meta {
+        unsigned files;             /* files measured (0: none found) */
+        double open_stat_us;        /* median open + fstat + close */
+        double open_stat_p90_us;
+        double first_read_us;       /* median buffered 4 KiB read after dropping the file's pages */
+};
+
 extern const unsigned probe_depths[4];
+
+/* Walk dir (not leaving its filesystem, at most max_files regular files,
+ * about `seconds`) and time what opening a file costs there. */
+int probe_metadata(const char *dir, unsigned max_files, double seconds, struct probe_meta *ret);
 
 /* A scratch file of `size` bytes of real data in dir, unnamed (O_TMPFILE):
  * nothing is left behind however the process ends.  Returns it opened with

@@ -1,0 +1,89 @@
+#!/bin/sh
+# The emulated devices (bench/slowdev): each block model comes up, readset
+# probe recovers the model's per-request cost and bandwidth within 20% and
+# tells the disk from the rest whatever the rotational flag says; the
+# network share adds its round trip to opens and reads; every device goes
+# down without leaving a mount, a loop device or a process, also after its
+# emulator was killed.
+. "$(dirname "$0")/lib.sh"
+need_root; need_loop; need_python
+[ -n "${SLOWDEV_FUSE:-}" ] && [ -x "$SLOWDEV_FUSE" ] || skip "slowdev-fuse not built (needs libfuse3-dev)"
+[ -c /dev/fuse ] || skip "needs /dev/fuse"
+export SLOWDEV_FUSE
+SLOWDEV="$SRCDIR/bench/slowdev"
+UP=""
+trap 'for m in $UP; do "$SLOWDEV" down "$m" >/dev/null 2>&1 || true; done; cleanup' EXIT
+
+within() {   # what measured expected tolerance
+        "$PY" -c "import sys; m, e, t = map(float, sys.argv[2:5]); ok = abs(m - e) <= t * e
+print(f'{sys.argv[1]}: measured {m:.1f}, model {e:.1f} ({(m / e - 1) * 100:+.0f}%)'); sys.exit(0 if ok else 1)" "$@"
+}
+
+for model in ${SLOWDEV_MODELS:-hdd usb sd nvme}; do
+        m=$TMP/$model
+        UP="$UP $m"
+        "$SLOWDEV" up $model "$m" --size 1G --image "$TMP/$model.img" --fresh 2>"$TMP/err" || { cat "$TMP/err"; fail "up $model"; }
+        mountpoint -q "$m" || fail "$model: not mounted"
+        echo hello > "$m/file" && sync && [ "$(cat "$m/file")" = hello ] || fail "$model: the file system does not work"
+        loop=$(losetup -j "$TMP/$model.img" | cut -d: -f1)
+        [ -z "$loop" ] || fail "$model: the loop device should sit on the FUSE file, not the image"
+        dev=$(findmnt -n -o SOURCE "$m")
+        case $dev in /dev/loop*) ;; *) fail "$model: mounted from '$dev'" ;; esac
+        floor=$("$SLOWDEV" floor "$m")
+        "$SLOWDEV_FUSE" expect $model $(blockdev --getsize64 "$dev") "$floor" > "$TMP/expect"
+        "$READSET" probe --quick --json "$dev" > "$TMP/probe.json" || fail "probe $model"
+        lat=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["latency_qd1_us"])' "$TMP/probe.json")
+        bw=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["sequential_mbps"])' "$TMP/probe.json")
+        rot=$("$PY" -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["rotational"]))' "$TMP/probe.json")
+        if [ $model = nvme ]; then
+                # The model is as fast as the emulator itself (~80 us and 1-2 GB/s
+                # through FUSE + loop unloaded, much less beside other work:
+                # docs/SLOWDEV.md): it can only be checked against looser bounds.
+                within "$model per request (us)" "$lat" "$(awk '$1 == "latency_qd1_us" { print $2 }' "$TMP/expect")" 0.60 ||
+                        fail "$model: probe's per-request cost is far off the model"
+                [ "${bw%.*}" -ge 300 ] || fail "$model: probe's bandwidth $bw MB/s is far below the model"
+        else
+                within "$model per request (us)" "$lat" "$(awk '$1 == "latency_qd1_us" { print $2 }' "$TMP/expect")" 0.20 ||
+                        fail "$model: probe's per-request cost is off the model"
+                within "$model sequential (MB/s)" "$bw" "$(awk '$1 == "sequential_mbps" { print $2 }' "$TMP/expect")" 0.20 ||
+                        fail "$model: probe's bandwidth is off the model"
+        fi
+        want=$(awk '$1 == "rotational" { print $2 }' "$TMP/expect")
+        [ "$rot" = "$want" ] || fail "$model: probe says rotational=$rot, the model $want"
+        echo "$model: rotational flag $(cat /sys/block/${dev#/dev/}/queue/rotational), probe $rot"
+        "$SLOWDEV" stats "$m" | grep -q "^reads [1-9]" || fail "$model: no reads counted"
+        "$SLOWDEV" down "$m" || fail "down $model"
+        mountpoint -q "$m" && fail "$model: still mounted"
+        losetup -l | grep -q "$TMP" && fail "$model: loop device left"
+done
+
+# The share: every open is a lookup and an open, every first read one more trip.
+mkdir -p "$TMP/src/d"
+for i in $(seq 200); do head -c 20000 /dev/urandom > "$TMP/src/d/f$i"; done
+m=$TMP/share; UP="$UP $m"
+"$SLOWDEV" up share "$m" --source "$TMP/src" --rtt 5 || fail "up share"
+cmp "$TMP/src/d/f7" "$m/d/f7" || fail "share: wrong data"
+touch "$m/x" 2>/dev/null && fail "share: writable"
+"$READSET" probe --quick --cold --json "$m" > "$TMP/probe.json" || fail "probe share"
+"$PY" - "$TMP/probe.json" <<'PYEOF' || fail "share: probe's metadata figures are off the 5 ms round trip"
+import json, sys
+p = json.load(open(sys.argv[1]))
+m = p["metadata"]
+print(f"share: open+stat {m['open_stat_us']:.0f} us, first read {m['first_read_us']:.0f} us over {m['files']} files")
+assert p["probed"] == "metadata only" and m["files"] >= 100
+assert 2 * 5000 * 0.9 <= m["open_stat_us"] <= 2 * 5000 * 1.25, "lookup + open = 2 round trips"
+assert 5000 * 0.9 <= m["first_read_us"] <= 5000 * 1.25, "a read = 1 round trip"
+PYEOF
+"$SLOWDEV" down "$m" || fail "down share"
+mountpoint -q "$m" && fail "share: still mounted"
+
+# A dead emulator: down still takes everything apart.
+m=$TMP/dead; UP="$UP $m"
+"$SLOWDEV" up usb "$m" --size 256M --image "$TMP/dead.img" --fresh || fail "up usb"
+kill -9 "$(cat /run/readset-slowdev/*dead/pid)"
+timeout 60 "$SLOWDEV" down "$m" || fail "down after the emulator was killed"
+mountpoint -q "$m" && fail "dead: still mounted"
+losetup -l | grep -q "$TMP" && fail "dead: loop device left"
+ls /run/readset-slowdev 2>/dev/null | grep -q dead && fail "dead: state left"
+pgrep -f "slowdev-fuse disk usb $TMP" && fail "dead: emulator left running"
+echo "slowdev: ok"
