@@ -35,6 +35,8 @@ static void replay_help(void)
                "                        (by default only pages the start used are read;\n"
                "                        the kernel's own readahead is not needed then)\n"
                "      --no-lookups      do not stat the recorded lookup paths\n"
+               "      --device KIND     plan for KIND: rotational, solid, or a profile\n"
+               "                        saved by readset probe -o (default: from sysfs)\n"
                "      --background      return at once; the replay continues detached\n"
                "      --no-wait         return once every read is submitted, not resident\n"
                "  -n, --dry-run         plan only: print what would be read\n"

@@ -35,7 +35,7 @@ void device_profile_rotational(struct device_profile *p)
                 .max_request = 4 << 20,
                 /* a seek costs ~10 ms, i.e. ~1 MB of transfer */
                 .bridge_bytes = 1 << 20,
-                .window_us = 500000,
+                .window_us = 2000000,   /* 2 s: run keeps first-needed-first at that grain */
                 .readahead_cap = 128 << 10,
         };
 }

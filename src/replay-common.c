@@ -2,6 +2,11 @@
 #include "replay-common.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -32,6 +37,96 @@ int replay_memory_budget(uint64_t *ret)
         return 0;
 }
 
+/* --device: "rotational", "solid" or a profile saved by readset probe */
+static const char *arg_device;
+
+static int device_from_option(const char *arg, struct device_profile *ret)
+{
+        _cleanup_free_ char *text = NULL;
+        const char *p;
+        int r;
+
+        if (strcmp(arg, "rotational") == 0) {
+                device_profile_rotational(ret);
+                return 0;
+        }
+        if (strcmp(arg, "solid") == 0) {
+                device_profile_solid(ret);
+                return 0;
+        }
+        r = read_small_file(arg, &text, 1 << 20);
+        if (r < 0)
+                return r;
+        /* the one field the planner uses from a probe profile */
+        p = strstr(text, "\"rotational\"");
+        if (!p || !(p = strchr(p, ':')))
+                return -EINVAL;
+        p += strspn(p + 1, " \t\n") + 1;
+        if (strncmp(p, "true", 4) == 0)
+                device_profile_rotational(ret);
+        else if (strncmp(p, "false", 5) == 0)
+                device_profile_solid(ret);
+        else
+                return -EINVAL;
+        snprintf(ret->name, sizeof(ret->name), "%.63s", arg);
+        return 0;
+}
+
+/* Where a file's data lies on the device, for sorting by position on a
+ * rotational device: the physical address of the file's first extent at or
+ * after the offset (FIEMAP).  One file at a time, cached. */
+struct phys_cache {
+        const struct readset *rs;
+        uint32_t file;
+        int fd;
+        bool failed;
+};
+
+static uint64_t phys_of(void *userdata, uint32_t file, uint64_t offset)
+{
+        struct phys_cache *pc = userdata;
+        struct {
+                struct fiemap fm;
+                struct fiemap_extent ext[1];
+        } q = {};
+        const struct rs_file *f;
+
+        if (file >= pc->rs->n_files)
+                return UINT64_MAX;
+        f = &pc->rs->files[file];
+        if (f->kind != RS_FILE_REGULAR)
+                return UINT64_MAX;
+        if (pc->fd < 0 || pc->file != file) {
+                struct stat st;
+                if (pc->fd >= 0)
+                        close(pc->fd);
+                pc->file = file;
+                pc->failed = false;
+                pc->fd = open(f->path, O_RDONLY | O_NOFOLLOW | O_NOATIME | O_NONBLOCK | O_CLOEXEC);
+                if (pc->fd < 0 && errno == EPERM)
+                        pc->fd = open(f->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+                if (pc->fd >= 0 && (fstat(pc->fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+                        close(pc->fd);
+                        pc->fd = -1;
+                }
+                pc->failed = pc->fd < 0;
+        }
+        if (pc->failed)
+                return UINT64_MAX;
+        q.fm.fm_start = offset;
+        q.fm.fm_length = UINT64_MAX - offset;
+        q.fm.fm_extent_count = 1;
+        if (ioctl(pc->fd, FS_IOC_FIEMAP, &q.fm) < 0 || q.fm.fm_mapped_extents == 0) {
+                pc->failed = true;
+                return UINT64_MAX;
+        }
+        if (q.ext[0].fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC))
+                return UINT64_MAX;
+        if (offset > q.ext[0].fe_logical)
+                return q.ext[0].fe_physical + (offset - q.ext[0].fe_logical);
+        return q.ext[0].fe_physical;
+}
+
 int replay_plan(const struct readset *rs, uint64_t max_bytes, bool accessed_only, struct plan **ret,
                 struct device_profile *ret_dev)
 {
@@ -47,7 +142,11 @@ int replay_plan(const struct readset *rs, uint64_t max_bytes, bool accessed_only
                         probe = rs->files[i].path;
                         break;
                 }
-        if (device_profile_for_path(probe, &dev) < 0)
+        if (arg_device) {
+                r = device_from_option(arg_device, &dev);
+                if (r < 0)
+                        return r;
+        } else if (device_profile_for_path(probe, &dev) < 0)
                 device_profile_solid(&dev);
         r = replay_memory_budget(&budget);
         if (r < 0)
@@ -55,7 +154,14 @@ int replay_plan(const struct readset *rs, uint64_t max_bytes, bool accessed_only
         o.max_bytes = budget ? budget : 1;   /* 0 would mean "no limit" */
         if (max_bytes && max_bytes < o.max_bytes)
                 o.max_bytes = max_bytes;
+        struct phys_cache pc = { .rs = rs, .fd = -1 };
+        if (dev.rotational) {
+                o.phys = phys_of;
+                o.phys_userdata = &pc;
+        }
         r = planner_build(rs, &dev, &o, ret);
+        if (pc.fd >= 0)
+                close(pc.fd);
         if (r >= 0 && ret_dev)
                 *ret_dev = dev;
         return r;
@@ -67,6 +173,15 @@ int replay_parse_option(int c, const char *arg, const char *verb, struct engine_
         int r;
 
         switch (c) {
+        case 'D': {
+                struct device_profile d;
+                r = device_from_option(arg, &d);
+                if (r < 0)
+                        return log_usage(verb, "invalid --device '%s' (rotational, solid or a profile saved by "
+                                         "readset probe -o): %s", arg, strerror(-r));
+                arg_device = arg;
+                return 1;
+        }
         case 'm':
                 r = engine_method_from_name(arg);
                 if (r < 0)

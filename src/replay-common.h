@@ -26,10 +26,11 @@ int replay_plan(const struct readset *rs, uint64_t max_bytes, bool accessed_only
         { "queue-depth", required_argument, NULL, 'Q' }, \
         { "threads", required_argument, NULL, 'T' }, \
         { "max-bytes", required_argument, NULL, 'B' }, \
-        { "no-lookups", no_argument, NULL, 'L' }
+        { "no-lookups", no_argument, NULL, 'L' }, \
+        { "device", required_argument, NULL, 'D' }
 
 /* The engine options replay and run share: -m/--method, -Q/--queue-depth,
- * --max-bytes (B), -T/--threads, --no-lookups (L).  Returns 1 when c was one
+ * --max-bytes (B), -T/--threads, --no-lookups (L), --device (D).  Returns 1 when c was one
  * of them, 0 when it was not, -2 after printing a usage error. */
 int replay_parse_option(int c, const char *arg, const char *verb, struct engine_options *eo, uint64_t *max_bytes);
 

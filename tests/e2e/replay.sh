@@ -73,4 +73,15 @@ json_check_stats "$TMP/c.json" "d['bytes_skipped'] > 0 and d['bytes_not_resident
 #    byte for byte and stat for stat what they were.
 sums_after=$(cd "$MNT" && md5sum f3 f6 && stat -c '%n %s %Y %X' f3 f6)
 [ "$sums_before" = "$sums_after" ] || fail "files changed by replay: $sums_before / $sums_after"
+# 6. --device: a saved probe profile or a kind; the plan says which it used,
+#    and a bad one is a usage error.
+printf '{ "target": "x", "rotational": true }\n' > "$TMP/prof.json"
+"$READSET" replay -n -j --device "$TMP/prof.json" "$TMP/r.readset" | grep -q '"rotational": true' ||
+        fail "--device PROFILE not used"
+"$READSET" replay -n -j --device solid "$TMP/r.readset" | grep -q '"rotational": false' || fail "--device solid"
+printf '{ "rotational": maybe }\n' > "$TMP/bad.json"
+rc=0; "$READSET" replay -n --device "$TMP/bad.json" "$TMP/r.readset" 2>/dev/null || rc=$?
+[ "$rc" = 2 ] || fail "bad --device profile: exit $rc"
+rc=0; "$READSET" replay -n --device "$TMP/none.json" "$TMP/r.readset" 2>/dev/null || rc=$?
+[ "$rc" = 2 ] || fail "missing --device profile: exit $rc"
 echo "replay: ok"
