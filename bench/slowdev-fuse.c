@@ -17,9 +17,10 @@
  * do not move the modelled head: the models are about cold reads.
  *
  * Every read is timed from the moment the daemon receives it: a
- * single-actuator device serves one request at a time, choosing among the
- * waiting ones the one nearest its head (what NCQ lets a disk do), so that
- * the order of requests matters as on the real device.
+ * single-actuator device serves one request at a time; a disk chooses among
+ * the waiting ones the one it can reach soonest, seek and rotation counted
+ * (shortest access time first, what NCQ firmware does), so that the order
+ * of requests matters as on the real device.
  *
  * SIGUSR1 turns the delays off, SIGUSR2 back on (bench/slowdev fast|slow).
  * In disk mode, MOUNTPOINT/stats gives the request counters and
@@ -53,7 +54,7 @@
 struct model {
         const char *name;
         unsigned servers;       /* requests served at once (1: single actuator / no queueing) */
-        bool reorder;           /* picks the waiting request nearest the head (NCQ) */
+        bool reorder;           /* picks the waiting request it can serve soonest (NCQ) */
         double cmd_us;          /* fixed cost per command */
         double outer_mbps;      /* transfer rate at offset 0 ... */
         double inner_mbps;      /* ... falling linearly to this at the end */
@@ -267,12 +268,17 @@ static void dispatch_locked(void)
         while (dev.busy < dev.m->servers && dev.pending) {
                 struct waiter **best = &dev.pending;
                 if (dev.m->reorder) {
-                        uint64_t bd = UINT64_MAX;
+                        /* shortest access time first, as NCQ firmware does:
+                         * seek and rotation from where the head is now */
+                        double now = mono_us(), bt = 1e300;
+                        if (dev.free_us > now)
+                                now = dev.free_us;
                         for (struct waiter **w = &dev.pending; *w; w = &(*w)->next) {
-                                uint64_t o = (*w)->off, h = dev.head.at;
-                                uint64_t d = o >= dev.head.stream_lo && o < h ? 0 : o > h ? o - h : h - o;
-                                if (d < bd) {
-                                        bd = d;
+                                struct head h = dev.head;
+                                double t = model_service_us(dev.m, &h, (*w)->off, (*w)->len, dev.size,
+                                                            now - dev.t0_us);
+                                if (t < bt) {
+                                        bt = t;
                                         best = w;
                                 }
                         }

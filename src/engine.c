@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <liburing.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,7 +114,7 @@ int64_t engine_cached_bytes(int fd, uint64_t off, uint64_t len)
 
 /* ---- opening files ---------------------------------------------------- */
 
-enum { FD_UNTRIED = -1, FD_SKIPPED = -2 };
+enum { FD_UNTRIED = -1, FD_SKIPPED = -2, FD_OPENING = -3 };
 
 static bool identity_ok(const struct rs_file *f, const struct stat *s)
 {
@@ -172,8 +173,9 @@ struct eng {
         const struct readset *rs;
         const struct plan *plan;
         const struct engine_options *opt;
-        atomic_int *fds;          /* per file: FD_UNTRIED, FD_SKIPPED or an fd; written
-                                   * only by the worker owning the file, read by warmers */
+        atomic_int *fds;          /* per file: FD_UNTRIED, FD_OPENING, FD_SKIPPED or an fd;
+                                   * the worker that claims it (FD_OPENING) opens it */
+        atomic_size_t next;       /* in_order: the next read to take */
         atomic_bool stop;
         atomic_bool cold_seen;     /* a worker found data not cached */
         atomic_bool workers_done;
@@ -223,11 +225,17 @@ static int fd_of(struct eng *e, uint32_t file)
 
 static int get_fd(struct eng *e, uint32_t file, struct engine_stats *st)
 {
-        int fd = fd_of(e, file);
-        if (fd == FD_UNTRIED) {
+        int fd = atomic_load(&e->fds[file]), untried = FD_UNTRIED;
+
+        if (fd == FD_UNTRIED &&
+            atomic_compare_exchange_strong(&e->fds[file], &untried, FD_OPENING)) {
                 fd = open_checked(&e->rs->files[file], st);
-                atomic_store_explicit(&e->fds[file], fd, memory_order_relaxed);
+                atomic_store(&e->fds[file], fd);
+                return fd;
         }
+        /* another worker is opening it (in_order: files are not owned) */
+        while ((fd = atomic_load(&e->fds[file])) == FD_OPENING)
+                sched_yield();
         return fd;
 }
 
@@ -328,14 +336,22 @@ static void *worker_main(void *arg)
         uint64_t cap = MAX(e->opt->readahead_cap, 4096);
         struct cache_probe probe = { 0, 0 };
 
-        for (size_t i = from; i < to; i++) {
-                const struct plan_read *pr = &plan->reads[i];
-                uint64_t off = pr->offset, len = pr->length;
+        for (size_t k = from; k < to; k++) {
+                /* in order: every thread takes the next read, so that what is
+                 * in flight stays together on the device; else its own files */
+                size_t i = e->opt->in_order ? atomic_fetch_add(&e->next, 1) : k;
+                const struct plan_read *pr;
+                uint64_t off, len;
                 int fd;
 
-                if (stopping(e, &w->st, (i & 31) == 0))
+                if (i >= to)
                         break;
-                if (pr->file % w->n != w->tid)
+                pr = &plan->reads[i];
+                off = pr->offset;
+                len = pr->length;
+                if (stopping(e, &w->st, (k & 31) == 0))
+                        break;
+                if (!e->opt->in_order && pr->file % w->n != w->tid)
                         continue;
                 fd = prepare_read(e, pr, &w->st, &probe);
                 if (fd < 0)
@@ -606,6 +622,7 @@ int engine_run(const struct readset *rs, const struct plan *plan, const struct e
         int r = 0;
 
         atomic_init(&e.stop, false);
+        atomic_init(&e.next, plan->n_meta);
         atomic_init(&e.cold_seen, !opt->skip_cached);
         atomic_init(&e.workers_done, false);
         pthread_mutex_init(&e.stop_lock, NULL);

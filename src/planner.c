@@ -301,7 +301,13 @@ int planner_build(const struct readset *rs, const struct device_profile *dev,
                 c.p->n_meta = MIN(n_meta, keep);
         }
 
-        /* 4. Where seeks dominate, sort by position inside time windows. */
+        /* 4. Where seeks dominate, sort by position: the metadata (block
+         * device offsets) in one sweep, the data inside time windows. */
+        if (dev->rotational) {
+                r = sort_window(&c, c.p->reads, c.p->n_meta);
+                if (r < 0)
+                        goto fail;
+        }
         if (dev->rotational && dev->window_us > 0) {
                 size_t i = c.p->n_meta;
                 while (i < c.p->n_reads) {
