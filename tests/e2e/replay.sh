@@ -22,8 +22,8 @@ umount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
 umount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
 sums_before=$(cd "$MNT" && md5sum f3 f6 && stat -c '%n %s %Y %X' f3 f6)
 umount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
-"$READSET" replay -j "$TMP/r.readset" > "$TMP/s.json" || fail "replay"
-"$PY" - "$TMP/r.readset" "$READSET" "$TESTPROG" "$MNT" <<'PYEOF' || fail "not resident after replay"
+check_resident() {   # replay options...: every accessed range of the read set is resident
+"$PY" - "$TMP/r.readset" "$READSET" "$TESTPROG" "$MNT" <<'PYEOF' || fail "not resident after replay $*"
 import json, subprocess, sys
 rs, readset, prog, mnt = sys.argv[1:]
 d = json.loads(subprocess.run([readset, "show", "--json", rs], capture_output=True, check=True).stdout)
@@ -44,6 +44,16 @@ for f in d["files"]:
 print(f"  checked every accessed range: {bad} not resident")
 sys.exit(1 if bad else 0)
 PYEOF
+}
+"$READSET" replay -j "$TMP/r.readset" > "$TMP/s.json" || fail "replay"
+check_resident
+# the same in one FIEMAP-ordered sweep, all threads in plan order (rotational)
+umount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
+"$READSET" replay -j --device rotational "$TMP/r.readset" > "$TMP/rot.json" || fail "rotational replay"
+check_resident --device rotational
+grep -q '"bytes_not_resident": 0' "$TMP/rot.json" || { cat "$TMP/rot.json"; fail "rotational replay left data out"; }
+umount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
+"$READSET" replay -j "$TMP/r.readset" > "$TMP/s.json" || fail "replay"
 json_check_stats() { "$PY" -c "import json,sys; d=json.load(open('$1')); sys.exit(0 if ($2) else 1)" || { cat "$1"; fail "$2"; }; }
 json_check_stats "$TMP/s.json" "d['bytes_read'] > 0 and d['bytes_not_resident'] == 0 and d['files_changed'] == 0"
 json_check_stats "$TMP/s.json" "d['lookups'] > 0"
