@@ -26,16 +26,17 @@
  * In disk mode, MOUNTPOINT/stats gives the request counters and
  * MOUNTPOINT/control takes "slow", "fast", "zero" or "overhead_us=N": the
  * cost of the kernel, FUSE and loop path and of the emulator's own queue
- * (measured by "slowdev-fuse calibrate DEVICE" in "zero" mode: every step
- * but the modelled delay), taken off every modelled delay so that a
+ * (measured by "slowdev-fuse calibrate DEVICE" in "zero" mode: every step,
+ * with a fixed 200 us for the model), taken off every modelled delay so that a
  * request costs what the model says end to end, not that plus the path. */
-#define FUSE_USE_VERSION 35
+#define FUSE_USE_VERSION 312
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse.h>
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -170,7 +171,10 @@ static double model_service_us(const struct model *m, struct head *h, uint64_t o
 /* ---- shared state --------------------------------------------------------- */
 
 static atomic_bool slow = true;
-static atomic_bool zero;        /* calibration: the whole path, but no modelled delay */
+static atomic_bool zero;        /* calibration: the whole path, a fixed delay for the model's */
+#define ZERO_MODE_US 200.0
+static atomic_bool warm;        /* warming up: every read held 20 ms, none queued, so
+                                 * that the daemon starts the threads a deep queue needs */
 
 struct waiter {
         uint64_t off, len;
@@ -183,6 +187,8 @@ struct waiter {
 static struct {
         const struct model *m;
         int fd;                 /* the image */
+        int dfd;                /* the image with O_DIRECT: reads never touch (or
+                                 * wait to fill) this machine's page cache */
         uint64_t size;
         pthread_mutex_t lock;
         struct waiter *pending;
@@ -195,7 +201,30 @@ static struct {
         uint64_t reads, read_bytes, seeks, writes, write_bytes;
         double busy_us;
         double t0_us;
-} dev = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
+} dev = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1, .dfd = -1 };
+
+/* Read the image: O_DIRECT through an aligned buffer when the request is
+ * aligned (the loop device's always are), else buffered. */
+static ssize_t image_read(char *buf, size_t len, off_t off)
+{
+        static __thread void *bounce;
+        ssize_t k;
+
+        if (dev.dfd >= 0 && len <= (2u << 20) && off % 4096 == 0 && len % 512 == 0) {
+                if (!bounce && posix_memalign(&bounce, 4096, 2u << 20) != 0)
+                        bounce = NULL;
+                if (bounce) {
+                        k = pread(dev.dfd, bounce, (len + 4095) & ~(size_t)4095, off);
+                        if (k >= 0) {
+                                if ((size_t)k > len)
+                                        k = (ssize_t)len;
+                                memcpy(buf, bounce, (size_t)k);
+                                return k;
+                        }
+                }
+        }
+        return pread(dev.fd, buf, len, off);
+}
 
 static struct {
         const char *source;
@@ -214,41 +243,33 @@ static double mono_us(void)
         return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
-/* how late clock_nanosleep wakes us on this machine (measured at start) */
-static double wake_late_us;
 /* what the kernel + FUSE + loop path costs a request by itself (measured
  * by "slowdev-fuse calibrate" through the device, set via /control) */
 static _Atomic double overhead_us;
 
+/* Sleep until t_us, on time: a timer wakes a thread here 100-150 us late,
+ * more than the NVMe model's whole delay, so the last SPIN_US are waited
+ * out yielding the CPU in a loop. */
+#define SPIN_US 200.0
 static void sleep_until_us(double t_us)
 {
         struct timespec ts;
-        t_us -= wake_late_us;
-        if (t_us <= mono_us())
-                return;
-        ts.tv_sec = (time_t)(t_us / 1e6);
-        ts.tv_nsec = (long)((t_us - (double)ts.tv_sec * 1e6) * 1e3);
-        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-                ;
+        double early = t_us - SPIN_US;
+
+        if (early > mono_us()) {
+                ts.tv_sec = (time_t)(early / 1e6);
+                ts.tv_nsec = (long)((early - (double)ts.tv_sec * 1e6) * 1e3);
+                while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+                        ;
+        }
+        while (mono_us() < t_us)
+                sched_yield();
 }
 
 static int cmp_double(const void *a, const void *b)
 {
         double x = *(const double *)a, y = *(const double *)b;
         return x < y ? -1 : x > y;
-}
-
-static void measure_wake_latency(void)
-{
-        double late[64];
-        for (int i = 0; i < 64; i++) {
-                double t = mono_us() + 200;
-                struct timespec ts = { .tv_sec = (time_t)(t / 1e6), .tv_nsec = (long)((t - floor(t / 1e6) * 1e6) * 1e3) };
-                clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
-                late[i] = mono_us() - t;
-        }
-        qsort(late, 64, sizeof(double), cmp_double);
-        wake_late_us = late[16];        /* a low quantile: waking early is worse than late */
 }
 
 static void on_signal(int sig)
@@ -320,6 +341,11 @@ static int disk_read(const char *path, char *buf, size_t len, off_t off, struct 
         double start, service = 0;
         ssize_t k;
 
+        if (atomic_load(&warm)) {
+                k = image_read(buf, len, off);
+                sleep_until_us(mono_us() + 20000);
+                return k < 0 ? -errno : (int)k;
+        }
         if (atomic_load(&slow)) {
                 me.arrival = mono_us();
                 pthread_mutex_lock(&dev.lock);
@@ -336,7 +362,7 @@ static int disk_read(const char *path, char *buf, size_t len, off_t off, struct 
                 uint64_t was = dev.head.at;
                 service = model_service_us(dev.m, &dev.head, me.off, len, dev.size, start - dev.t0_us);
                 if (atomic_load(&zero))
-                        service = 0;
+                        service = ZERO_MODE_US;
                 else if (dev.m->servers > 1) {
                         /* commands overlap, their transfers queue on the bus */
                         double xfer = (double)len / model_rate(dev.m, me.off, dev.size);
@@ -359,11 +385,11 @@ static int disk_read(const char *path, char *buf, size_t len, off_t off, struct 
         } else
                 start = mono_us();
 
-        k = pread(dev.fd, buf, len, off);
+        k = image_read(buf, len, off);
         if (k < 0)
                 k = -errno;
         if (me.go) {
-                double o = atomic_load(&overhead_us);
+                double o = atomic_load(&zero) ? 0 : atomic_load(&overhead_us);
                 sleep_until_us(start + (service > o ? service - o : 0));
                 pthread_mutex_lock(&dev.lock);
                 dev.busy--;
@@ -374,7 +400,7 @@ static int disk_read(const char *path, char *buf, size_t len, off_t off, struct 
         return (int)k;
 }
 
-/* "slow", "fast", "zero" or "overhead_us=N" */
+/* "slow", "fast", "zero", "warm" or "overhead_us=N" */
 static int control(const char *buf, size_t len)
 {
         char cmd[64];
@@ -387,10 +413,13 @@ static int control(const char *buf, size_t len)
         if (strcmp(cmd, "slow") == 0) {
                 atomic_store(&slow, true);
                 atomic_store(&zero, false);
+                atomic_store(&warm, false);
         } else if (strcmp(cmd, "zero") == 0) {
                 atomic_store(&slow, true);
                 atomic_store(&zero, true);
-        }
+                atomic_store(&warm, false);
+        } else if (strcmp(cmd, "warm") == 0)
+                atomic_store(&warm, true);
         else if (strcmp(cmd, "fast") == 0)
                 atomic_store(&slow, false);
         else if (sscanf(cmd, "overhead_us=%lf", &v) == 1 && v >= 0 && v < 1e5)
@@ -707,18 +736,30 @@ static void *warm_thread(void *arg)
 }
 
 /* The path's own cost: median of QD1 4 KiB O_DIRECT random reads of the
- * device (the emulator in fast mode), for about a second.  First, many
- * large reads at once, so that the daemon has its threads and buffers
- * before anything is measured. */
-static int calibrate(const char *path)
+ * device (the emulator in "zero" mode), for about a second.  First, many
+ * large reads at once held 20 ms each ("warm" mode, through CONTROL), so that
+ * the daemon has the threads and buffers a deep queue needs before anything
+ * is measured. */
+static int control_write(const char *control, const char *what)
 {
-        pthread_t warm[32];
+        int fd = control ? open(control, O_WRONLY | O_CLOEXEC) : -1;
+        ssize_t k = fd >= 0 ? write(fd, what, strlen(what)) : -1;
+        if (fd >= 0)
+                close(fd);
+        return k < 0 ? -1 : 0;
+}
+
+static int calibrate(const char *path, const char *control)
+{
+        pthread_t warm_t[32];
+        control_write(control, "warm");
         for (int i = 0; i < 32; i++)
-                if (pthread_create(&warm[i], NULL, warm_thread, (void *)path) != 0)
-                        warm[i] = 0;
+                if (pthread_create(&warm_t[i], NULL, warm_thread, (void *)path) != 0)
+                        warm_t[i] = 0;
         for (int i = 0; i < 32; i++)
-                if (warm[i])
-                        pthread_join(warm[i], NULL);
+                if (warm_t[i])
+                        pthread_join(warm_t[i], NULL);
+        control_write(control, "zero");
 
         static double lat[20000];
         uint64_t s = 0x2545f4914f6cdd1dULL, blocks;
@@ -745,7 +786,9 @@ static int calibrate(const char *path)
         if (n < 10)
                 return 1;
         qsort(lat, (size_t)n, sizeof(double), cmp_double);
-        printf("%.0f\n", lat[n / 2]);
+        /* "zero" mode holds each read ZERO_MODE_US: the rest is the path,
+         * timer wake-up included */
+        printf("%.0f\n", lat[n / 2] > ZERO_MODE_US ? lat[n / 2] - ZERO_MODE_US : 0);
         return 0;
 }
 
@@ -754,7 +797,7 @@ static int usage(void)
         fprintf(stderr, "usage: slowdev-fuse disk hdd|usb|sd|nvme IMAGE MOUNTPOINT [FUSE options]\n"
                         "       slowdev-fuse share RTT_US[:LINK_MBPS] SOURCE MOUNTPOINT [FUSE options]\n"
                         "       slowdev-fuse expect hdd|usb|sd|nvme SIZE [FLOOR_US]\n"
-                        "       slowdev-fuse calibrate DEVICE\n");
+                        "       slowdev-fuse calibrate DEVICE [CONTROL]\n");
         return 2;
 }
 
@@ -767,8 +810,8 @@ int main(int argc, char **argv)
         struct stat st;
         int r;
 
-        if (argc == 3 && strcmp(argv[1], "calibrate") == 0)
-                return calibrate(argv[2]);
+        if ((argc == 3 || argc == 4) && strcmp(argv[1], "calibrate") == 0)
+                return calibrate(argv[2], argc == 4 ? argv[3] : NULL);
         if (argc < 4)
                 return usage();
         if (strcmp(argv[1], "expect") == 0) {
@@ -790,6 +833,7 @@ int main(int argc, char **argv)
                         return 1;
                 }
                 dev.size = (uint64_t)st.st_size;
+                dev.dfd = open(argv[3], O_RDONLY | O_DIRECT | O_CLOEXEC);     /* -1: buffered reads only */
                 dev.trace = getenv("SLOWDEV_TRACE") != NULL;
                 ops = &disk_ops;
         } else if (strcmp(argv[1], "share") == 0) {
@@ -808,7 +852,6 @@ int main(int argc, char **argv)
         } else
                 return usage();
 
-        measure_wake_latency();
         signal(SIGUSR1, on_signal);
         signal(SIGUSR2, on_signal);
         prctl(PR_SET_TIMERSLACK, 1UL);  /* wake up on time: the models are in microseconds */

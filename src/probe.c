@@ -19,6 +19,7 @@ const unsigned probe_depths[4] = { 1, 4, 16, 64 };
 
 #define BLOCK 4096u
 #define BIG (1u << 20)
+#define SEQ_DEPTH 8u
 
 /* xorshift: offsets spread over the region, not in the page cache anyway
  * (O_DIRECT) */
@@ -138,15 +139,16 @@ static int random_reads(struct io_uring *ring, int fd, uint8_t *buf, uint64_t re
                 }
                 io_uring_cqe_seen(ring, cqe);
                 inflight--;
-                if (done++ == 0)
+                if (++done == depth)
                         first_ns = now_ns();
                 if (now_ns() >= end)
                         stop = true;
         }
-        /* a sequential stream is timed from its first completion: the
-         * seek to its start is not bandwidth */
-        if (sequential && first_ns && done > 1)
-                *ret_rate = (double)(done - 1) / ((double)(now_ns() - first_ns) / 1e9);
+        /* a sequential stream is timed from its first queue-full of
+         * completions: the seek to its start, and a disk taking the first
+         * requests in the order it reaches them, are not bandwidth */
+        if (sequential && first_ns && done > depth)
+                *ret_rate = (double)(done - depth) / ((double)(now_ns() - first_ns) / 1e9);
         else
                 *ret_rate = (double)done / ((double)(now_ns() - t0) / 1e9);
         free(started);
@@ -219,7 +221,7 @@ int probe_run(int fd, int buffered_fd, uint64_t region, double seconds, struct p
                 uint64_t at[3] = { 0, region / 2 & ~(uint64_t)(BIG - 1), region - part };
                 double sum = 0;
                 for (int i = 0; i < 3; i++) {
-                        r = random_reads(&ring, fd, buf, part, BIG, 8, slice * 2 / 3, true, &rate, NULL, NULL, 0,
+                        r = random_reads(&ring, fd, buf, part, BIG, SEQ_DEPTH, slice * 2 / 3, true, &rate, NULL, NULL, 0,
                                          at[i]);
                         if (r < 0)
                                 goto out_ring;

@@ -9,6 +9,9 @@
 need_root; need_loop; need_python
 [ -n "${SLOWDEV_FUSE:-}" ] && [ -x "$SLOWDEV_FUSE" ] || skip "slowdev-fuse not built (needs libfuse3-dev)"
 [ -c /dev/fuse ] || skip "needs /dev/fuse"
+# the emulator is test tooling: a sanitizer build of it is too slow to
+# model anything, so check.sh points the sanitizer suite at the plain one
+SLOWDEV_FUSE=${READSET_SLOWDEV_FUSE:-$SLOWDEV_FUSE}
 export SLOWDEV_FUSE
 SLOWDEV="$SRCDIR/bench/slowdev"
 UP=""
@@ -31,7 +34,9 @@ for model in ${SLOWDEV_MODELS:-hdd usb sd nvme}; do
         case $dev in /dev/loop*) ;; *) fail "$model: mounted from '$dev'" ;; esac
         floor=$("$SLOWDEV" floor "$m")
         "$SLOWDEV_FUSE" expect $model $(blockdev --getsize64 "$dev") "$floor" > "$TMP/expect"
-        "$READSET" probe --quick --json "$dev" > "$TMP/probe.json" || fail "probe $model"
+        # the disk gets longer: its sequential zones at --quick are a few dozen requests
+        if [ $model = hdd ]; then secs="--seconds 5"; else secs=--quick; fi
+        "$READSET" probe $secs --json "$dev" > "$TMP/probe.json" || fail "probe $model"
         lat=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["latency_qd1_us"])' "$TMP/probe.json")
         bw=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["sequential_mbps"])' "$TMP/probe.json")
         rot=$("$PY" -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["rotational"]))' "$TMP/probe.json")
@@ -39,8 +44,10 @@ for model in ${SLOWDEV_MODELS:-hdd usb sd nvme}; do
                 # The model is as fast as the emulator itself (~80 us and 1-2 GB/s
                 # through FUSE + loop unloaded, much less beside other work:
                 # docs/SLOWDEV.md): it can only be checked against looser bounds.
-                within "$model per request (us)" "$lat" "$(awk '$1 == "latency_qd1_us" { print $2 }' "$TMP/expect")" 0.60 ||
-                        fail "$model: probe's per-request cost is far off the model"
+                exp=$(awk '$1 == "latency_qd1_us" { print $2 }' "$TMP/expect")
+                echo "nvme per request (us): measured $lat, model $exp (an upper bound here)"
+                "$PY" -c "import sys; sys.exit(0 if float('$lat') <= 1.6 * float('$exp') else 1)" ||
+                        fail "$model: probe's per-request cost is far above the model"
                 [ "${bw%.*}" -ge 300 ] || fail "$model: probe's bandwidth $bw MB/s is far below the model"
         else
                 within "$model per request (us)" "$lat" "$(awk '$1 == "latency_qd1_us" { print $2 }' "$TMP/expect")" 0.20 ||
