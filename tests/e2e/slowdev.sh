@@ -4,7 +4,7 @@
 # tells the disk from the rest whatever the rotational flag says; the
 # network share adds its round trip to opens and reads; every device goes
 # down without leaving a mount, a loop device or a process, also after its
-# emulator was killed.
+# emulator was killed or its "up" was interrupted.
 . "$(dirname "$0")/lib.sh"
 need_root; need_loop; need_python
 [ -n "${SLOWDEV_FUSE:-}" ] && [ -x "$SLOWDEV_FUSE" ] || skip "slowdev-fuse not built (needs libfuse3-dev)"
@@ -93,4 +93,20 @@ mountpoint -q "$m" && fail "dead: still mounted"
 losetup -l | grep -q "$TMP" && fail "dead: loop device left"
 ls /run/readset-slowdev 2>/dev/null | grep -q dead && fail "dead: state left"
 pgrep -f "slowdev-fuse disk usb $TMP" && fail "dead: emulator left running"
+# An interrupted "up" undoes what it had done.
+m=$TMP/intr; UP="$UP $m"
+for delay in 0.3 0.8; do
+        "$SLOWDEV" up usb "$m" --size 256M --image "$TMP/intr.img" --fresh 2>/dev/null &
+        pid=$!
+        sleep $delay
+        kill -TERM $pid 2>/dev/null || true
+        wait $pid || true
+        if mountpoint -q "$m"; then   # it had finished: a normal down then
+                "$SLOWDEV" down "$m" || fail "down after a completed up"
+        fi
+        mountpoint -q "$m" && fail "interrupted up: still mounted"
+        losetup -l | grep -q "$TMP" && fail "interrupted up: loop device left"
+        ls /run/readset-slowdev 2>/dev/null | grep -q intr && fail "interrupted up: state left"
+        pgrep -f "slowdev-fuse disk usb $TMP" >/dev/null && fail "interrupted up: emulator left running"
+done
 echo "slowdev: ok"
