@@ -205,13 +205,17 @@ static struct {
 
 /* Read the image: O_DIRECT through an aligned buffer when the request is
  * aligned (the loop device's always are), else buffered. */
+static pthread_key_t bounce_key;       /* a thread's aligned buffer, freed when it exits */
+
 static ssize_t image_read(char *buf, size_t len, off_t off)
 {
-        static __thread void *bounce;
+        void *bounce = pthread_getspecific(bounce_key);
         ssize_t k;
 
         if (dev.dfd >= 0 && len <= (2u << 20) && off % 4096 == 0 && len % 512 == 0) {
-                if (!bounce && posix_memalign(&bounce, 4096, 2u << 20) != 0)
+                if (!bounce && posix_memalign(&bounce, 4096, 2u << 20) == 0)
+                        pthread_setspecific(bounce_key, bounce);
+                else if (!bounce)
                         bounce = NULL;
                 if (bounce) {
                         k = pread(dev.dfd, bounce, (len + 4095) & ~(size_t)4095, off);
@@ -834,6 +838,8 @@ int main(int argc, char **argv)
                 }
                 dev.size = (uint64_t)st.st_size;
                 dev.dfd = open(argv[3], O_RDONLY | O_DIRECT | O_CLOEXEC);     /* -1: buffered reads only */
+                if (pthread_key_create(&bounce_key, free) != 0)
+                        dev.dfd = -1;
                 dev.trace = getenv("SLOWDEV_TRACE") != NULL;
                 ops = &disk_ops;
         } else if (strcmp(argv[1], "share") == 0) {

@@ -337,7 +337,11 @@ int cmd_run(int argc, char **argv)
                 eo.readahead_cap = dev.readahead_cap;
         }
 
-        /* Start the command first: it never waits for the replay. */
+        /* Start the command first: it never waits for the replay.  (It does
+         * wait for the plan, which on a rotational device asks FIEMAP of
+         * every file: measured on the emulated disk, planning first and
+         * sweeping gives 4.0 s, starting the command during the planning
+         * 7.6 s, as both then compete for the head.) */
         child.pid = spawn(recording ? rec : cmd);
         if (child.pid < 0)
                 return log_errno(child.pid, "cannot fork");

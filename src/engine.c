@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <liburing.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -233,9 +232,12 @@ static int get_fd(struct eng *e, uint32_t file, struct engine_stats *st)
                 atomic_store(&e->fds[file], fd);
                 return fd;
         }
-        /* another worker is opening it (in_order: files are not owned) */
-        while ((fd = atomic_load(&e->fds[file])) == FD_OPENING)
-                sched_yield();
+        /* another worker is opening it (in_order: files are not owned);
+         * an open takes a metadata read at most: wait without burning CPU */
+        while ((fd = atomic_load(&e->fds[file])) == FD_OPENING) {
+                struct timespec ts = { 0, 50000 };
+                nanosleep(&ts, NULL);
+        }
         return fd;
 }
 
@@ -368,9 +370,14 @@ static void *worker_main(void *arg)
         if (e->opt->wait && !w->st.stopped)
                 for (size_t i = from; i < to; i++) {
                         const struct plan_read *pr = &plan->reads[i];
-                        if (pr->file % w->n != w->tid || fd_of(e, pr->file) < 0)
+                        int sfd;
+                        if (pr->file % w->n != w->tid)
                                 continue;
-                        settle_range(fd_of(e, pr->file), pr, w->buf, &w->st);
+                        /* in order, another thread may still be opening this
+                         * file, or not have got to it: get_fd waits, or opens */
+                        sfd = e->opt->in_order ? get_fd(e, pr->file, &w->st) : fd_of(e, pr->file);
+                        if (sfd >= 0)
+                                settle_range(sfd, pr, w->buf, &w->st);
                 }
         return NULL;
 }

@@ -165,10 +165,11 @@ static int sort_window(struct pctx *c, struct plan_read *r, size_t n)
         for (size_t i = 0; i < n; i++) {
                 const struct rs_file *f = &c->rs->files[r[i].file];
                 uint64_t ph = c->opt->phys ? c->opt->phys(c->opt->phys_userdata, r[i].file, r[i].offset) : UINT64_MAX;
+                /* positions are per filesystem: never interleave two */
                 if (ph != UINT64_MAX)
-                        k[i] = (struct keyed){ 0, ph, 0, r[i] };
+                        k[i] = (struct keyed){ 2 * f->dev, ph, 0, r[i] };
                 else
-                        k[i] = (struct keyed){ 1 + f->dev, f->ino, r[i].offset, r[i] };
+                        k[i] = (struct keyed){ 2 * f->dev + 1, f->ino, r[i].offset, r[i] };
         }
         qsort_safe(k, n, sizeof(*k), cmp_keyed);
         for (size_t i = 0; i < n; i++)
@@ -301,13 +302,8 @@ int planner_build(const struct readset *rs, const struct device_profile *dev,
                 c.p->n_meta = MIN(n_meta, keep);
         }
 
-        /* 4. Where seeks dominate, sort by position: the metadata (block
-         * device offsets) in one sweep, the data inside time windows. */
-        if (dev->rotational) {
-                r = sort_window(&c, c.p->reads, c.p->n_meta);
-                if (r < 0)
-                        goto fail;
-        }
+        /* 4. Where seeks dominate, sort the data by position inside time
+         * windows (the metadata is in device order already). */
         if (dev->rotational && dev->window_us > 0) {
                 size_t i = c.p->n_meta;
                 while (i < c.p->n_reads) {

@@ -280,8 +280,10 @@ static void walk_dir(struct walk *w, int dfd, unsigned depth)
         DIR *d;
         struct dirent *e;
 
-        if (depth > 32)
+        if (depth > 32) {
+                close(dfd);
                 return;
+        }
         d = fdopendir(dfd);
         if (!d) {
                 close(dfd);
@@ -294,8 +296,15 @@ static void walk_dir(struct walk *w, int dfd, unsigned depth)
 
                 if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
                         continue;
+                if (e->d_type == DT_UNKNOWN && fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+                        e->d_type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_UNKNOWN;
                 if (e->d_type == DT_DIR) {
-                        int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                        int sub;
+                        /* stay on this filesystem, and trigger no automount */
+                        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) < 0 ||
+                            st.st_dev != w->dev)
+                                continue;
+                        sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                         if (sub < 0)
                                 continue;
                         if (fstat(sub, &st) < 0 || st.st_dev != w->dev) {
@@ -305,12 +314,12 @@ static void walk_dir(struct walk *w, int dfd, unsigned depth)
                         walk_dir(w, sub, depth + 1);
                         continue;
                 }
-                if (e->d_type != DT_REG && e->d_type != DT_UNKNOWN)
+                if (e->d_type != DT_REG)
                         continue;
                 t0 = now_ns();
-                fd = openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW | O_NOATIME | O_NONBLOCK | O_CLOEXEC);
+                fd = openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW | O_NOATIME | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
                 if (fd < 0 && errno == EPERM)   /* O_NOATIME on a file we do not own */
-                        fd = openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+                        fd = openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
                 if (fd < 0)
                         continue;
                 if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {

@@ -37,14 +37,18 @@ int replay_memory_budget(uint64_t *ret)
         return 0;
 }
 
-/* --device: "rotational", "solid" or a profile saved by readset probe */
-static const char *arg_device;
+/* --device: "rotational", "solid" or a profile saved by readset probe,
+ * parsed once when the option is */
+static struct device_profile arg_device;
+static bool have_arg_device;
 
 static int device_from_option(const char *arg, struct device_profile *ret)
 {
-        _cleanup_free_ char *text = NULL;
+        char text[65536];
+        struct stat st;
         const char *p;
-        int r;
+        ssize_t k;
+        int fd;
 
         if (strcmp(arg, "rotational") == 0) {
                 device_profile_rotational(ret);
@@ -54,9 +58,19 @@ static int device_from_option(const char *arg, struct device_profile *ret)
                 device_profile_solid(ret);
                 return 0;
         }
-        r = read_small_file(arg, &text, 1 << 20);
-        if (r < 0)
-                return r;
+        /* a regular file only: a FIFO or a device here must not block us */
+        fd = open(arg, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+                close(fd);
+                return -EINVAL;
+        }
+        k = read(fd, text, sizeof(text) - 1);
+        close(fd);
+        if (k < 0)
+                return -errno;
+        text[k] = 0;
         /* the one field the planner uses from a probe profile */
         p = strstr(text, "\"rotational\"");
         if (!p || !(p = strchr(p, ':')))
@@ -101,13 +115,20 @@ static uint64_t phys_of(void *userdata, uint32_t file, uint64_t offset)
                 if (pc->fd >= 0)
                         close(pc->fd);
                 pc->file = file;
-                pc->failed = false;
-                pc->fd = open(f->path, O_RDONLY | O_NOFOLLOW | O_NOATIME | O_NONBLOCK | O_CLOEXEC);
-                if (pc->fd < 0 && errno == EPERM)
-                        pc->fd = open(f->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-                if (pc->fd >= 0 && (fstat(pc->fd, &st) < 0 || !S_ISREG(st.st_mode))) {
-                        close(pc->fd);
-                        pc->fd = -1;
+                pc->fd = -1;
+                /* the same checks as the engine's: only the regular file the
+                 * read set names (a path turned into a device or a FIFO is
+                 * not opened) */
+                if (fstatat(AT_FDCWD, f->path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+                    (uint64_t)st.st_dev == f->dev && (uint64_t)st.st_ino == f->ino) {
+                        pc->fd = open(f->path, O_RDONLY | O_NOFOLLOW | O_NOATIME | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+                        if (pc->fd < 0 && errno == EPERM)
+                                pc->fd = open(f->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+                        if (pc->fd >= 0 && (fstat(pc->fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+                                            (uint64_t)st.st_dev != f->dev || (uint64_t)st.st_ino != f->ino)) {
+                                close(pc->fd);
+                                pc->fd = -1;
+                        }
                 }
                 pc->failed = pc->fd < 0;
         }
@@ -116,11 +137,14 @@ static uint64_t phys_of(void *userdata, uint32_t file, uint64_t offset)
         q.fm.fm_start = offset;
         q.fm.fm_length = UINT64_MAX - offset;
         q.fm.fm_extent_count = 1;
-        if (ioctl(pc->fd, FS_IOC_FIEMAP, &q.fm) < 0 || q.fm.fm_mapped_extents == 0) {
-                pc->failed = true;
+        if (ioctl(pc->fd, FS_IOC_FIEMAP, &q.fm) < 0) {
+                pc->failed = true;      /* no FIEMAP on this filesystem */
                 return UINT64_MAX;
         }
-        if (q.ext[0].fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC))
+        if (q.fm.fm_mapped_extents == 0)        /* a hole to the end: this offset only */
+                return UINT64_MAX;
+        if (q.ext[0].fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC | FIEMAP_EXTENT_ENCODED |
+                                 FIEMAP_EXTENT_DATA_INLINE | FIEMAP_EXTENT_NOT_ALIGNED))
                 return UINT64_MAX;
         if (offset > q.ext[0].fe_logical)
                 return q.ext[0].fe_physical + (offset - q.ext[0].fe_logical);
@@ -142,11 +166,9 @@ int replay_plan(const struct readset *rs, uint64_t max_bytes, bool accessed_only
                         probe = rs->files[i].path;
                         break;
                 }
-        if (arg_device) {
-                r = device_from_option(arg_device, &dev);
-                if (r < 0)
-                        return r;
-        } else if (device_profile_for_path(probe, &dev) < 0)
+        if (have_arg_device)
+                dev = arg_device;
+        else if (device_profile_for_path(probe, &dev) < 0)
                 device_profile_solid(&dev);
         r = replay_memory_budget(&budget);
         if (r < 0)
@@ -178,15 +200,13 @@ int replay_parse_option(int c, const char *arg, const char *verb, struct engine_
         int r;
 
         switch (c) {
-        case 'D': {
-                struct device_profile d;
-                r = device_from_option(arg, &d);
+        case 'D':
+                r = device_from_option(arg, &arg_device);
                 if (r < 0)
                         return log_usage(verb, "invalid --device '%s' (rotational, solid or a profile saved by "
                                          "readset probe -o): %s", arg, strerror(-r));
-                arg_device = arg;
+                have_arg_device = true;
                 return 1;
-        }
         case 'm':
                 r = engine_method_from_name(arg);
                 if (r < 0)
