@@ -94,4 +94,7 @@ rc=0; "$READSET" replay -n --device "$TMP/bad.json" "$TMP/r.readset" 2>/dev/null
 [ "$rc" = 2 ] || fail "bad --device profile: exit $rc"
 rc=0; "$READSET" replay -n --device "$TMP/none.json" "$TMP/r.readset" 2>/dev/null || rc=$?
 [ "$rc" = 2 ] || fail "missing --device profile: exit $rc"
+mkfifo "$TMP/prof.fifo"
+rc=0; timeout 10 "$READSET" replay -n --device "$TMP/prof.fifo" "$TMP/r.readset" 2>/dev/null || rc=$?
+[ "$rc" = 2 ] || fail "--device FIFO: exit $rc (124: it blocked)"
 echo "replay: ok"
