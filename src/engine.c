@@ -131,7 +131,7 @@ static bool identity_ok(const struct rs_file *f, const struct stat *s)
  * access times, and checked again through the descriptor: what was opened
  * must be the very inode checked, or it is closed unread.  (Only a file
  * swapped in between the two checks is ever opened and closed unread.) */
-static int open_checked(const struct rs_file *f, struct engine_stats *st)
+int engine_open_checked(const struct rs_file *f, struct engine_stats *st)
 {
         int flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
         struct stat s, s2;
@@ -228,7 +228,7 @@ static int get_fd(struct eng *e, uint32_t file, struct engine_stats *st)
 
         if (fd == FD_UNTRIED &&
             atomic_compare_exchange_strong(&e->fds[file], &untried, FD_OPENING)) {
-                fd = open_checked(&e->rs->files[file], st);
+                fd = engine_open_checked(&e->rs->files[file], st);
                 atomic_store(&e->fds[file], fd);
                 return fd;
         }

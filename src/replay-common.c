@@ -44,11 +44,9 @@ static bool have_arg_device;
 
 static int device_from_option(const char *arg, struct device_profile *ret)
 {
-        char text[65536];
-        struct stat st;
+        _cleanup_free_ char *text = NULL;
         const char *p;
-        ssize_t k;
-        int fd;
+        int r;
 
         if (strcmp(arg, "rotational") == 0) {
                 device_profile_rotational(ret);
@@ -58,19 +56,9 @@ static int device_from_option(const char *arg, struct device_profile *ret)
                 device_profile_solid(ret);
                 return 0;
         }
-        /* a regular file only: a FIFO or a device here must not block us */
-        fd = open(arg, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-                close(fd);
-                return -EINVAL;
-        }
-        k = read(fd, text, sizeof(text) - 1);
-        close(fd);
-        if (k < 0)
-                return -errno;
-        text[k] = 0;
+        r = read_small_file(arg, &text, 1 << 20);     /* a FIFO here is refused, not waited on */
+        if (r < 0)
+                return r;
         /* the one field the planner uses from a probe profile */
         p = strstr(text, "\"rotational\"");
         if (!p || !(p = strchr(p, ':')))
@@ -111,25 +99,12 @@ static uint64_t phys_of(void *userdata, uint32_t file, uint64_t offset)
         if (f->kind != RS_FILE_REGULAR)
                 return UINT64_MAX;
         if (pc->fd < 0 || pc->file != file) {
-                struct stat st;
+                struct engine_stats ignored = {};
                 if (pc->fd >= 0)
                         close(pc->fd);
                 pc->file = file;
-                pc->fd = -1;
-                /* the same checks as the engine's: only the regular file the
-                 * read set names (a path turned into a device or a FIFO is
-                 * not opened) */
-                if (fstatat(AT_FDCWD, f->path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-                    (uint64_t)st.st_dev == f->dev && (uint64_t)st.st_ino == f->ino) {
-                        pc->fd = open(f->path, O_RDONLY | O_NOFOLLOW | O_NOATIME | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-                        if (pc->fd < 0 && errno == EPERM)
-                                pc->fd = open(f->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-                        if (pc->fd >= 0 && (fstat(pc->fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-                                            (uint64_t)st.st_dev != f->dev || (uint64_t)st.st_ino != f->ino)) {
-                                close(pc->fd);
-                                pc->fd = -1;
-                        }
-                }
+                /* the engine's own checks: only the file the read set names */
+                pc->fd = engine_open_checked(f, &ignored);
                 pc->failed = pc->fd < 0;
         }
         if (pc->failed)

@@ -2,6 +2,7 @@
 #include "util.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <inttypes.h>
 #include <time.h>
 
@@ -176,9 +177,17 @@ int read_small_file(const char *path, char **ret, size_t max)
         _cleanup_free_ char *buf = NULL;
         size_t len = 0;
 
-        fd = open(path, O_RDONLY | O_CLOEXEC);
+        struct stat st;
+
+        /* regular files only (sysfs, procfs and tracefs files are): a FIFO
+         * or a device named here is refused, not waited on */
+        fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -EINVAL;
         buf = malloc(max + 1);
         if (!buf)
                 return -ENOMEM;

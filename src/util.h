@@ -77,7 +77,8 @@ const char *format_bytes(uint64_t n, char buf[static 32]);
 uint64_t now_us(void);
 uint64_t now_ns(void);
 
-/* Read a small text file into a NUL-terminated buffer. */
+/* Read a small regular file (at most max bytes) into a NUL-terminated
+ * buffer; -EINVAL for anything that is not a regular file. */
 int read_small_file(const char *path, char **ret, size_t max);
 /* Write a string to an existing file (sysfs/tracefs style). */
 int write_file(const char *path, const char *s);
