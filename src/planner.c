@@ -57,6 +57,12 @@ static int plan_file(struct pctx *c, uint32_t fi)
         uint64_t bridge = c->dev->bridge_bytes, maxreq = MAX(c->dev->max_request, page), limit, cap_t = 0;
         size_t n = 0;
 
+        /* Where reads are sorted by position, one per readahead(2) call, each
+         * placed by its own position: a long read issued piece by piece while
+         * the sweep moves on would pull the head back and forth. */
+        if (c->dev->rotational)
+                maxreq = MAX(MIN(maxreq, MAX(c->dev->readahead_cap, 128ULL << 10)), page);
+
         if (f->n_ranges == 0)
                 return 0;
         s = malloc(f->n_ranges * sizeof(*s));
@@ -156,12 +162,24 @@ static int cmp_keyed(const void *a, const void *b)
         return x->k3 < y->k3 ? -1 : x->k3 > y->k3;
 }
 
+static int cmp_file_offset(const void *a, const void *b)
+{
+        const struct plan_read *x = a, *y = b;
+        if (x->file != y->file)
+                return x->file < y->file ? -1 : 1;
+        return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
 static int sort_window(struct pctx *c, struct plan_read *r, size_t n)
 {
         _cleanup_free_ struct keyed *k = malloc((n ? n : 1) * sizeof(*k));
 
         if (!k)
                 return -ENOMEM;
+        /* ask for positions a file at a time (the caller's map opens each
+         * file once then), then order by them */
+        if (c->opt->phys)
+                qsort_safe(r, n, sizeof(*r), cmp_file_offset);
         for (size_t i = 0; i < n; i++) {
                 const struct rs_file *f = &c->rs->files[r[i].file];
                 uint64_t ph = c->opt->phys ? c->opt->phys(c->opt->phys_userdata, r[i].file, r[i].offset) : UINT64_MAX;

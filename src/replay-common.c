@@ -152,11 +152,6 @@ int replay_plan(const struct readset *rs, uint64_t max_bytes, bool accessed_only
         if (max_bytes && max_bytes < o.max_bytes)
                 o.max_bytes = max_bytes;
         struct phys_cache pc = { .rs = rs, .fd = -1 };
-        /* one request per readahead(2) call, each placed by its own
-         * position: a long read issued piece by piece while the sweep moves
-         * on would pull the head back and forth */
-        if (dev.rotational)
-                dev.max_request = MIN(dev.max_request, MAX(dev.readahead_cap, (uint64_t)128 << 10));
         if (dev.rotational) {
                 o.phys = phys_of;
                 o.phys_userdata = &pc;

@@ -155,6 +155,17 @@ static void test_rotational_windows(void)
         CHECK_EQ(planner_build(rs, &d, &o, &p), 0);
         CHECK_EQ(p->reads[0].file, 0);
         plan_free(p);
+        /* rotational: a long read becomes readahead-sized reads, each
+         * placed by its own position */
+        range(b, 1024 * K, 1024 * K, 6000, RS_RANGE_ACCESSED);
+        device_profile_rotational(&d);
+        d.bridge_bytes = 0;
+        d.readahead_cap = 128 * K;
+        CHECK_EQ(planner_build(rs, &d, &o, &p), 0);
+        for (size_t i = 0; i < p->n_reads; i++)
+                CHECK(p->reads[i].length <= 128 * K);
+        CHECK_EQ(p->n_reads, 3 + 8);
+        plan_free(p);
         readset_free(rs);
 }
 
