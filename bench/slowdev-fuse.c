@@ -24,7 +24,7 @@
  *
  * SIGUSR1 turns the delays off, SIGUSR2 back on (bench/slowdev fast|slow).
  * In disk mode, MOUNTPOINT/stats gives the request counters and
- * MOUNTPOINT/control takes "slow", "fast", "zero" or "overhead_us=N": the
+ * MOUNTPOINT/control takes "slow", "zero", "warm" or "overhead_us=N": the
  * cost of the kernel, FUSE and loop path and of the emulator's own queue
  * (measured by "slowdev-fuse calibrate DEVICE" in "zero" mode: every step,
  * with a fixed 200 us for the model), taken off every modelled delay so that a
@@ -170,11 +170,13 @@ static double model_service_us(const struct model *m, struct head *h, uint64_t o
 
 /* ---- shared state --------------------------------------------------------- */
 
-static atomic_bool slow = true;
-static atomic_bool zero;        /* calibration: the whole path, a fixed delay for the model's */
+/* How reads are served: by the model; at once (filling the device);
+ * calibration (the whole path, a fixed ZERO_MODE_US for the model); warming
+ * up (every read held 20 ms, none queued, so that the daemon starts the
+ * threads a deep queue needs). */
+enum mode { MODE_SLOW, MODE_FAST, MODE_ZERO, MODE_WARM };
+static _Atomic enum mode mode = MODE_SLOW;
 #define ZERO_MODE_US 200.0
-static atomic_bool warm;        /* warming up: every read held 20 ms, none queued, so
-                                 * that the daemon starts the threads a deep queue needs */
 
 struct waiter {
         uint64_t off, len;
@@ -278,7 +280,7 @@ static int cmp_double(const void *a, const void *b)
 
 static void on_signal(int sig)
 {
-        atomic_store(&slow, sig == SIGUSR2);
+        atomic_store(&mode, sig == SIGUSR2 ? MODE_SLOW : MODE_FAST);
 }
 
 /* ---- disk mode ---------------------------------------------------------- */
@@ -342,15 +344,16 @@ static int disk_read(const char *path, char *buf, size_t len, off_t off, struct 
                 return -ENOENT;
 
         struct waiter me = { .off = (uint64_t)off, .len = len, .cv = PTHREAD_COND_INITIALIZER };
+        enum mode now_mode = atomic_load(&mode);
         double start, service = 0;
         ssize_t k;
 
-        if (atomic_load(&warm)) {
+        if (now_mode == MODE_WARM) {
                 k = image_read(buf, len, off);
                 sleep_until_us(mono_us() + 20000);
                 return k < 0 ? -errno : (int)k;
         }
-        if (atomic_load(&slow)) {
+        if (now_mode != MODE_FAST) {
                 me.arrival = mono_us();
                 pthread_mutex_lock(&dev.lock);
                 me.next = dev.pending;
@@ -365,7 +368,7 @@ static int disk_read(const char *path, char *buf, size_t len, off_t off, struct 
                         start = dev.free_us;
                 uint64_t was = dev.head.at;
                 service = model_service_us(dev.m, &dev.head, me.off, len, dev.size, start - dev.t0_us);
-                if (atomic_load(&zero))
+                if (now_mode == MODE_ZERO)
                         service = ZERO_MODE_US;
                 else if (dev.m->servers > 1) {
                         /* commands overlap, their transfers queue on the bus */
@@ -393,7 +396,7 @@ static int disk_read(const char *path, char *buf, size_t len, off_t off, struct 
         if (k < 0)
                 k = -errno;
         if (me.go) {
-                double o = atomic_load(&zero) ? 0 : atomic_load(&overhead_us);
+                double o = now_mode == MODE_ZERO ? 0 : atomic_load(&overhead_us);
                 sleep_until_us(start + (service > o ? service - o : 0));
                 pthread_mutex_lock(&dev.lock);
                 dev.busy--;
@@ -404,7 +407,7 @@ static int disk_read(const char *path, char *buf, size_t len, off_t off, struct 
         return (int)k;
 }
 
-/* "slow", "fast", "zero", "warm" or "overhead_us=N" */
+/* "slow", "zero", "warm" or "overhead_us=N" (fast: SIGUSR1) */
 static int control(const char *buf, size_t len)
 {
         char cmd[64];
@@ -414,18 +417,12 @@ static int control(const char *buf, size_t len)
         memcpy(cmd, buf, len);
         cmd[len] = 0;
         cmd[strcspn(cmd, "\n")] = 0;
-        if (strcmp(cmd, "slow") == 0) {
-                atomic_store(&slow, true);
-                atomic_store(&zero, false);
-                atomic_store(&warm, false);
-        } else if (strcmp(cmd, "zero") == 0) {
-                atomic_store(&slow, true);
-                atomic_store(&zero, true);
-                atomic_store(&warm, false);
-        } else if (strcmp(cmd, "warm") == 0)
-                atomic_store(&warm, true);
-        else if (strcmp(cmd, "fast") == 0)
-                atomic_store(&slow, false);
+        if (strcmp(cmd, "slow") == 0)
+                atomic_store(&mode, MODE_SLOW);
+        else if (strcmp(cmd, "zero") == 0)
+                atomic_store(&mode, MODE_ZERO);
+        else if (strcmp(cmd, "warm") == 0)
+                atomic_store(&mode, MODE_WARM);
         else if (sscanf(cmd, "overhead_us=%lf", &v) == 1 && v >= 0 && v < 1e5)
                 atomic_store(&overhead_us, v);
         else
@@ -562,7 +559,7 @@ static const struct fuse_operations disk_ops = {
 static void share_delay(uint64_t payload)
 {
         double t = mono_us(), done;
-        if (!atomic_load(&slow))
+        if (atomic_load(&mode) == MODE_FAST)
                 return;
         done = t + share.rtt_us;
         pthread_mutex_lock(&share.lock);
