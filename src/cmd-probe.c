@@ -170,11 +170,9 @@ int cmd_probe(int argc, char **argv)
                 return log_error("cannot probe '%s': not a directory nor a block device", target);
 
         if (arg_cold) {
-                _cleanup_fclose_ FILE *dc = NULL;
-                sync();
-                dc = fopen("/proc/sys/vm/drop_caches", "we");
-                if (!dc || fputs("3", dc) < 0 || fflush(dc) != 0)
-                        return log_errno(-errno, "cannot drop the caches (--cold needs root)");
+                r = drop_caches();
+                if (r < 0)
+                        return log_errno(r, "cannot drop the caches (--cold needs root)");
         }
         if (S_ISDIR(st.st_mode)) {
                 /* first, while the caches are as cold as they will be */

@@ -185,12 +185,6 @@ static char *join_argv(char **argv)
         return s;
 }
 
-static int drop_caches(void)
-{
-        sync();
-        return write_file("/proc/sys/vm/drop_caches", "3");
-}
-
 /* Fork CMD stopped at a gate: it execs only once tracing follows it.  Exec
  * failures come back through a close-on-exec pipe. */
 static pid_t spawn_gated(char **argv, const sigset_t *oldmask, int *ret_gate, int *ret_errpipe)

@@ -225,3 +225,9 @@ int write_file_at(int dirfd, const char *path, const char *s)
 }
 
 int write_file(const char *path, const char *s) { return write_file_at(AT_FDCWD, path, s); }
+
+int drop_caches(void)
+{
+        sync();
+        return write_file("/proc/sys/vm/drop_caches", "3");
+}

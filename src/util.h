@@ -83,3 +83,6 @@ int read_small_file(const char *path, char **ret, size_t max);
 /* Write a string to an existing file (sysfs/tracefs style). */
 int write_file(const char *path, const char *s);
 int write_file_at(int dirfd, const char *path, const char *s);
+
+/* sync, then drop the page, dentry and inode caches (root). */
+int drop_caches(void);
