@@ -135,7 +135,6 @@ int cmd_replay(int argc, char **argv)
                 arg_json = false;
         }
         t_plan = now_us();
-        eo.in_order = dev.rotational;   /* the plan is sorted by position: keep it so in flight */
         r = engine_run(rs, plan, &eo, &st);
         if (getenv("READSET_DEBUG"))
                 log_info("debug: load+plan %.1f ms, engine %.1f ms (metadata %.1f, data %.1f), "

@@ -353,7 +353,6 @@ int cmd_run(int argc, char **argv)
                         (void)setpriority(PRIO_PROCESS, 0, (int)arg_nice);
                 eo.stop = child_done;
                 eo.stop_userdata = &child;
-                eo.in_order = dev.rotational;
                 r = engine_run(rs, plan, &eo, &st);
                 if (r < 0)
                         log_warning_errno(r, "replay failed");

@@ -174,7 +174,7 @@ struct eng {
         const struct engine_options *opt;
         atomic_int *fds;          /* per file: FD_UNTRIED, FD_OPENING, FD_SKIPPED or an fd;
                                    * the worker that claims it (FD_OPENING) opens it */
-        atomic_size_t next;       /* in_order: the next read to take */
+        atomic_size_t next;       /* plan->by_position: the next read to take */
         atomic_bool stop;
         atomic_bool cold_seen;     /* a worker found data not cached */
         atomic_bool workers_done;
@@ -232,7 +232,7 @@ static int get_fd(struct eng *e, uint32_t file, struct engine_stats *st)
                 atomic_store(&e->fds[file], fd);
                 return fd;
         }
-        /* another worker is opening it (in_order: files are not owned);
+        /* another worker is opening it (by position, files are not owned);
          * an open takes a metadata read at most: wait without burning CPU */
         while ((fd = atomic_load(&e->fds[file])) == FD_OPENING) {
                 struct timespec ts = { 0, 50000 };
@@ -339,9 +339,9 @@ static void *worker_main(void *arg)
         struct cache_probe probe = { 0, 0 };
 
         for (size_t k = from; k < to; k++) {
-                /* in order: every thread takes the next read, so that what is
-                 * in flight stays together on the device; else its own files */
-                size_t i = e->opt->in_order ? atomic_fetch_add(&e->next, 1) : k;
+                /* by position: every thread takes the next read, so that what
+                 * is in flight stays together on the device; else its own files */
+                size_t i = e->plan->by_position ? atomic_fetch_add(&e->next, 1) : k;
                 const struct plan_read *pr;
                 uint64_t off, len;
                 int fd;
@@ -353,7 +353,7 @@ static void *worker_main(void *arg)
                 len = pr->length;
                 if (stopping(e, &w->st, (k & 31) == 0))
                         break;
-                if (!e->opt->in_order && pr->file % w->n != w->tid)
+                if (!e->plan->by_position && pr->file % w->n != w->tid)
                         continue;
                 fd = prepare_read(e, pr, &w->st, &probe);
                 if (fd < 0)
@@ -375,7 +375,7 @@ static void *worker_main(void *arg)
                                 continue;
                         /* in order, another thread may still be opening this
                          * file, or not have got to it: get_fd waits, or opens */
-                        sfd = e->opt->in_order ? get_fd(e, pr->file, &w->st) : fd_of(e, pr->file);
+                        sfd = e->plan->by_position ? get_fd(e, pr->file, &w->st) : fd_of(e, pr->file);
                         if (sfd >= 0)
                                 settle_range(sfd, pr, w->buf, &w->st);
                 }

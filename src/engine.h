@@ -26,9 +26,6 @@ struct engine_options {
         bool wait;                /* until the data is resident (else: submit and go) */
         bool skip_cached;         /* ask the page cache first (cachestat, mincore) */
         bool lookups;             /* stat each recorded lookup path */
-        bool in_order;            /* submit in plan order from all threads (a
-                                   * rotational plan sorted by position); else
-                                   * each thread takes its own files */
         /* Polled between submissions; returning true stops the replay. */
         bool (*stop)(void *userdata);
         void *stop_userdata;

@@ -324,6 +324,7 @@ int planner_build(const struct readset *rs, const struct device_profile *dev,
          * windows (the metadata is in device order already). */
         if (dev->rotational && dev->window_us > 0) {
                 size_t i = c.p->n_meta;
+                c.p->by_position = true;
                 while (i < c.p->n_reads) {
                         size_t j = i;
                         uint64_t t0 = c.p->reads[i].time_us;

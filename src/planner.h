@@ -25,6 +25,8 @@ struct plan {
         uint64_t bytes;           /* planned */
         uint64_t bytes_recorded;  /* in the read set's usable files */
         uint64_t bytes_cut;       /* left out by the byte budget */
+        bool by_position;         /* data sorted by position on the device: to be
+                                   * submitted in this order by every thread */
 };
 
 struct plan_options {

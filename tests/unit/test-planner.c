@@ -149,11 +149,13 @@ static void test_rotational_windows(void)
         CHECK_EQ(p->reads[0].file, 1);   /* sorted by position inside the window */
         CHECK_EQ(p->reads[1].file, 0);
         CHECK_EQ(p->reads[2].offset, 100 * K);
+        CHECK(p->by_position);           /* the engine keeps that order in flight */
         plan_free(p);
         /* solid state: first access order, whatever the positions */
         device_profile_solid(&d);
         CHECK_EQ(planner_build(rs, &d, &o, &p), 0);
         CHECK_EQ(p->reads[0].file, 0);
+        CHECK(!p->by_position);
         plan_free(p);
         /* rotational: a long read becomes readahead-sized reads, each
          * placed by its own position */
