@@ -5,7 +5,7 @@ set -eu
 
 PKGS="meson ninja-build gcc pkg-config libzstd-dev zlib1g-dev liburing-dev
       libbpf-dev bpftool clang python3 libfuse3-dev fuse3 psmisc e2fsprogs util-linux procps mount
-      valgrind vmtouch coreutils time git"
+      valgrind vmtouch coreutils time git chromium python3-pil"
 
 missing=""
 for p in $PKGS; do

@@ -14,3 +14,4 @@ int cmd_build(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
+int cmd_report(int argc, char **argv);

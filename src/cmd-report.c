@@ -1,0 +1,798 @@
+/* SPDX-License-Identifier: MIT */
+/* readset report: what a cold start read, where it lies on the device, what
+ * it costs there and on a reference device, and what stands out. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#include <math.h>
+#include <spawn.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "cmd.h"
+#include "engine.h"
+#include "json.h"
+#include "report.h"
+#include "report-svg.h"
+#include "util.h"
+#include "banned.h"
+
+#define MAX_EXTENTS_PER_FILE (1u << 20)
+
+extern char **environ;
+
+static void report_help(void)
+{
+        printf("usage: readset report [OPTIONS] FILE\n"
+               "\n"
+               "Show why the cold start recorded in FILE is slow: what was read (totals, top\n"
+               "files and directories), where it lies on the device (FIEMAP: extents, moves\n"
+               "of the head in first-access order, seek distances, fragmentation), what it\n"
+               "costs on this machine and on a reference device now, with readset replay and\n"
+               "after a contiguous layout, and plain-language findings.\n"
+               "\n"
+               "options:\n"
+               "  -d, --device NAME    the reference device: hdd (default), usb, sd, nvme,\n"
+               "                       share, or a profile saved by readset probe -o\n"
+               "  -p, --profile FILE   this machine's profile (readset probe -o); default: the\n"
+               "                       one cached for the device, else a quick probe, cached\n"
+               "      --no-probe       never probe: predict for the reference device only\n"
+               "                       unless a profile is given or cached\n"
+               "  -n, --top N          files and directories listed (default 5)\n"
+               "  -j, --json           the report as JSON on stdout\n"
+               "  -s, --svg OUT        also draw the disk access graph to OUT (SVG)\n"
+               "  -h, --help           show this help\n"
+               "\n"
+               "Reference profiles live in %s.\n", READSET_PROFILEDIR);
+}
+
+/* ---- profiles --------------------------------------------------------- */
+
+static const struct { const char *alias, *file; } profile_aliases[] = {
+        { "hdd", "hdd-7200" }, { "usb", "usb2-bridge" }, { "sd", "sd-card" },
+        { "nvme", "nvme" }, { "share", "share-2ms" },
+};
+
+/* A reference name is looked up in $READSET_PROFILE_DIR, the installed
+ * directory and, when run from a build tree, the sources' profiles/. */
+static int profile_path(const char *name, char *buf, size_t size)
+{
+        const char *stem = name;
+        char exe[PATH_MAX], *slash;
+        const char *dirs[3] = { getenv("READSET_PROFILE_DIR"), READSET_PROFILEDIR, NULL };
+        ssize_t k;
+
+        if (strchr(name, '/') || strstr(name, ".json")) {
+                snprintf(buf, size, "%s", name);
+                return 0;
+        }
+        for (size_t i = 0; i < ARRAY_SIZE(profile_aliases); i++)
+                if (strcmp(name, profile_aliases[i].alias) == 0)
+                        stem = profile_aliases[i].file;
+        k = readlink("/proc/self/exe", exe, sizeof(exe) - 16);
+        if (k > 0) {
+                exe[k] = 0;
+                slash = strrchr(exe, '/');
+                if (slash) {
+                        snprintf(slash, sizeof(exe) - (size_t)(slash - exe), "/../profiles");
+                        dirs[2] = exe;
+                }
+        }
+        for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+                if (!dirs[i])
+                        continue;
+                snprintf(buf, size, "%s/%s.json", dirs[i], stem);
+                if (access(buf, R_OK) == 0)
+                        return 0;
+        }
+        return -ENOENT;
+}
+
+static int load_profile(const char *path, const char *name, struct cost_profile *ret)
+{
+        _cleanup_free_ char *text = NULL;
+        int r = read_small_file(path, &text, 1 << 20);
+
+        if (r < 0)
+                return r;
+        return cost_profile_parse(text, name, ret);
+}
+
+/* This machine's profile: cached per device under $READSET_CACHE_DIR (or
+ * /var/cache/readset), made by a quick probe of dir when missing. */
+static int local_profile(const char *dir, bool may_probe, struct cost_profile *ret)
+{
+        const char *cache = getenv("READSET_CACHE_DIR") ? getenv("READSET_CACHE_DIR") : "/var/cache/readset";
+        char path[PATH_MAX];
+        struct stat st;
+        int r;
+
+        if (stat(dir, &st) < 0)
+                return -errno;
+        snprintf(path, sizeof(path), "%s/probe-%u:%u.json", cache, major(st.st_dev), minor(st.st_dev));
+        if (access(path, F_OK) != 0 && may_probe) {
+                char *argv[] = { (char *)"readset", (char *)"probe", (char *)"--quick", (char *)"-o", path,
+                                 (char *)dir, NULL };
+                posix_spawn_file_actions_t fa;
+                pid_t pid;
+                int status;
+
+                if (mkdir(cache, 0755) < 0 && errno != EEXIST)
+                        return -errno;
+                log_info("no profile of this device yet: probing %s (about 3 s; cached in %s)", dir, path);
+                posix_spawn_file_actions_init(&fa);
+                posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+                r = posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, environ);
+                posix_spawn_file_actions_destroy(&fa);
+                if (r != 0)
+                        return -r;
+                while (waitpid(pid, &status, 0) < 0)
+                        if (errno != EINTR)
+                                return -errno;
+                if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                        return -EIO;
+        }
+        return load_profile(path, "this machine", ret);
+}
+
+/* ---- extents ---------------------------------------------------------- */
+
+static int file_extents(const struct rs_file *f, struct rp_layout *ret, uint64_t *skipped)
+{
+        struct engine_stats ignored = {};
+        _cleanup_close_ int fd = -1;
+        size_t cap = 0;
+        uint64_t start = 0;
+        struct {
+                struct fiemap fm;
+                struct fiemap_extent ext[128];
+        } q;
+
+        if (f->kind != RS_FILE_REGULAR)
+                return 0;
+        fd = engine_open_checked(f, &ignored);   /* only the file the read set names */
+        if (fd < 0) {
+                (*skipped)++;
+                return 0;
+        }
+        for (;;) {
+                bool last = false;
+                memset(&q, 0, sizeof(q));
+                q.fm.fm_start = start;
+                q.fm.fm_length = UINT64_MAX - start;
+                q.fm.fm_extent_count = ARRAY_SIZE(q.ext);
+                if (ioctl(fd, FS_IOC_FIEMAP, &q.fm) < 0) {
+                        (*skipped)++;           /* no FIEMAP here: positions unknown */
+                        free(ret->extents);
+                        *ret = (struct rp_layout){};
+                        return 0;
+                }
+                if (q.fm.fm_mapped_extents == 0)
+                        break;
+                for (unsigned i = 0; i < q.fm.fm_mapped_extents; i++) {
+                        const struct fiemap_extent *e = &q.ext[i];
+                        if (e->fe_flags & FIEMAP_EXTENT_LAST)
+                                last = true;
+                        if (e->fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC | FIEMAP_EXTENT_ENCODED |
+                                           FIEMAP_EXTENT_DATA_INLINE | FIEMAP_EXTENT_NOT_ALIGNED))
+                                continue;
+                        if (ret->n_extents >= MAX_EXTENTS_PER_FILE) {
+                                last = true;
+                                break;
+                        }
+                        if (grow_array(&ret->extents, &cap, ret->n_extents + 1, sizeof(*ret->extents)) < 0)
+                                return -ENOMEM;
+                        ret->extents[ret->n_extents++] = (struct rp_extent){ e->fe_logical, e->fe_physical,
+                                                                             e->fe_length };
+                }
+                const struct fiemap_extent *tail = &q.ext[q.fm.fm_mapped_extents - 1];
+                if (last || tail->fe_logical + tail->fe_length <= start)
+                        break;
+                start = tail->fe_logical + tail->fe_length;
+        }
+        ret->known = true;
+        return 0;
+}
+
+/* ---- the text report -------------------------------------------------- */
+
+struct dirstat {
+        char *dir;
+        uint64_t bytes, ranges, files;
+};
+
+static int cmp_dir_name(const void *a, const void *b)
+{
+        return strcmp(((const struct dirstat *)a)->dir, ((const struct dirstat *)b)->dir);
+}
+
+static int cmp_dir_bytes(const void *a, const void *b)
+{
+        const struct dirstat *x = a, *y = b;
+        return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : strcmp(x->dir, y->dir);
+}
+
+/* Per parent directory of regular files, by bytes; *ret_n entries. */
+static int dir_stats(const struct readset *rs, const struct report *r, struct dirstat **ret, size_t *ret_n)
+{
+        struct dirstat *d = calloc(rs->n_files ? rs->n_files : 1, sizeof(*d));
+        size_t n = 0, m = 0;
+
+        if (!d)
+                return -ENOMEM;
+        for (size_t i = 0; i < rs->n_files; i++) {
+                const char *p = rs->files[i].path, *slash = strrchr(p, '/');
+                if (rs->files[i].kind != RS_FILE_REGULAR || !slash)
+                        continue;
+                d[n].dir = strndup(p, slash == p ? 1 : (size_t)(slash - p));
+                if (!d[n].dir) {
+                        for (size_t j = 0; j < n; j++)
+                                free(d[j].dir);
+                        free(d);
+                        return -ENOMEM;
+                }
+                d[n].bytes = r->files[i].bytes;
+                d[n].ranges = r->files[i].ranges;
+                d[n].files = 1;
+                n++;
+        }
+        qsort_safe(d, n, sizeof(*d), cmp_dir_name);
+        for (size_t i = 0; i < n; i++) {
+                if (m > 0 && strcmp(d[m - 1].dir, d[i].dir) == 0) {
+                        d[m - 1].bytes += d[i].bytes;
+                        d[m - 1].ranges += d[i].ranges;
+                        d[m - 1].files++;
+                        free(d[i].dir);
+                        continue;
+                }
+                d[m++] = d[i];
+        }
+        qsort_safe(d, m, sizeof(*d), cmp_dir_bytes);
+        *ret = d;
+        *ret_n = m;
+        return 0;
+}
+
+static void dir_stats_free(struct dirstat *d, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                free(d[i].dir);
+        free(d);
+}
+
+/* Files ordered by a key, descending. */
+struct fkey {
+        uint32_t file;
+        double key;
+};
+
+static int cmp_fkey(const void *a, const void *b)
+{
+        const struct fkey *x = a, *y = b;
+        if (x->key != y->key)
+                return x->key < y->key ? 1 : -1;
+        return x->file < y->file ? -1 : x->file > y->file;
+}
+
+static struct fkey *files_by(const struct readset *rs, const struct report *r, int what)
+{
+        struct fkey *k = malloc((rs->n_files ? rs->n_files : 1) * sizeof(*k));
+
+        if (!k)
+                return NULL;
+        for (size_t i = 0; i < rs->n_files; i++) {
+                const struct rp_file_stats *s = &r->files[i];
+                k[i].file = (uint32_t)i;
+                k[i].key = what == 0 ? (double)s->bytes : what == 1 ? (double)s->ranges : s->plain_s;
+        }
+        qsort_safe(k, rs->n_files, sizeof(*k), cmp_fkey);
+        return k;
+}
+
+/* The last `width` characters of a path, "..." in front when cut. */
+static const char *tail(const char *s, size_t width, char *buf, size_t size)
+{
+        size_t n = strlen(s);
+
+        if (n <= width || width < 4)
+                return s;
+        snprintf(buf, size, "...%s", s + n - (width - 3));
+        return buf;
+}
+
+static const char *secs(double s, char buf[static 32])
+{
+        if (s < 0.001)
+                snprintf(buf, 32, "%.0f us", s * 1e6);
+        else if (s < 1)
+                snprintf(buf, 32, "%.0f ms", s * 1e3);
+        else if (s < 100)
+                snprintf(buf, 32, "%.2f s", s);
+        else
+                snprintf(buf, 32, "%.0f s", s);
+        return buf;
+}
+
+static const char *const hist_names[_RP_HIST_MAX] = {
+        "contiguous", "< 1 MiB", "< 16 MiB", "< 256 MiB", "< 4 GiB", ">= 4 GiB", "unknown",
+};
+static const char *const hist_keys[_RP_HIST_MAX] = {
+        "contiguous", "under_1m", "under_16m", "under_256m", "under_4g", "far", "unknown",
+};
+
+struct column {
+        const char *label;               /* "this machine (254:0)" */
+        struct cost_profile profile;
+        struct rp_scenarios s;
+};
+
+struct finding_ctx {
+        const struct readset *rs;
+        const struct report *r;
+        const struct column *ref;
+        struct fkey *by_cost;
+};
+
+/* Plain-language findings, one per line in *lines (at most 8). */
+static size_t findings(const struct finding_ctx *c, char lines[8][256])
+{
+        const struct readset *rs = c->rs;
+        const struct report *r = c->r;
+        size_t n = 0;
+        char b1[32], b2[32], b3[32];
+
+        if (c->ref && c->by_cost && c->ref->s.plain.seconds > 0) {
+                double total = c->ref->s.plain.seconds, acc = 0;
+                uint64_t small = 0, ranges = 0, bytes = 0;
+                size_t k = 0;
+                while (k < rs->n_files && acc < 0.5 * total && k < 10) {
+                        const struct rp_file_stats *s = &r->files[c->by_cost[k].file];
+                        acc += s->plain_s;
+                        small += s->small_ranges;
+                        ranges += s->ranges;
+                        bytes += s->bytes;
+                        k++;
+                }
+                if (k > 0 && k <= 5 && rs->n_files > 2 * k)
+                        snprintf(lines[n++], 256, "%.0f%% of the predicted time on %s goes to %zu file%s read "
+                                 "in %s pieces on average (%" PRIu64 " reads, %.0f%% of them <= 16 KiB)",
+                                 100 * acc / total, c->ref->profile.name, k, k == 1 ? "" : "s",
+                                 format_bytes(ranges ? bytes / ranges : 0, b1), ranges,
+                                 ranges ? 100.0 * (double)small / (double)ranges : 0);
+        }
+        if (r->alt.switches >= 8) {
+                char p1[64], p2[64];
+                snprintf(lines[n++], 256, "two files %s apart alternate %" PRIu64 " times: %s and %s",
+                         format_bytes(r->alt.distance, b1), r->alt.switches,
+                         tail(rs->files[r->alt.a].path, 28, p1, sizeof(p1)),
+                         tail(rs->files[r->alt.b].path, 28, p2, sizeof(p2)));
+        }
+        if (r->plain_requests && r->meta_requests * 10 >= r->plain_requests)
+                snprintf(lines[n++], 256, "metadata (inodes, directories) is %.0f%% of the requests: replay "
+                         "warms it first, sorted by position",
+                         100.0 * (double)r->meta_requests / (double)r->plain_requests);
+        uint64_t moves = 0;
+        for (int i = RP_HIST_1M; i <= RP_HIST_FAR; i++)
+                moves += r->hist[i];
+        if (r->totals.ranges && r->small_ranges * 2 >= r->totals.ranges)
+                snprintf(lines[n++], 256, "%.0f%% of the %" PRIu64 " reads are 16 KiB or less: each pays the "
+                         "device's per-request cost", 100.0 * (double)r->small_ranges / (double)r->totals.ranges,
+                         r->totals.ranges);
+        if (r->totals.bytes && r->totals.accessed_bytes * 10 < r->totals.bytes * 7)
+                snprintf(lines[n++], 256, "%.0f%% of the bytes were read ahead and never used by the program "
+                         "(%s of %s)", 100.0 - 100.0 * (double)r->totals.accessed_bytes / (double)r->totals.bytes,
+                         format_bytes(r->totals.bytes - r->totals.accessed_bytes, b1),
+                         format_bytes(r->totals.bytes, b2));
+        if (c->ref && c->ref->s.plain.seconds > 0 && c->ref->s.replay.seconds > 0)
+                snprintf(lines[n++], 256, "on %s: %s now, %s with readset replay (%.1fx), %s after a contiguous "
+                         "layout", c->ref->profile.name, secs(c->ref->s.plain.seconds, b1),
+                         secs(c->ref->s.replay.seconds, b2), c->ref->s.plain.seconds / c->ref->s.replay.seconds,
+                         secs(c->ref->s.layout.seconds, b3));
+        if (r->totals.unresolved_files || r->totals.deleted_files)
+                snprintf(lines[n++], 256, "%" PRIu64 " files could not be named and %" PRIu64 " were deleted: "
+                         "replay cannot warm them", r->totals.unresolved_files, r->totals.deleted_files);
+        if (moves == 0 && r->hist[RP_HIST_UNKNOWN] > 0 && n < 8)
+                snprintf(lines[n++], 256, "positions on disk are unknown (no FIEMAP, or the files changed): the "
+                         "estimates assume every read is a random one");
+        return n;
+}
+
+static void print_scenarios_json(struct json *j, const char *key, const struct cost_result *c)
+{
+        json_object_open(j, key);
+        json_double(j, "seconds", c->seconds);
+        json_double(j, "positioning_s", c->positioning_s);
+        json_double(j, "transfer_s", c->transfer_s);
+        json_double(j, "metadata_s", c->metadata_s);
+        json_u64(j, "requests", c->requests);
+        json_u64(j, "bytes", c->bytes);
+        json_u64(j, "moves", c->moves);
+        json_object_close(j);
+}
+
+struct out {
+        const char *path;
+        const struct readset *rs;
+        const struct report *r;
+        struct column *cols;
+        size_t n_cols;
+        size_t top;
+        uint64_t extent_skipped;
+        struct dirstat *dirs;
+        size_t n_dirs;
+        struct fkey *by_bytes, *by_ranges, *by_cost;
+};
+
+static void print_json(const struct out *o)
+{
+        const struct readset *rs = o->rs;
+        const struct report *r = o->r;
+        char lines[8][256];
+        struct finding_ctx fc = { rs, r, o->n_cols ? &o->cols[o->n_cols - 1] : NULL, o->by_cost };
+        size_t nf = findings(&fc, lines);
+        struct json j;
+
+        json_begin(&j, stdout, true);
+        json_object_open(&j, NULL);
+        json_string(&j, "readset", o->path);
+        json_string(&j, "command", rs->command ? rs->command : "");
+        json_u64(&j, "created_unix", rs->created_unix);
+        json_u64(&j, "duration_us", rs->duration_us);
+        json_bool(&j, "cold", rs->rec_flags & RS_REC_COLD);
+        json_object_open(&j, "totals");
+        json_u64(&j, "files", r->totals.files);
+        json_u64(&j, "regular_files", r->totals.regular_files);
+        json_u64(&j, "unresolved_files", r->totals.unresolved_files);
+        json_u64(&j, "deleted_files", r->totals.deleted_files);
+        json_u64(&j, "ranges", r->totals.ranges);
+        json_u64(&j, "bytes", r->totals.bytes);
+        json_u64(&j, "pages", r->pages);
+        json_u64(&j, "accessed_bytes", r->totals.accessed_bytes);
+        json_u64(&j, "file_bytes", r->file_bytes);
+        json_u64(&j, "metadata_ranges", r->meta_ranges);
+        json_u64(&j, "metadata_bytes", r->meta_bytes);
+        json_u64(&j, "data_ranges", r->data_ranges);
+        json_u64(&j, "data_bytes", r->data_bytes);
+        json_u64(&j, "small_ranges", r->small_ranges);
+        json_u64(&j, "lookups", r->totals.lookups);
+        json_object_close(&j);
+
+        json_array_open(&j, "top_files_by_bytes");
+        for (size_t i = 0; i < MIN(o->top, rs->n_files); i++) {
+                const struct rs_file *f = &rs->files[o->by_bytes[i].file];
+                const struct rp_file_stats *s = &r->files[o->by_bytes[i].file];
+                json_object_open(&j, NULL);
+                json_string(&j, "path", f->path);
+                json_u64(&j, "bytes", s->bytes);
+                json_u64(&j, "ranges", s->ranges);
+                json_u64(&j, "extents", s->extents);
+                json_u64(&j, "extents_touched", s->extents_touched);
+                json_object_close(&j);
+        }
+        json_array_close(&j);
+        json_array_open(&j, "top_files_by_ranges");
+        for (size_t i = 0; i < MIN(o->top, rs->n_files); i++) {
+                const struct rs_file *f = &rs->files[o->by_ranges[i].file];
+                json_object_open(&j, NULL);
+                json_string(&j, "path", f->path);
+                json_u64(&j, "ranges", r->files[o->by_ranges[i].file].ranges);
+                json_u64(&j, "bytes", r->files[o->by_ranges[i].file].bytes);
+                json_object_close(&j);
+        }
+        json_array_close(&j);
+        json_array_open(&j, "top_directories");
+        for (size_t i = 0; i < MIN(o->top, o->n_dirs); i++) {
+                json_object_open(&j, NULL);
+                json_string(&j, "path", o->dirs[i].dir);
+                json_u64(&j, "files", o->dirs[i].files);
+                json_u64(&j, "bytes", o->dirs[i].bytes);
+                json_u64(&j, "ranges", o->dirs[i].ranges);
+                json_object_close(&j);
+        }
+        json_array_close(&j);
+
+        json_object_open(&j, "disk");
+        json_u64(&j, "pieces", r->n_pieces);
+        json_u64(&j, "extents_touched", r->extents_touched);
+        json_u64(&j, "files_without_positions", o->extent_skipped);
+        json_u64(&j, "position_min", r->pos_min);
+        json_u64(&j, "position_max", r->pos_max);
+        json_object_open(&j, "moves");
+        for (int i = 0; i < _RP_HIST_MAX; i++)
+                json_u64(&j, hist_keys[i], r->hist[i]);
+        json_object_close(&j);
+        if (r->alt.switches) {
+                json_object_open(&j, "alternation");
+                json_string(&j, "a", rs->files[r->alt.a].path);
+                json_string(&j, "b", rs->files[r->alt.b].path);
+                json_u64(&j, "switches", r->alt.switches);
+                json_u64(&j, "distance_bytes", r->alt.distance);
+                json_object_close(&j);
+        }
+        json_object_close(&j);
+
+        json_array_open(&j, "predictions");
+        for (size_t i = 0; i < o->n_cols; i++) {
+                json_object_open(&j, NULL);
+                json_string(&j, "device", o->cols[i].label);
+                json_bool(&j, "reference", i == o->n_cols - 1);
+                json_bool(&j, "rotational", o->cols[i].profile.rotational);
+                print_scenarios_json(&j, "plain", &o->cols[i].s.plain);
+                print_scenarios_json(&j, "replay", &o->cols[i].s.replay);
+                print_scenarios_json(&j, "layout", &o->cols[i].s.layout);
+                json_object_close(&j);
+        }
+        json_array_close(&j);
+        json_array_open(&j, "findings");
+        for (size_t i = 0; i < nf; i++)
+                json_string(&j, NULL, lines[i]);
+        json_array_close(&j);
+        json_object_close(&j);
+        json_end(&j);
+}
+
+/* Wrap s at 76 columns with a 4-space hanging indent. */
+static void print_wrapped(const char *first, const char *s)
+{
+        size_t col = printf("%s", first), indent = strlen(first);
+
+        while (*s) {
+                size_t w = strcspn(s, " ");
+                if (col + w + 1 > 79 && col > indent) {
+                        printf("\n%*s", (int)indent, "");
+                        col = indent;
+                } else if (col > indent) {
+                        putchar(' ');
+                        col++;
+                }
+                col += printf("%.*s", (int)w, s);
+                s += w;
+                s += strspn(s, " ");
+        }
+        putchar('\n');
+}
+
+static void print_text(const struct out *o)
+{
+        const struct readset *rs = o->rs;
+        const struct report *r = o->r;
+        char b1[32], b2[32], b3[32], pb[128];
+        char lines[8][256];
+        struct finding_ctx fc = { rs, r, o->n_cols ? &o->cols[o->n_cols - 1] : NULL, o->by_cost };
+        size_t nf = findings(&fc, lines);
+
+        printf("readset report: %s\n", tail(o->path, 63, pb, sizeof(pb)));
+        if (rs->command && *rs->command)
+                printf("  command   %s\n", tail(rs->command, 67, pb, sizeof(pb)));
+        {
+                char when[32] = "";
+                time_t t = (time_t)rs->created_unix;
+                struct tm tm;
+                if (gmtime_r(&t, &tm))
+                        strftime(when, sizeof(when), "%Y-%m-%d %H:%M UTC", &tm);
+                printf("  recorded  %s, %s, %s cache\n", when, secs((double)rs->duration_us / 1e6, b1),
+                       rs->rec_flags & RS_REC_COLD ? "cold" : "warm");
+        }
+        printf("  read      %s in %" PRIu64 " ranges (%" PRIu64 " pages) of %" PRIu64 " files\n",
+               format_bytes(r->totals.bytes, b1), r->totals.ranges, r->pages, r->totals.files);
+        if (r->file_bytes)
+                printf("            %.0f%% of the %s those files hold; %s used by the program\n",
+                       100.0 * (double)r->data_bytes / (double)r->file_bytes, format_bytes(r->file_bytes, b1),
+                       format_bytes(r->totals.accessed_bytes, b2));
+        printf("  metadata  %s in %" PRIu64 " ranges; data %s in %" PRIu64 " ranges\n",
+               format_bytes(r->meta_bytes, b1), r->meta_ranges, format_bytes(r->data_bytes, b2), r->data_ranges);
+        if (r->totals.lookups)
+                printf("  lookups   %" PRIu64 " (%" PRIu64 " failed)\n", r->totals.lookups, r->totals.lookups_failed);
+
+        printf("\nTop files by bytes                               bytes   ranges  extents\n");
+        for (size_t i = 0; i < MIN(o->top, rs->n_files); i++) {
+                const struct rp_file_stats *s = &r->files[o->by_bytes[i].file];
+                if (!s->bytes)
+                        break;
+                printf("  %-44s %10s %8" PRIu64 " %8" PRIu64 "\n",
+                       tail(rs->files[o->by_bytes[i].file].path, 44, pb, sizeof(pb)), format_bytes(s->bytes, b1),
+                       s->ranges, s->extents_touched);
+        }
+        printf("\nTop files by ranges                             ranges    bytes   <=16K\n");
+        for (size_t i = 0; i < MIN(o->top, rs->n_files); i++) {
+                const struct rp_file_stats *s = &r->files[o->by_ranges[i].file];
+                if (!s->ranges)
+                        break;
+                printf("  %-44s %8" PRIu64 " %10s %6" PRIu64 "\n",
+                       tail(rs->files[o->by_ranges[i].file].path, 44, pb, sizeof(pb)), s->ranges,
+                       format_bytes(s->bytes, b1), s->small_ranges);
+        }
+        printf("\nTop directories                                  bytes    files   ranges\n");
+        for (size_t i = 0; i < MIN(o->top, o->n_dirs); i++)
+                printf("  %-44s %10s %8" PRIu64 " %8" PRIu64 "\n", tail(o->dirs[i].dir, 44, pb, sizeof(pb)),
+                       format_bytes(o->dirs[i].bytes, b1), o->dirs[i].files, o->dirs[i].ranges);
+
+        printf("\nOn the device (FIEMAP)\n");
+        printf("  %" PRIu64 " extents touched; %zu pieces read in first-access order",
+               r->extents_touched, r->n_pieces);
+        if (o->extent_skipped)
+                printf("; %" PRIu64 " files without positions", o->extent_skipped);
+        printf("\n  moves of the head between pieces, by distance:\n   ");
+        for (int i = 0; i < _RP_HIST_MAX; i++)
+                printf(" %s %" PRIu64 "%s", hist_names[i], r->hist[i], i + 1 < _RP_HIST_MAX ? "," : "\n");
+        {
+                /* the most fragmented of the hot files: extents per MiB read */
+                struct fkey *k = o->by_bytes;
+                bool header = false;
+                for (size_t i = 0; i < MIN(o->top, rs->n_files); i++) {
+                        const struct rp_file_stats *s = &r->files[k[i].file];
+                        if (s->extents_touched < 2)
+                                continue;
+                        if (!header)
+                                printf("  fragmented hot files (extents touched):\n");
+                        header = true;
+                        printf("    %-52s %8" PRIu64 " of %" PRIu64 "\n",
+                               tail(rs->files[k[i].file].path, 52, pb, sizeof(pb)), s->extents_touched, s->extents);
+                }
+        }
+
+        if (o->n_cols) {
+                printf("\nPredicted read time           plain cold start    readset replay    after layout\n");
+                for (size_t i = 0; i < o->n_cols; i++) {
+                        const struct rp_scenarios *s = &o->cols[i].s;
+                        printf("  %-28s %16s %17s %15s\n", tail(o->cols[i].label, 28, pb, sizeof(pb)),
+                               secs(s->plain.seconds, b1), secs(s->replay.seconds, b2),
+                               secs(s->layout.seconds, b3));
+                }
+                printf("  (requests: %" PRIu64 " plain, %" PRIu64 " replay; %" PRIu64 " of the plain ones are "
+                       "metadata)\n", o->cols[0].s.plain.requests, o->cols[0].s.replay.requests, r->meta_requests);
+        }
+        if (nf) {
+                printf("\nFindings\n");
+                for (size_t i = 0; i < nf; i++)
+                        print_wrapped("  - ", lines[i]);
+        }
+}
+
+int cmd_report(int argc, char **argv)
+{
+        static const struct option opts[] = {
+                { "device", required_argument, NULL, 'd' },
+                { "profile", required_argument, NULL, 'p' },
+                { "no-probe", no_argument, NULL, 'P' },
+                { "top", required_argument, NULL, 'n' },
+                { "json", no_argument, NULL, 'j' },
+                { "svg", required_argument, NULL, 's' },
+                { "help", no_argument, NULL, 'h' },
+                {}
+        };
+        const char *device = "hdd", *profile = NULL, *svg = NULL;
+        bool json = false, may_probe = true;
+        uint64_t top = 5;
+        _cleanup_readset_ struct readset *rs = NULL;
+        _cleanup_report_ struct report *r = NULL;
+        struct rp_layout *layouts = NULL;
+        struct column cols[2] = {};
+        struct cost_profile ref;
+        struct out o = {};
+        struct device_profile local_dev;
+        char path[PATH_MAX];
+        const char *first = NULL;
+        int c, ret = -1, e;
+
+        while ((c = getopt_long(argc, argv, "d:p:n:js:h", opts, NULL)) >= 0) {
+                switch (c) {
+                case 'd': device = optarg; break;
+                case 'p': profile = optarg; break;
+                case 'P': may_probe = false; break;
+                case 'j': json = true; break;
+                case 's': svg = optarg; break;
+                case 'n':
+                        if (parse_u64(optarg, &top) < 0 || top < 1 || top > 1000)
+                                return log_usage("report", "invalid --top '%s' (1..1000)", optarg);
+                        break;
+                case 'h':
+                        report_help();
+                        return 0;
+                default:
+                        return -2;
+                }
+        }
+        if (optind + 1 != argc)
+                return log_usage("report", "expected one read set file");
+        o.path = argv[optind];
+        if (load_readset(o.path, &rs) < 0)
+                return -1;
+
+        /* profiles first: a bad option fails before any work */
+        if (profile_path(device, path, sizeof(path)) < 0)
+                return log_usage("report", "no reference profile '%s' (hdd, usb, sd, nvme, share or a file)", device);
+        e = load_profile(path, device, &ref);
+        if (e < 0)
+                return log_errno(e, "cannot use the profile '%s' (%s)", device, path);
+        snprintf(ref.name, sizeof(ref.name), "%.60s", tail(device, 40, path, sizeof(path)));
+
+        for (size_t i = 0; i < rs->n_files; i++)
+                if (rs->files[i].kind == RS_FILE_REGULAR && access(rs->files[i].path, F_OK) == 0) {
+                        first = rs->files[i].path;
+                        break;
+                }
+        /* this machine first, when its profile is known; the reference last */
+        if (profile) {
+                e = load_profile(profile, "this machine", &cols[0].profile);
+                if (e < 0)
+                        return log_errno(e, "cannot use the profile '%s'", profile);
+                o.n_cols = 1;
+        } else if (first) {
+                _cleanup_free_ char *dir = strndup(first, (size_t)(strrchr(first, '/') - first));
+                if (!dir)
+                        return log_errno(-ENOMEM, "out of memory");
+                e = local_profile(*dir ? dir : "/", may_probe, &cols[0].profile);
+                if (e >= 0)
+                        o.n_cols = 1;
+                else if (may_probe)
+                        log_warning_errno(e, "no profile of this machine's device; reference device only");
+        }
+        cols[o.n_cols++].profile = ref;
+        for (size_t i = 0; i < o.n_cols; i++)
+                cols[i].label = cols[i].profile.name;
+
+        layouts = calloc(rs->n_files ? rs->n_files : 1, sizeof(*layouts));
+        if (!layouts)
+                return log_errno(-ENOMEM, "out of memory");
+        for (size_t i = 0; i < rs->n_files; i++) {
+                e = file_extents(&rs->files[i], &layouts[i], &o.extent_skipped);
+                if (e < 0) {
+                        log_errno(e, "cannot map the files' extents");
+                        goto out;
+                }
+        }
+        if (!first || device_profile_for_path(first, &local_dev) < 0)
+                device_profile_solid(&local_dev);
+        e = report_build(rs, layouts, MIN(local_dev.readahead_cap, local_dev.max_request), &r);
+        if (e < 0) {
+                log_errno(e, "cannot analyse the read set");
+                goto out;
+        }
+        for (size_t i = 0; i < o.n_cols; i++) {
+                e = report_predict(r, rs, layouts, &cols[i].profile, i == o.n_cols - 1, &cols[i].s);
+                if (e < 0) {
+                        log_errno(e, "cannot predict the cost");
+                        goto out;
+                }
+        }
+        o.rs = rs;
+        o.r = r;
+        o.cols = cols;
+        o.top = top;
+        o.by_bytes = files_by(rs, r, 0);
+        o.by_ranges = files_by(rs, r, 1);
+        o.by_cost = files_by(rs, r, 2);
+        if (!o.by_bytes || !o.by_ranges || !o.by_cost || dir_stats(rs, r, &o.dirs, &o.n_dirs) < 0) {
+                log_errno(-ENOMEM, "out of memory");
+                goto out;
+        }
+        if (svg) {
+                e = report_svg_write(svg, rs, r);
+                if (e < 0) {
+                        log_errno(e, "cannot write '%s'", svg);
+                        goto out;
+                }
+        }
+        if (json)
+                print_json(&o);
+        else
+                print_text(&o);
+        ret = 0;
+out:
+        for (size_t i = 0; i < rs->n_files && layouts; i++)
+                free(layouts[i].extents);
+        free(layouts);
+        free(o.by_bytes);
+        free(o.by_ranges);
+        free(o.by_cost);
+        dir_stats_free(o.dirs, o.n_dirs);
+        return ret;
+}

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/* The analysis behind readset report: where a read set lies on the device,
+ * in what order it is read, what it costs on a device profile now, with a
+ * replay and after a contiguous layout, and what stands out.  Pure: the
+ * caller supplies each file's extent map (FIEMAP) and the profiles. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "costmodel.h"
+#include "device.h"
+#include "readset.h"
+
+/* One extent of a file: logical bytes [logical, logical+length) lie at
+ * physical (a byte address on the file system's device). */
+struct rp_extent {
+        uint64_t logical, physical, length;
+};
+
+/* What is known of each file's layout (index = file index); extents sorted
+ * by logical offset.  A file with no extents has unknown positions; a
+ * block-device file's offsets are positions already. */
+struct rp_layout {
+        struct rp_extent *extents;
+        size_t n_extents;
+        bool known;
+};
+
+/* One physically contiguous piece of a recorded range, in first-access order. */
+struct rp_piece {
+        uint32_t file;
+        uint64_t offset;      /* in the file */
+        uint64_t length;
+        uint64_t phys;        /* COST_POS_UNKNOWN when not known */
+        uint64_t time_us;
+};
+
+enum {
+        RP_HIST_CONTIG,       /* continues where the previous piece ended */
+        RP_HIST_1M,           /* < 1 MiB away */
+        RP_HIST_16M,
+        RP_HIST_256M,
+        RP_HIST_4G,
+        RP_HIST_FAR,          /* >= 4 GiB */
+        RP_HIST_UNKNOWN,      /* position not known */
+        _RP_HIST_MAX,
+};
+
+struct rp_file_stats {
+        uint64_t bytes, ranges, pieces;
+        uint64_t extents_touched;  /* distinct extents the ranges lie in */
+        uint64_t extents;          /* extents of the whole file */
+        uint64_t small_ranges;     /* ranges of at most 16 KiB */
+        double plain_s;            /* this file's share of the plain estimate (first profile) */
+};
+
+struct rp_scenarios {
+        struct cost_result plain;   /* the program's own order and request sizes */
+        struct cost_result replay;  /* readset replay's plan */
+        struct cost_result layout;  /* the plan after a contiguous layout */
+};
+
+struct rp_alternation {
+        uint32_t a, b;              /* files */
+        uint64_t switches;          /* moves from one to the other in first-access order */
+        uint64_t distance;          /* bytes between them on the device (median of the moves) */
+};
+
+struct report {
+        struct readset_totals totals;
+        uint64_t file_bytes;        /* sizes of the regular files read */
+        uint64_t pages;
+        uint64_t meta_ranges, meta_bytes, data_ranges, data_bytes;
+        uint64_t small_ranges;
+        struct rp_piece *pieces;    /* first-access order */
+        size_t n_pieces;
+        uint64_t pos_min, pos_max;  /* over known positions (pos_max exclusive) */
+        uint64_t hist[_RP_HIST_MAX];
+        uint64_t extents_touched;
+        struct rp_file_stats *files;
+        struct rp_alternation alt;  /* the pair of files that alternates most, if any */
+        uint64_t plain_requests, meta_requests;
+        uint64_t request_bytes;     /* the program's request size used for the plain estimate */
+};
+
+/* Analyse rs with the given layouts (n = rs->n_files; may be NULL: no
+ * positions known).  request_bytes: the largest request the program's reads
+ * become (the device's readahead size). */
+int report_build(const struct readset *rs, const struct rp_layout *layouts, uint64_t request_bytes,
+                 struct report **ret);
+void report_free(struct report *r);
+static inline void report_freep(struct report **p) { report_free(*p); }
+#define _cleanup_report_ __attribute__((cleanup(report_freep)))
+
+/* Predict plain / replay / layout on profile p.  If file_shares is not
+ * NULL, each file's part of the plain estimate goes to r->files[].plain_s. */
+int report_predict(struct report *r, const struct readset *rs, const struct rp_layout *layouts,
+                   const struct cost_profile *p, bool file_shares, struct rp_scenarios *ret);
