@@ -411,6 +411,7 @@ static void print_scenarios_json(struct json *j, const char *key, const struct c
         json_double(j, "positioning_s", c->positioning_s);
         json_double(j, "transfer_s", c->transfer_s);
         json_double(j, "metadata_s", c->metadata_s);
+        json_double(j, "host_s", c->host_s);
         json_u64(j, "requests", c->requests);
         json_u64(j, "bytes", c->bytes);
         json_u64(j, "moves", c->moves);
@@ -527,6 +528,7 @@ static void print_json(const struct out *o)
                 print_scenarios_json(&j, "plain", &o->cols[i].s.plain);
                 print_scenarios_json(&j, "replay", &o->cols[i].s.replay);
                 print_scenarios_json(&j, "layout", &o->cols[i].s.layout);
+                print_scenarios_json(&j, "sequential", &o->cols[i].s.sequential);
                 json_object_close(&j);
         }
         json_array_close(&j);

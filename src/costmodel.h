@@ -32,8 +32,16 @@ struct cost_req {
         uint64_t len;
 };
 
+/* What readset replay itself spends besides the device (measured with warm
+ * caches on a 2-CPU VM: docs/DECISIONS.md): starting and planning, then per
+ * file opened and per path looked up. */
+#define COST_REPLAY_FIXED_US 8000.0
+#define COST_REPLAY_FILE_US 15.0
+#define COST_REPLAY_LOOKUP_US 10.0
+
 struct cost_result {
         double seconds;           /* the whole estimate */
+        double host_s;            /* the replaying process's own work (replay only) */
         double positioning_s;     /* per-request cost: seeks, rotation, command overhead, round trips */
         double transfer_s;        /* bytes / sequential rate */
         double metadata_s;        /* opens and stats the device serves as separate round trips */

@@ -334,9 +334,20 @@ int report_predict(struct report *r, const struct readset *rs, const struct rp_l
         uint64_t opens = r->totals.regular_files, prev_end = COST_POS_UNKNOWN, data = 0;
         int e = 0;
 
-        /* plain: the program's order, each piece in requests of the readahead size */
-        for (size_t i = 0; i < r->n_pieces && e >= 0; i++)
-                e = req_add(&s, r->pieces[i].phys, r->pieces[i].length, r->pieces[i].file, r->request_bytes);
+        /* plain: the program's order, in requests of the readahead size.  A
+         * piece that continues the previous one in the same file and on the
+         * device was brought in by the same readahead: one request. */
+        for (size_t i = 0; i < r->n_pieces && e >= 0;) {
+                const struct rp_piece *q = &r->pieces[i];
+                uint64_t len = q->length;
+                size_t j = i + 1;
+                while (j < r->n_pieces && q->phys != COST_POS_UNKNOWN && r->pieces[j].file == q->file &&
+                       r->pieces[j].offset == q->offset + len && r->pieces[j].phys == q->phys + len &&
+                       len + r->pieces[j].length <= r->request_bytes)
+                        len += r->pieces[j++].length;
+                e = req_add(&s, q->phys, len, q->file, r->request_bytes);
+                i = j;
+        }
         if (e < 0)
                 goto out;
         cost_estimate(p, s.q, s.n, 1, opens, &ret->plain);
@@ -379,6 +390,9 @@ int report_predict(struct report *r, const struct readset *rs, const struct rp_l
         if (e < 0)
                 goto out;
         cost_estimate(p, s.q, s.n, dev.queue_depth, opens, &ret->replay);
+        ret->replay.host_s = (COST_REPLAY_FIXED_US + COST_REPLAY_FILE_US * (double)opens +
+                              COST_REPLAY_LOOKUP_US * (double)plan->n_lookups) / 1e6;
+        ret->replay.seconds += ret->replay.host_s;
 
         /* after layout: the metadata by position, then the data in one run */
         s.n = 0;
@@ -396,6 +410,13 @@ int report_predict(struct report *r, const struct readset *rs, const struct rp_l
         if (e < 0)
                 goto out;
         cost_estimate(p, s.q, s.n, dev.queue_depth, opens, &ret->layout);
+
+        /* the sequential limit: the same bytes as one file, no metadata */
+        s.n = 0;
+        e = req_add(&s, r->pos_max, r->totals.bytes, 0, r->request_bytes);
+        if (e < 0)
+                goto out;
+        cost_estimate(p, s.q, s.n, 1, 1, &ret->sequential);
 out:
         free(s.q);
         free(s.file);

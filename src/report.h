@@ -60,6 +60,8 @@ struct rp_scenarios {
         struct cost_result plain;   /* the program's own order and request sizes */
         struct cost_result replay;  /* readset replay's plan */
         struct cost_result layout;  /* the plan after a contiguous layout */
+        struct cost_result sequential; /* every byte as one contiguous file, read in order
+                                        * (what bench's sequential limit measures) */
 };
 
 struct rp_alternation {

@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: MIT */
+/* The cost model and the report's analysis, without any I/O (the reference
+ * profiles are read from the source tree). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "costmodel.h"
+#include "json.h"
+#include "report.h"
+#include "util.h"
+#include "tests.h"
+
+#define K 1024ULL
+#define M (1024ULL * 1024)
+#define G (1024ULL * 1024 * 1024)
+
+static void load_reference(const char *name, struct cost_profile *p)
+{
+        const char *src = getenv("SRCDIR") ? getenv("SRCDIR") : ".";
+        _cleanup_free_ char *path = NULL, *text = NULL;
+
+        CHECK(asprintf(&path, "%s/profiles/%s.json", src, name) > 0);
+        CHECK_EQ(read_small_file(path, &text, 1 << 20), 0);
+        CHECK_EQ(cost_profile_parse(text, name, p), 0);
+}
+
+static void test_json_reader(void)
+{
+        struct jv *v = NULL;
+        static const char *const bad[] = {
+                "", "{", "{\"a\":}", "[1,]", "{\"a\" 1}", "tru", "\"abc", "{\"a\":1}x", "01x", "{\"a\":\"\\q\"}",
+                "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"
+                "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]", "1e999",
+        };
+
+        CHECK_EQ(jv_parse(" {\"a\": [1, 2.5e3, -4], \"b\": {\"c\": true}, \"s\": \"x\\u0041\\n\", \"n\": null} ", &v), 0);
+        CHECK(v && v->type == JV_OBJECT && v->n_items == 4);
+        CHECK(jv_number(&jv_get(v, "a")->items[1], 0) == 2500);
+        CHECK(jv_number(&jv_get(v, "a")->items[2], 0) == -4);
+        CHECK(jv_get(jv_get(v, "b"), "c")->b);
+        CHECK(strcmp(jv_get(v, "s")->s, "xA\n") == 0);
+        CHECK(jv_get(v, "n")->type == JV_NULL);
+        CHECK(jv_get(v, "missing") == NULL);
+        CHECK(jv_number(jv_get(v, "s"), 7) == 7);
+        jv_free(v);
+        for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+                v = NULL;
+                CHECK_EQ(jv_parse(bad[i], &v), -EINVAL);
+                CHECK(v == NULL);
+        }
+}
+
+static void test_profile_parse(void)
+{
+        struct cost_profile p;
+
+        load_reference("hdd-7200", &p);
+        CHECK(p.rotational);
+        CHECK(p.lat_us == 13000);
+        CHECK(p.seq_bps == 150e6);
+        CHECK_EQ(p.n_seek, 4);
+        CHECK(!p.remote);
+        load_reference("share-2ms", &p);
+        CHECK(p.remote);
+        CHECK(p.open_stat_us == 4000);
+        load_reference("nvme", &p);
+        CHECK(!p.rotational);
+        CHECK(p.iops[3] > p.iops[0]);
+        /* refused: no latency, descending seek distances, not an object */
+        CHECK_EQ(cost_profile_parse("{\"sequential_mbps\": 100}", "x", &p), -EINVAL);
+        CHECK_EQ(cost_profile_parse("{\"latency_qd1_us\": 100, \"sequential_mbps\": 100, \"seek_cost\": ["
+                                    "{\"distance_bytes\": 100, \"latency_us\": 5}, "
+                                    "{\"distance_bytes\": 50, \"latency_us\": 6}]}", "x", &p), -EINVAL);
+        CHECK_EQ(cost_profile_parse("[1]", "x", &p), -EINVAL);
+        CHECK_EQ(cost_profile_parse("{\"latency_qd1_us\": -1, \"sequential_mbps\": 100}", "x", &p), -EINVAL);
+}
+
+/* ORIGIN.md: a boot read 226 MB at 3 113 places on a 7200 rpm disk; ~20 ms
+ * per move predicted 65 s, 63.4 s were measured.  The same bytes in one
+ * sweep take a few seconds. */
+static void test_origin_arithmetic(void)
+{
+        struct cost_profile p;
+        const size_t n = 3113;
+        const uint64_t total = 226000000, disk = 500000000000ULL;
+        struct cost_req *q = calloc(n, sizeof(*q));
+        struct cost_result c;
+        uint64_t left = total, x = 88172645463325252ULL;
+
+        load_reference("hdd-7200", &p);
+        for (size_t i = 0; i < n; i++) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;  /* xorshift: scattered over the disk */
+                q[i].pos = x % (disk - M) / 4096 * 4096;
+                q[i].len = i + 1 < n ? total / n / 4096 * 4096 : left;
+                left -= q[i].len;
+        }
+        cost_estimate(&p, q, n, 1, 0, &c);
+        CHECK_EQ(c.requests, n);
+        CHECK_EQ(c.bytes, total);
+        CHECK_EQ(c.moves, n);
+        /* "about a minute": between 35 and 90 s (13 ms a place on this
+         * profile's average; ORIGIN's older disk took 20) */
+        CHECK(c.seconds > 35 && c.seconds < 90);
+        CHECK(c.positioning_s > 20 * c.transfer_s);
+        fprintf(stderr, "origin: %zu scattered reads, 226 MB: %.1f s\n", n, c.seconds);
+
+        /* one sweep: the same bytes laid out contiguously */
+        for (size_t i = 0; i < n; i++)
+                q[i].pos = i == 0 ? 1000 * M : q[i - 1].pos + q[i - 1].len;
+        cost_estimate(&p, q, n, 1, 0, &c);
+        CHECK_EQ(c.moves, 1);
+        CHECK(c.seconds > 1 && c.seconds < 5);
+        fprintf(stderr, "origin: one sweep: %.2f s\n", c.seconds);
+        free(q);
+}
+
+static void test_positioning(void)
+{
+        struct cost_profile hdd, nvme, share;
+        struct cost_req q[64];
+        struct cost_result c1, c32;
+
+        load_reference("hdd-7200", &hdd);
+        load_reference("nvme", &nvme);
+        load_reference("share-2ms", &share);
+        /* rotational: contiguous costs nothing, a short forward skip its bytes,
+         * distance costs more, unknown positions cost the average */
+        CHECK(cost_positioning_us(&hdd, 10 * M, 10 * M) == 0);
+        CHECK(fabs(cost_positioning_us(&hdd, 10 * M, 10 * M + 150000) - 1000) < 1);
+        CHECK(cost_positioning_us(&hdd, 0, 100 * G) > cost_positioning_us(&hdd, 0, 10 * M));
+        CHECK(cost_positioning_us(&hdd, 100 * G, 0) == cost_positioning_us(&hdd, 0, 100 * G));
+        CHECK(cost_positioning_us(&hdd, COST_POS_UNKNOWN, 5) == hdd.lat_us);
+        CHECK(cost_positioning_us(&hdd, 0, 1000 * G) == 16000);     /* past the curve: its end */
+        /* solid: every request pays the same, wherever it is */
+        CHECK(cost_positioning_us(&nvme, 0, 100 * G) == nvme.lat_us);
+        CHECK(cost_positioning_us(&nvme, 10 * M, 10 * M) == nvme.lat_us);
+
+        /* queue depth helps a solid device, not a disk's head */
+        for (size_t i = 0; i < ARRAY_SIZE(q); i++)
+                q[i] = (struct cost_req){ (uint64_t)i * 7 * G % (400 * G), 4 * K };
+        cost_estimate(&nvme, q, ARRAY_SIZE(q), 1, 0, &c1);
+        cost_estimate(&nvme, q, ARRAY_SIZE(q), 32, 0, &c32);
+        CHECK(c32.seconds < c1.seconds / 4);
+        cost_estimate(&hdd, q, ARRAY_SIZE(q), 1, 0, &c1);
+        cost_estimate(&hdd, q, ARRAY_SIZE(q), 32, 0, &c32);
+        CHECK(c32.seconds == c1.seconds);
+        /* a share pays a round trip per open too, fewer in parallel */
+        cost_estimate(&share, q, ARRAY_SIZE(q), 1, 100, &c1);
+        CHECK(fabs(c1.metadata_s - 100 * 4000e-6) < 1e-9);
+        CHECK(c1.seconds > 64 * 2000e-6 + c1.metadata_s - 1e-9);
+        cost_estimate(&share, q, ARRAY_SIZE(q), 16, 100, &c32);
+        CHECK(c32.seconds < c1.seconds / 4);
+        cost_estimate(&hdd, NULL, 0, 1, 0, &c1);
+        CHECK(c1.seconds == 0);
+}
+
+/* Two files at opposite ends of a disk, read alternately in 4 KiB pieces
+ * (the Vista registry case), plus some metadata. */
+static void test_report(void)
+{
+        struct readset *rs = readset_new();
+        struct rs_file *a = readset_add_file(rs, "/w/hive-a", 1, 1);
+        struct rs_file *b = readset_add_file(rs, "/w/hive-b", 1, 2);
+        struct rs_file *m = readset_add_file(rs, "/dev/sda1", 1, 0);
+        struct rp_extent ea[2] = { { 0, 1 * G, 512 * K }, { 512 * K, 3 * G, 512 * K } };
+        struct rp_extent eb = { 0, 400 * G, 1 * M };
+        struct rp_layout lay[3] = { { ea, 2, true }, { &eb, 1, true }, { NULL, 0, false } };
+        struct report *r = NULL;
+        struct cost_profile hdd, nvme;
+        struct rp_scenarios s;
+
+        a->kind = b->kind = RS_FILE_REGULAR;
+        a->size = b->size = 1 * M;
+        m->kind = RS_FILE_BLOCKDEV;
+        for (uint64_t i = 0; i < 100; i++) {
+                if (i < 64)
+                        CHECK_EQ(readset_file_add_range(a, i * 8 * K, 4 * K, 10 * i, RS_RANGE_ACCESSED | RS_RANGE_FILLED), 0);
+                CHECK_EQ(readset_file_add_range(b, i * 8 * K, 4 * K, 10 * i + 5, RS_RANGE_ACCESSED | RS_RANGE_FILLED), 0);
+        }
+        /* a range across a's two extents becomes two pieces */
+        CHECK_EQ(readset_file_add_range(a, 508 * K, 8 * K, 2000, RS_RANGE_ACCESSED | RS_RANGE_FILLED), 0);
+        CHECK_EQ(readset_file_add_range(m, 2 * G, 4 * K, 3000, RS_RANGE_FILLED), 0);
+        CHECK_EQ(readset_file_add_range(m, 2 * G + 64 * K, 4 * K, 3001, RS_RANGE_FILLED), 0);
+
+        CHECK_EQ(report_build(rs, lay, 128 * K, &r), 0);
+        CHECK_EQ(r->n_pieces, 168);
+        CHECK_EQ(r->meta_ranges, 2);
+        CHECK_EQ(r->data_ranges, 165);
+        CHECK_EQ(r->files[0].extents_touched, 2);
+        CHECK_EQ(r->files[1].extents_touched, 1);
+        CHECK_EQ(r->extents_touched, 3);
+        CHECK_EQ(r->small_ranges, 167);
+        CHECK_EQ(r->pos_min, 1 * G);
+        CHECK_EQ(r->pos_max, 400 * G + 796 * K);
+        /* first-access order: a, b, a, b ... then b alone, the split range, the metadata */
+        CHECK_EQ(r->pieces[0].file, 0);
+        CHECK_EQ(r->pieces[1].file, 1);
+        CHECK_EQ(r->pieces[164].phys, 1 * G + 508 * K);
+        CHECK_EQ(r->pieces[164].length, 4 * K);
+        CHECK_EQ(r->pieces[165].phys, 3 * G);
+        CHECK_EQ(r->pieces[165].offset, 512 * K);
+        CHECK_EQ(r->pieces[166].phys, 2 * G);
+        CHECK_EQ(r->hist[RP_HIST_FAR], 128);     /* a <-> b */
+        CHECK_EQ(r->hist[RP_HIST_1M], 37);       /* b alone, and metadata to metadata */
+        CHECK_EQ(r->hist[RP_HIST_4G], 2);        /* across a's extents, then to the metadata */
+        CHECK_EQ(r->hist[RP_HIST_CONTIG], 0);
+        CHECK_EQ(r->hist[RP_HIST_UNKNOWN], 0);
+        CHECK_EQ(r->alt.a, 0);
+        CHECK_EQ(r->alt.b, 1);
+        CHECK_EQ(r->alt.switches, 128);
+        CHECK(r->alt.distance > 390 * G);
+
+        load_reference("hdd-7200", &hdd);
+        load_reference("nvme", &nvme);
+        CHECK_EQ(report_predict(r, rs, lay, &hdd, true, &s), 0);
+        CHECK_EQ(s.plain.requests, 168);
+        /* alternating across the disk: every request a full stroke */
+        CHECK(s.plain.seconds > 128 * 0.012);
+        /* the replay reads each file in one sweep: a few moves */
+        CHECK(s.replay.seconds < s.plain.seconds / 20);
+        CHECK(s.layout.seconds <= s.replay.seconds);
+        CHECK(s.sequential.seconds <= s.layout.seconds);
+        CHECK(fabs(r->files[0].plain_s + r->files[1].plain_s + r->files[2].plain_s - s.plain.seconds) < 1e-6);
+        CHECK_EQ(report_predict(r, rs, lay, &nvme, false, &s), 0);
+        CHECK(s.replay.seconds < s.plain.seconds);
+        report_free(r);
+
+        /* no layouts: positions unknown, every piece a random read */
+        CHECK_EQ(report_build(rs, NULL, 128 * K, &r), 0);
+        CHECK_EQ(r->n_pieces, 167);
+        CHECK_EQ(r->hist[RP_HIST_UNKNOWN], 165);
+        CHECK_EQ(r->hist[RP_HIST_1M], 1);        /* the metadata's positions are known */
+        CHECK_EQ(r->alt.switches, 0);
+        CHECK_EQ(report_predict(r, rs, NULL, &hdd, false, &s), 0);
+        CHECK(fabs(s.plain.positioning_s - 166 * 0.013) < 0.001);
+        report_free(r);
+        readset_free(rs);
+}
+
+int main(void)
+{
+        test_json_reader();
+        test_profile_parse();
+        test_origin_arithmetic();
+        test_positioning();
+        test_report();
+        TESTS_DONE();
+}
