@@ -45,6 +45,16 @@ if [ "${READSET_SKIP_VALGRIND:-0}" != 1 ]; then
         printf 'garbage' > "$tmp/bad"
         rc=0; $vg build/readset show "$tmp/bad" 2>/dev/null || rc=$?
         [ "$rc" = 1 ] || { echo "valgrind: show of a bad file exited $rc" >&2; status=1; }
+        # report: text, JSON and SVG of the fixture, each reference profile, a bad profile
+        for d in hdd usb sd nvme share; do
+                $vg build/readset report --no-probe --device $d --svg "$tmp/x.svg" "$tmp/x.readset" >/dev/null 2>&1 ||
+                        { echo "valgrind: report --device $d" >&2; status=1; }
+        done
+        $vg build/readset report --no-probe --json "$tmp/x.readset" >/dev/null 2>&1 ||
+                { echo "valgrind: report --json" >&2; status=1; }
+        printf '{"latency_qd1_us": [1, {"a": "\\u00' > "$tmp/bad.json"
+        rc=0; $vg build/readset report --no-probe --device "$tmp/bad.json" "$tmp/x.readset" >/dev/null 2>&1 || rc=$?
+        [ "$rc" = 1 ] || { echo "valgrind: report with a bad profile exited $rc" >&2; status=1; }
         rm -rf "$tmp"
 fi
 

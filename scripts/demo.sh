@@ -29,6 +29,9 @@ echo "\$ readset show boot.readset     (the first files it needed, in order)"
 "$R" show "$WORK/boot.readset" | head -n 20
 echo "   ..."
 echo
+echo "\$ readset report --top 3 --svg boot.svg boot.readset     (why it is slow; the picture: $WORK/boot.svg)"
+"$R" report --top 3 --svg "$WORK/boot.svg" "$WORK/boot.readset"
+echo
 echo "== the same start, measured here and now (cold = page cache dropped; median of 3)"
 /usr/bin/python3 - "$R" "$WORK" <<'PYEOF'
 import os, statistics, subprocess, sys, time

@@ -260,6 +260,27 @@ static int dir_stats(const struct readset *rs, const struct report *r, struct di
         return 0;
 }
 
+static int cmp_dir_ranges(const void *a, const void *b, void *userdata)
+{
+        const struct dirstat *d = userdata;
+        const struct dirstat *x = &d[*(const size_t *)a], *y = &d[*(const size_t *)b];
+        return x->ranges < y->ranges ? 1 : x->ranges > y->ranges ? -1 : strcmp(x->dir, y->dir);
+}
+
+/* The directories' indices, most ranges first. */
+static size_t *dirs_by_ranges(struct dirstat *d, size_t n)
+{
+        size_t *k = malloc((n ? n : 1) * sizeof(*k));
+
+        if (!k)
+                return NULL;
+        for (size_t i = 0; i < n; i++)
+                k[i] = i;
+        if (n > 1)
+                qsort_r(k, n, sizeof(*k), cmp_dir_ranges, d);
+        return k;
+}
+
 static void dir_stats_free(struct dirstat *d, size_t n)
 {
         for (size_t i = 0; i < n; i++)
@@ -296,15 +317,32 @@ static struct fkey *files_by(const struct readset *rs, const struct report *r, i
         return k;
 }
 
-/* The last `width` characters of a path, "..." in front when cut. */
+/* The last `width` characters of a path or command, made printable, with
+ * "..." in front when cut.  Always returns buf. */
 static const char *tail(const char *s, size_t width, char *buf, size_t size)
 {
-        size_t n = strlen(s);
+        char tmp[4 * PATH_MAX];
+        size_t n;
 
+        printable(s, tmp, sizeof(tmp));
+        n = strlen(tmp);
         if (n <= width || width < 4)
-                return s;
-        snprintf(buf, size, "...%s", s + n - (width - 3));
+                snprintf(buf, size, "%s", tmp);
+        else
+                snprintf(buf, size, "...%s", tmp + n - (width - 3));
         return buf;
+}
+
+/* A file's name in the report: metadata read through the block device is
+ * marked as such, like readset show does. */
+static const char *label(const struct rs_file *f, size_t width, char *buf, size_t size)
+{
+        char tmp[PATH_MAX + 16];
+
+        if (f->kind != RS_FILE_BLOCKDEV)
+                return tail(f->path, width, buf, size);
+        snprintf(tmp, sizeof(tmp), "%s [metadata]", f->path);
+        return tail(tmp, width, buf, size);
 }
 
 static const char *secs(double s, char buf[static 32])
@@ -321,7 +359,7 @@ static const char *secs(double s, char buf[static 32])
 }
 
 static const char *const hist_names[_RP_HIST_MAX] = {
-        "contiguous", "< 1 MiB", "< 16 MiB", "< 256 MiB", "< 4 GiB", ">= 4 GiB", "unknown",
+        "contiguous", "<1MiB", "<16MiB", "<256MiB", "<4GiB", ">=4GiB", "unknown",
 };
 static const char *const hist_keys[_RP_HIST_MAX] = {
         "contiguous", "under_1m", "under_16m", "under_256m", "under_4g", "far", "unknown",
@@ -426,8 +464,9 @@ struct out {
         size_t n_cols;
         size_t top;
         uint64_t extent_skipped;
-        struct dirstat *dirs;
+        struct dirstat *dirs;         /* most bytes first */
         size_t n_dirs;
+        size_t *dir_by_ranges;
         struct fkey *by_bytes, *by_ranges, *by_cost;
 };
 
@@ -488,21 +527,31 @@ static void print_json(const struct out *o)
                 json_object_close(&j);
         }
         json_array_close(&j);
-        json_array_open(&j, "top_directories");
-        for (size_t i = 0; i < MIN(o->top, o->n_dirs); i++) {
-                json_object_open(&j, NULL);
-                json_string(&j, "path", o->dirs[i].dir);
-                json_u64(&j, "files", o->dirs[i].files);
-                json_u64(&j, "bytes", o->dirs[i].bytes);
-                json_u64(&j, "ranges", o->dirs[i].ranges);
-                json_object_close(&j);
+        for (int by = 0; by < 2; by++) {
+                json_array_open(&j, by == 0 ? "top_directories_by_bytes" : "top_directories_by_ranges");
+                for (size_t i = 0; i < MIN(o->top, o->n_dirs); i++) {
+                        const struct dirstat *d = &o->dirs[by == 0 ? i : o->dir_by_ranges[i]];
+                        json_object_open(&j, NULL);
+                        json_string(&j, "path", d->dir);
+                        json_u64(&j, "files", d->files);
+                        json_u64(&j, "bytes", d->bytes);
+                        json_u64(&j, "ranges", d->ranges);
+                        json_object_close(&j);
+                }
+                json_array_close(&j);
         }
-        json_array_close(&j);
 
         json_object_open(&j, "disk");
         json_u64(&j, "pieces", r->n_pieces);
         json_u64(&j, "extents_touched", r->extents_touched);
         json_u64(&j, "files_without_positions", o->extent_skipped);
+        {
+                char dv[32];
+                snprintf(dv, sizeof(dv), "%u:%u", major(r->main_dev), minor(r->main_dev));
+                json_string(&j, "main_device", dv);
+        }
+        json_u64(&j, "other_device_pieces", r->other_dev_pieces);
+        json_u64(&j, "other_device_bytes", r->other_dev_bytes);
         json_u64(&j, "position_min", r->pos_min);
         json_u64(&j, "position_max", r->pos_max);
         json_object_open(&j, "moves");
@@ -572,7 +621,7 @@ static void print_text(const struct out *o)
 
         printf("readset report: %s\n", tail(o->path, 63, pb, sizeof(pb)));
         if (rs->command && *rs->command)
-                printf("  command   %s\n", tail(rs->command, 67, pb, sizeof(pb)));
+                printf("  command   %s\n", tail(rs->command, 68, pb, sizeof(pb)));
         {
                 char when[32] = "";
                 time_t t = (time_t)rs->created_unix;
@@ -599,7 +648,7 @@ static void print_text(const struct out *o)
                 if (!s->bytes)
                         break;
                 printf("  %-44s %10s %8" PRIu64 " %8" PRIu64 "\n",
-                       tail(rs->files[o->by_bytes[i].file].path, 44, pb, sizeof(pb)), format_bytes(s->bytes, b1),
+                       label(&rs->files[o->by_bytes[i].file], 44, pb, sizeof(pb)), format_bytes(s->bytes, b1),
                        s->ranges, s->extents_touched);
         }
         printf("\nTop files by ranges                             ranges    bytes   <=16K\n");
@@ -608,22 +657,39 @@ static void print_text(const struct out *o)
                 if (!s->ranges)
                         break;
                 printf("  %-44s %8" PRIu64 " %10s %6" PRIu64 "\n",
-                       tail(rs->files[o->by_ranges[i].file].path, 44, pb, sizeof(pb)), s->ranges,
+                       label(&rs->files[o->by_ranges[i].file], 44, pb, sizeof(pb)), s->ranges,
                        format_bytes(s->bytes, b1), s->small_ranges);
         }
-        printf("\nTop directories                                  bytes    files   ranges\n");
+        printf("\nTop directories by bytes                         bytes    files   ranges\n");
         for (size_t i = 0; i < MIN(o->top, o->n_dirs); i++)
                 printf("  %-44s %10s %8" PRIu64 " %8" PRIu64 "\n", tail(o->dirs[i].dir, 44, pb, sizeof(pb)),
                        format_bytes(o->dirs[i].bytes, b1), o->dirs[i].files, o->dirs[i].ranges);
+        printf("\nTop directories by ranges                       ranges    files    bytes\n");
+        for (size_t i = 0; i < MIN(o->top, o->n_dirs); i++) {
+                const struct dirstat *d = &o->dirs[o->dir_by_ranges[i]];
+                printf("  %-44s %8" PRIu64 " %8" PRIu64 " %10s\n", tail(d->dir, 44, pb, sizeof(pb)), d->ranges,
+                       d->files, format_bytes(d->bytes, b1));
+        }
 
         printf("\nOn the device (FIEMAP)\n");
-        printf("  %" PRIu64 " extents touched; %zu pieces read in first-access order",
-               r->extents_touched, r->n_pieces);
-        if (o->extent_skipped)
-                printf("; %" PRIu64 " files without positions", o->extent_skipped);
-        printf("\n  moves of the head between pieces, by distance:\n   ");
-        for (int i = 0; i < _RP_HIST_MAX; i++)
-                printf(" %s %" PRIu64 "%s", hist_names[i], r->hist[i], i + 1 < _RP_HIST_MAX ? "," : "\n");
+        {
+                char line[512], h[256];
+                size_t n = 0;
+                snprintf(line, sizeof(line), "%" PRIu64 " extents touched; %zu pieces read in first-access order, "
+                         "on device %u:%u", r->extents_touched, r->n_pieces, major(r->main_dev), minor(r->main_dev));
+                if (r->other_dev_pieces)
+                        snprintf(line + strlen(line), sizeof(line) - strlen(line), "; %" PRIu64 " pieces (%s) on "
+                                 "other devices", r->other_dev_pieces, format_bytes(r->other_dev_bytes, b1));
+                if (o->extent_skipped)
+                        snprintf(line + strlen(line), sizeof(line) - strlen(line), "; %" PRIu64 " files without "
+                                 "positions", o->extent_skipped);
+                print_wrapped("  ", line);
+                printf("  moves of the head between pieces, by distance:\n");
+                for (int i = 0; i < _RP_HIST_MAX; i++)
+                        n += (size_t)snprintf(h + n, sizeof(h) - n, "%s=%" PRIu64 "%s", hist_names[i], r->hist[i],
+                                              i + 1 < _RP_HIST_MAX ? ", " : "");
+                print_wrapped("    ", h);
+        }
         {
                 /* the most fragmented of the hot files: extents per MiB read */
                 struct fkey *k = o->by_bytes;
@@ -641,10 +707,10 @@ static void print_text(const struct out *o)
         }
 
         if (o->n_cols) {
-                printf("\nPredicted read time           plain cold start    readset replay    after layout\n");
+                printf("\nPredicted read time          plain cold start   readset replay    after layout\n");
                 for (size_t i = 0; i < o->n_cols; i++) {
                         const struct rp_scenarios *s = &o->cols[i].s;
-                        printf("  %-28s %16s %17s %15s\n", tail(o->cols[i].label, 28, pb, sizeof(pb)),
+                        printf("  %-28s %16s %16s %15s\n", tail(o->cols[i].label, 28, pb, sizeof(pb)),
                                secs(s->plain.seconds, b1), secs(s->replay.seconds, b2),
                                secs(s->layout.seconds, b3));
                 }
@@ -682,6 +748,7 @@ int cmd_report(int argc, char **argv)
         struct device_profile local_dev;
         char path[PATH_MAX];
         const char *first = NULL;
+        uint64_t main_dev;
         int c, ret = -1, e;
 
         while ((c = getopt_long(argc, argv, "d:p:n:js:h", opts, NULL)) >= 0) {
@@ -716,8 +783,13 @@ int cmd_report(int argc, char **argv)
                 return log_errno(e, "cannot use the profile '%s' (%s)", device, path);
         snprintf(ref.name, sizeof(ref.name), "%.60s", tail(device, 40, path, sizeof(path)));
 
+        /* this machine's device: the one most bytes come from */
+        e = report_main_device(rs, &main_dev);
+        if (e < 0)
+                return log_errno(e, "out of memory");
         for (size_t i = 0; i < rs->n_files; i++)
-                if (rs->files[i].kind == RS_FILE_REGULAR && access(rs->files[i].path, F_OK) == 0) {
+                if (rs->files[i].kind == RS_FILE_REGULAR && rs->files[i].dev == main_dev &&
+                    access(rs->files[i].path, F_OK) == 0) {
                         first = rs->files[i].path;
                         break;
                 }
@@ -759,7 +831,7 @@ int cmd_report(int argc, char **argv)
                 goto out;
         }
         for (size_t i = 0; i < o.n_cols; i++) {
-                e = report_predict(r, rs, layouts, &cols[i].profile, i == o.n_cols - 1, &cols[i].s);
+                e = report_predict(r, rs, layouts, &cols[i].profile, i + 1 < o.n_cols, i == o.n_cols - 1, &cols[i].s);
                 if (e < 0) {
                         log_errno(e, "cannot predict the cost");
                         goto out;
@@ -772,7 +844,8 @@ int cmd_report(int argc, char **argv)
         o.by_bytes = files_by(rs, r, 0);
         o.by_ranges = files_by(rs, r, 1);
         o.by_cost = files_by(rs, r, 2);
-        if (!o.by_bytes || !o.by_ranges || !o.by_cost || dir_stats(rs, r, &o.dirs, &o.n_dirs) < 0) {
+        if (!o.by_bytes || !o.by_ranges || !o.by_cost || dir_stats(rs, r, &o.dirs, &o.n_dirs) < 0 ||
+            !(o.dir_by_ranges = dirs_by_ranges(o.dirs, o.n_dirs))) {
                 log_errno(-ENOMEM, "out of memory");
                 goto out;
         }
@@ -796,5 +869,6 @@ out:
         free(o.by_ranges);
         free(o.by_cost);
         dir_stats_free(o.dirs, o.n_dirs);
+        free(o.dir_by_ranges);
         return ret;
 }

@@ -44,21 +44,6 @@ static const char *errno_name(int32_t result)
         return "error";
 }
 
-/* Paths and commands come from the file: never let them drive the terminal. */
-static const char *printable(const char *s, char *buf, size_t len)
-{
-        size_t o = 0;
-
-        for (const unsigned char *p = (const unsigned char *)s; *p && o + 5 < len; p++) {
-                if (*p < 0x20 || *p == 0x7f)
-                        o += (size_t)snprintf(buf + o, len - o, "\\x%02x", *p);
-                else
-                        buf[o++] = (char)*p;
-        }
-        buf[o] = 0;
-        return buf;
-}
-
 static uint64_t file_bytes(const struct rs_file *f)
 {
         uint64_t b = 0;

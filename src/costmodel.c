@@ -31,6 +31,16 @@ int cost_profile_parse(const char *json, const char *name, struct cost_profile *
         snprintf(p.name, sizeof(p.name), "%s", name ? name : "");
         p.lat_us = jv_number(jv_get(root, "latency_qd1_us"), 0);
         p.seq_bps = jv_number(jv_get(root, "sequential_mbps"), 0) * 1e6;
+        v = jv_get(root, "sequential_zones_mbps");
+        if (v && v->type == JV_ARRAY && v->n_items == 3)
+                for (size_t i = 0; i < 3; i++) {
+                        double x = jv_number(&v->items[i], 0) * 1e6;
+                        p.zone_bps[i] = x > 0 && x < 1e12 ? x : 0;
+                }
+        {
+                double region = jv_number(jv_get(root, "region_bytes"), 0);
+                p.region_bytes = region > 0 && region < 1e18 ? (uint64_t)region : 0;
+        }
         v = jv_get(root, "random_4k_iops");
         for (size_t i = 0; i < ARRAY_SIZE(qd); i++) {
                 double x = jv_number(jv_get(v, qd[i]), 0);
@@ -80,17 +90,50 @@ static double seek_curve(const struct cost_profile *p, uint64_t d)
         return p->seek_us[p->n_seek - 1];
 }
 
-double cost_positioning_us(const struct cost_profile *p, uint64_t prev_end, uint64_t pos)
+/* The sequential rate at a position: a disk's outer tracks pass more bytes
+ * per turn (the probe's zones, linear between start, middle and end). */
+static double rate_at(const struct cost_profile *p, uint64_t pos)
 {
-        if (!p->rotational)
-                return p->lat_us;   /* every request pays the device's command cost */
-        if (pos == COST_POS_UNKNOWN || prev_end == COST_POS_UNKNOWN)
-                return p->lat_us;
-        if (pos >= prev_end && pos - prev_end < ROT_SKIP_BYTES)
-                return (double)(pos - prev_end) / p->seq_bps * 1e6;
-        if (p->n_seek == 0)
-                return p->lat_us;
-        return seek_curve(p, pos > prev_end ? pos - prev_end : prev_end - pos);
+        double x;
+
+        if (!p->rotational || pos == COST_POS_UNKNOWN || p->region_bytes == 0 ||
+            !(p->zone_bps[0] > 0 && p->zone_bps[1] > 0 && p->zone_bps[2] > 0))
+                return p->seq_bps;
+        x = MIN((double)pos / (double)p->region_bytes, 1.0);
+        if (x < 0.5)
+                return p->zone_bps[0] + (p->zone_bps[1] - p->zone_bps[0]) * x * 2;
+        return p->zone_bps[1] + (p->zone_bps[2] - p->zone_bps[1]) * (x - 0.5) * 2;
+}
+
+void cost_request(const struct cost_profile *p, struct cost_head *h, uint64_t pos, uint64_t len,
+                  double *ret_positioning_us, double *ret_transfer_us)
+{
+        *ret_transfer_us = (double)len / rate_at(p, pos) * 1e6;
+        if (!p->rotational) {
+                *ret_positioning_us = p->lat_us;   /* every request pays the device's command cost */
+                return;
+        }
+        if (pos == COST_POS_UNKNOWN) {
+                *ret_positioning_us = p->lat_us;  /* a random read, and the head is lost */
+                *h = COST_HEAD_INIT;
+                return;
+        }
+        if (h->at == COST_POS_UNKNOWN) {
+                *ret_positioning_us = p->lat_us;
+                h->stream_lo = pos;
+        } else if (pos >= h->stream_lo && pos + len <= h->at) {
+                *ret_positioning_us = 0;          /* in the drive's buffer: the head stays */
+                return;
+        } else if (pos >= h->at && pos - h->at < ROT_SKIP_BYTES) {
+                /* a little further along: the platter brings it round */
+                *ret_positioning_us = (double)(pos - h->at) / rate_at(p, h->at) * 1e6;
+        } else {
+                *ret_positioning_us = p->n_seek ? seek_curve(p, pos > h->at ? pos - h->at : h->at - pos) : p->lat_us;
+                h->stream_lo = pos;
+        }
+        h->at = pos + len;
+        if (h->at - h->stream_lo > COST_DRIVE_BUFFER)
+                h->stream_lo = h->at - COST_DRIVE_BUFFER;
 }
 
 /* Random reads per second with `depth` in flight. */
@@ -108,38 +151,42 @@ static double iops_at(const struct cost_profile *p, uint32_t depth)
 }
 
 void cost_estimate(const struct cost_profile *p, const struct cost_req *reqs, size_t n,
-                   uint32_t queue_depth, uint64_t n_opens, struct cost_result *ret)
+                   uint32_t queue_depth, const struct cost_meta *meta, struct cost_result *ret)
 {
         struct cost_result c = {};
+        struct cost_head h = COST_HEAD_INIT;
         uint64_t prev_end = COST_POS_UNKNOWN;
-        double pos_us = 0;
+        double pos_us = 0, xfer_us = 0;
 
         if (queue_depth < 1)
                 queue_depth = 1;
         for (size_t i = 0; i < n; i++) {
-                bool moved = reqs[i].pos == COST_POS_UNKNOWN || reqs[i].pos != prev_end;
-                if (p->rotational || queue_depth == 1)
-                        pos_us += cost_positioning_us(p, prev_end, reqs[i].pos);
-                c.moves += moved;
+                double a, b;
+                cost_request(p, &h, reqs[i].pos, reqs[i].len, &a, &b);
+                pos_us += a;
+                xfer_us += b;
+                c.moves += reqs[i].pos == COST_POS_UNKNOWN || reqs[i].pos != prev_end;
                 c.bytes += reqs[i].len;
                 prev_end = reqs[i].pos == COST_POS_UNKNOWN ? COST_POS_UNKNOWN : reqs[i].pos + reqs[i].len;
         }
         c.requests = n;
-        c.transfer_s = (double)c.bytes / p->seq_bps;
+        c.transfer_s = xfer_us / 1e6;
+        if (p->remote && meta) {
+                /* an open without a measured figure: a lookup and an open */
+                double per = p->open_stat_us > 0 ? p->open_stat_us : 2 * p->lat_us;
+                c.metadata_s = ((double)meta->opens * per + (double)meta->lookups * p->lat_us) / 1e6 /
+                               (double)MAX(meta->parallel, 1u);
+        }
         if (p->rotational || queue_depth == 1) {
                 /* one request at a time (a disk's head serves one anyway) */
                 c.positioning_s = pos_us / 1e6;
-                c.seconds = c.positioning_s + c.transfer_s;
+                c.seconds = c.positioning_s + c.transfer_s + c.metadata_s;
         } else {
-                /* requests overlap: the device is bound by its request rate or
-                 * its bandwidth, whichever is reached first */
+                /* requests overlap, and round trips with transfers: the device
+                 * is bound by its request rate or its bandwidth, whichever is
+                 * reached first */
                 c.positioning_s = (double)n / iops_at(p, queue_depth);
-                c.seconds = MAX(c.positioning_s, c.transfer_s) + (n ? p->lat_us / 1e6 : 0);
-        }
-        if (p->remote && n_opens) {
-                double per = p->open_stat_us > 0 ? p->open_stat_us : 2 * p->lat_us;
-                c.metadata_s = (double)n_opens * per / 1e6 / (double)MIN(queue_depth, 16u);
-                c.seconds += c.metadata_s;
+                c.seconds = MAX(c.positioning_s + c.metadata_s, c.transfer_s) + (n ? p->lat_us / 1e6 : 0);
         }
         *ret = c;
 }

@@ -17,6 +17,8 @@ struct cost_profile {
         double lat_us;               /* one small random read at queue depth 1 */
         double iops[4];              /* random 4 KiB reads/s at depths 1, 4, 16, 64; 0 = not measured */
         double seq_bps;              /* sequential bytes per second */
+        double zone_bps[3];          /* ... at the start, middle and end of region_bytes (0: not measured) */
+        uint64_t region_bytes;
         size_t n_seek;               /* seek cost against distance, ascending */
         uint64_t seek_dist[COST_MAX_SEEK];
         double seek_us[COST_MAX_SEEK];
@@ -38,6 +40,8 @@ struct cost_req {
 #define COST_REPLAY_FIXED_US 8000.0
 #define COST_REPLAY_FILE_US 15.0
 #define COST_REPLAY_LOOKUP_US 10.0
+/* Threads readset replay opens files and looks up paths with (4 per CPU). */
+#define COST_REPLAY_THREADS 8
 
 struct cost_result {
         double seconds;           /* the whole estimate */
@@ -54,12 +58,32 @@ struct cost_result {
  * profiles/ *.json).  -EINVAL when it has no usable latency and rate. */
 int cost_profile_parse(const char *json, const char *name, struct cost_profile *ret);
 
-/* What one request costs before its transfer when it starts at pos and the
- * previous one ended at prev_end (either may be COST_POS_UNKNOWN), in us. */
-double cost_positioning_us(const struct cost_profile *p, uint64_t prev_end, uint64_t pos);
+/* Where a disk's head is: the end of the last read, and how far back the
+ * data that passed under it since its last seek reaches (the drive's
+ * buffer).  COST_POS_UNKNOWN before the first read. */
+struct cost_head {
+        uint64_t at, stream_lo;
+};
+#define COST_HEAD_INIT ((struct cost_head){ COST_POS_UNKNOWN, COST_POS_UNKNOWN })
+
+/* A disk's buffer: what it streamed since its last seek, up to this much,
+ * is served without moving (desktop drives have 8-256 MiB). */
+#define COST_DRIVE_BUFFER (8ULL << 20)
+
+/* One request at queue depth 1 (pos may be COST_POS_UNKNOWN): what it costs
+ * before its transfer and the transfer itself, in us; moves the head. */
+void cost_request(const struct cost_profile *p, struct cost_head *h, uint64_t pos, uint64_t len,
+                  double *ret_positioning_us, double *ret_transfer_us);
+
+/* Metadata a remote device serves as round trips of its own (on a local
+ * device, inode and directory blocks are requests in the list). */
+struct cost_meta {
+        uint64_t opens;       /* files opened: open_stat_us each */
+        uint64_t lookups;     /* other paths looked up: one round trip each */
+        uint32_t parallel;    /* served this many at a time */
+};
 
 /* Requests served in the given order with up to queue_depth in flight,
- * plus n_opens opens that the device serves as round trips (remote
- * profiles only; local metadata reads are requests in the list). */
+ * plus the metadata round trips (remote profiles only; meta may be NULL). */
 void cost_estimate(const struct cost_profile *p, const struct cost_req *reqs, size_t n,
-                   uint32_t queue_depth, uint64_t n_opens, struct cost_result *ret);
+                   uint32_t queue_depth, const struct cost_meta *meta, struct cost_result *ret);

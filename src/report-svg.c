@@ -24,8 +24,9 @@
 #define CY 500           /* cumulative panel top */
 #define CH 120
 #define MAX_SINGLE 4000  /* pieces drawn one by one up to this many */
-#define CELL_W 4         /* else aggregated into cells this large */
+#define CELL_W 4         /* else aggregated into cells at least this large */
 #define CELL_H 3
+#define MAX_MARKS 8000   /* ... and at most this many marks (~1.3 MB) */
 #define N_COLOURS 8
 
 static const char *const colours[N_COLOURS] = {
@@ -166,6 +167,36 @@ static int cmp_cell(const void *a, const void *b)
         return p->first < q->first ? -1 : p->first > q->first;
 }
 
+/* Pieces into cells of cw x ch pixels, one per cell and colour; returns
+ * how many (cells[0 .. n) in position order, each with its first piece). */
+static size_t aggregate(const struct report *r, const int *fg, uint64_t tmax, uint64_t span, unsigned cw,
+                        unsigned ch, struct cell *cells)
+{
+        size_t m = 0;
+
+        for (size_t i = 0; i < r->n_pieces; i++) {
+                const struct rp_piece *p = &r->pieces[i];
+                double x = PX + (double)PW * (double)p->time_us / (double)tmax, y;
+                if (p->phys == UINT64_MAX)
+                        y = UY + UH / 2.0;
+                else
+                        y = AY + AH - (double)AH * (double)(p->phys - r->pos_min) / (double)span;
+                cells[i] = (struct cell){ (uint32_t)(x / cw), (uint32_t)(y / ch), fg[p->file], (uint32_t)i, 1,
+                                          p->length };
+        }
+        qsort_safe(cells, r->n_pieces, sizeof(*cells), cmp_cell);
+        for (size_t i = 0; i < r->n_pieces; i++) {
+                if (m > 0 && cells[m - 1].x == cells[i].x && cells[m - 1].y == cells[i].y &&
+                    cells[m - 1].group == cells[i].group) {
+                        cells[m - 1].count++;
+                        cells[m - 1].bytes += cells[i].bytes;
+                        continue;
+                }
+                cells[m++] = cells[i];
+        }
+        return m;
+}
+
 static void piece_title(FILE *f, const struct readset *rs, const struct rp_piece *p)
 {
         char b[32];
@@ -185,8 +216,8 @@ static int write_svg(FILE *f, const struct readset *rs, const struct report *r)
         _cleanup_free_ int *fg = calloc(rs->n_files ? rs->n_files : 1, sizeof(int));
         _cleanup_free_ struct cell *cells = NULL;
         struct group top[N_COLOURS];
-        size_t n_top = 0, n_cells = 0;
-        uint64_t tmax = 1, span, total = 0, done = 0;
+        size_t n_top = 0;
+        uint64_t tmax = 1, span, total = 0;
         char b1[32], b2[32];
         int e;
 
@@ -236,20 +267,6 @@ static int write_svg(FILE *f, const struct readset *rs, const struct report *r)
         fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">time of first access</text>\n",
                 PX + PW / 2, UY + UH + 30);
 
-        cells = malloc((r->n_pieces ? r->n_pieces : 1) * sizeof(*cells));
-        if (!cells)
-                return -ENOMEM;
-        for (size_t i = 0; i < r->n_pieces; i++) {
-                const struct rp_piece *p = &r->pieces[i];
-                double x = PX + (double)PW * (double)p->time_us / (double)tmax, y;
-                if (p->phys == UINT64_MAX)
-                        y = UY + UH / 2.0;
-                else
-                        y = AY + AH - (double)AH * (double)(p->phys - r->pos_min) / (double)span;
-                cells[i] = (struct cell){ (uint32_t)(x / CELL_W), (uint32_t)(y / CELL_H), fg[p->file], (uint32_t)i,
-                                          1, p->length };
-        }
-        n_cells = r->n_pieces;
         fputs("<g id=\"marks\">\n", f);
         if (r->n_pieces <= MAX_SINGLE) {
                 for (size_t i = 0; i < r->n_pieces; i++) {
@@ -269,23 +286,26 @@ static int write_svg(FILE *f, const struct readset *rs, const struct report *r)
                         fputs("</rect>\n", f);
                 }
         } else {
-                /* aggregate: one mark per cell and colour */
-                size_t m = 0;
-                qsort_safe(cells, n_cells, sizeof(*cells), cmp_cell);
-                for (size_t i = 0; i < n_cells; i++) {
-                        if (m > 0 && cells[m - 1].x == cells[i].x && cells[m - 1].y == cells[i].y &&
-                            cells[m - 1].group == cells[i].group) {
-                                cells[m - 1].count++;
-                                cells[m - 1].bytes += cells[i].bytes;
-                                continue;
-                        }
-                        cells[m++] = cells[i];
+                /* aggregate: one mark per cell and colour, cells growing until
+                 * the marks fit the budget */
+                unsigned cw = CELL_W, ch = CELL_H;
+                size_t m;
+
+                cells = malloc(r->n_pieces * sizeof(*cells));
+                if (!cells)
+                        return -ENOMEM;
+                for (;;) {
+                        m = aggregate(r, fg, tmax, span, cw, ch, cells);
+                        if (m <= MAX_MARKS || cw >= 64)
+                                break;
+                        cw *= 2;
+                        ch *= 2;
                 }
                 for (size_t i = 0; i < m; i++) {
                         const struct rp_piece *p = &r->pieces[cells[i].first];
-                        fprintf(f, "<rect class=\"mark\" x=\"%u\" y=\"%u\" width=\"%d\" height=\"%d\" fill=\"%s\">"
-                                "<title>%" PRIu64 " reads, %s, first ", MIN(cells[i].x * CELL_W, (unsigned)(PX + PW - CELL_W)),
-                                cells[i].y * CELL_H, CELL_W, CELL_H, colour_of(cells[i].group), cells[i].count,
+                        fprintf(f, "<rect class=\"mark\" x=\"%u\" y=\"%u\" width=\"%u\" height=\"%u\" fill=\"%s\">"
+                                "<title>%" PRIu64 " reads, %s, first ", MIN(cells[i].x * cw, (unsigned)(PX + PW) - cw),
+                                cells[i].y * ch, cw, ch, colour_of(cells[i].group), cells[i].count,
                                 format_bytes(cells[i].bytes, b1));
                         put_text(f, rs->files[p->file].path);
                         fprintf(f, " [%" PRIu64 "+%" PRIu64 "]</title></rect>\n", p->offset, p->length);
@@ -300,20 +320,18 @@ static int write_svg(FILE *f, const struct readset *rs, const struct report *r)
                 "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" font-size=\"10\">0</text>\n",
                 PX - 4, CY + 8, PX - 4, CY + CH);
         for (int k = 0; k < 2; k++) {
-                uint64_t acc = 0;
-                int lastx = -1;
+                /* one point per pixel column: the last piece of each */
+                uint64_t acc = 0, whole = MAX(k == 0 ? total : r->n_pieces, 1);
                 fprintf(f, "<polyline class=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"%d,%d",
                         k == 0 ? "bytes" : "reads", k == 0 ? "#1f77b4" : "#d62728", PX, CY + CH);
                 for (size_t i = 0; i < r->n_pieces; i++) {
                         const struct rp_piece *p = &r->pieces[i];
                         int x = PX + (int)((double)PW * (double)p->time_us / (double)tmax);
                         acc += k == 0 ? p->length : 1;
-                        done = k == 0 ? total : r->n_pieces;
-                        if (x == lastx && i + 1 < r->n_pieces && r->pieces[i + 1].time_us * PW / tmax ==
-                                                                  p->time_us * PW / tmax)
+                        if (i + 1 < r->n_pieces &&
+                            PX + (int)((double)PW * (double)r->pieces[i + 1].time_us / (double)tmax) == x)
                                 continue;
-                        lastx = x;
-                        fprintf(f, " %d,%.1f", x, CY + CH - (double)CH * (double)acc / (double)MAX(done, 1));
+                        fprintf(f, " %d,%.1f", x, CY + CH - (double)CH * (double)acc / (double)whole);
                 }
                 fputs("\"/>\n", f);
         }

@@ -52,7 +52,7 @@ static int sink_add(struct piece_sink *s, uint32_t file, uint64_t off, uint64_t 
 {
         if (grow_array(&s->p, &s->cap, s->n + 1, sizeof(*s->p)) < 0)
                 return -ENOMEM;
-        s->p[s->n++] = (struct rp_piece){ file, off, len, phys, t };
+        s->p[s->n++] = (struct rp_piece){ file, off, len, phys, t, false, false };
         return 0;
 }
 
@@ -138,8 +138,9 @@ static int hist_bucket(uint64_t prev_end, uint64_t pos)
                d < (256ULL << 20) ? RP_HIST_256M : d < (4ULL << 30) ? RP_HIST_4G : RP_HIST_FAR;
 }
 
-/* The pair of files the head moves between most often (far moves only). */
-static int find_alternation(struct report *r)
+/* The pair of files the head moves between most often (moves of 1 MiB or
+ * more: seeks). */
+static int find_alternation(const struct readset *rs, struct report *r)
 {
         _cleanup_free_ struct pairmove *m = NULL;
         size_t n = 0;
@@ -154,10 +155,12 @@ static int find_alternation(struct report *r)
                 uint64_t pe, d;
                 if (p->file == q->file || p->phys == COST_POS_UNKNOWN || q->phys == COST_POS_UNKNOWN)
                         continue;
+                if (rs->files[p->file].kind != RS_FILE_REGULAR || rs->files[q->file].kind != RS_FILE_REGULAR)
+                        continue;       /* metadata has a finding of its own */
                 pe = p->phys + p->length;
                 d = q->phys > pe ? q->phys - pe : pe - q->phys;
-                if (d < (16ULL << 20))
-                        continue;
+                if (d < (1ULL << 20))
+                        continue;       /* within a track or two: no seek */
                 m[n++] = (struct pairmove){ MIN(p->file, q->file), MAX(p->file, q->file), d };
         }
         qsort_safe(m, n, sizeof(*m), cmp_pairmove);
@@ -170,6 +173,54 @@ static int find_alternation(struct report *r)
                 i = j;
         }
         return 0;
+}
+
+struct devbytes {
+        uint64_t dev, bytes;
+};
+
+static int cmp_devbytes(const void *a, const void *b)
+{
+        const struct devbytes *x = a, *y = b;
+        return x->dev < y->dev ? -1 : x->dev > y->dev;
+}
+
+/* The device most of the bytes come from (0 when nothing is known). */
+int report_main_device(const struct readset *rs, uint64_t *ret)
+{
+        _cleanup_free_ struct devbytes *d = malloc((rs->n_files ? rs->n_files : 1) * sizeof(*d));
+        uint64_t best_bytes = 0;
+        size_t n = 0;
+
+        if (!d)
+                return -ENOMEM;
+        for (size_t i = 0; i < rs->n_files; i++) {
+                if (rs->files[i].kind == RS_FILE_UNRESOLVED)
+                        continue;
+                d[n] = (struct devbytes){ rs->files[i].dev, 0 };
+                for (size_t k = 0; k < rs->files[i].n_ranges; k++)
+                        d[n].bytes += rs->files[i].ranges[k].length;
+                n++;
+        }
+        qsort_safe(d, n, sizeof(*d), cmp_devbytes);
+        *ret = 0;
+        for (size_t i = 0; i < n;) {
+                uint64_t bytes = 0;
+                size_t j = i;
+                for (; j < n && d[j].dev == d[i].dev; j++)
+                        bytes += d[j].bytes;
+                if (bytes > best_bytes) {
+                        best_bytes = bytes;
+                        *ret = d[i].dev;
+                }
+                i = j;
+        }
+        return 0;
+}
+
+static bool on_other_device(const struct readset *rs, const struct report *r, uint32_t file)
+{
+        return rs->files[file].kind == RS_FILE_UNRESOLVED ? false : rs->files[file].dev != r->main_dev;
 }
 
 int report_build(const struct readset *rs, const struct rp_layout *layouts, uint64_t request_bytes,
@@ -221,14 +272,20 @@ int report_build(const struct readset *rs, const struct rp_layout *layouts, uint
                 }
         }
         qsort_safe(refs, nr, sizeof(*refs), cmp_rref);
+        ret_r = report_main_device(rs, &r->main_dev);
+        if (ret_r < 0)
+                return ret_r;
 
         /* pieces in first-access order; extents touched per file */
         _cleanup_free_ uint8_t *seen = NULL;
         for (size_t i = 0; i < nr; i++) {
                 const struct rs_range *g = &rs->files[refs[i].file].ranges[refs[i].range];
+                size_t from = s.n;
                 ret_r = map_range(rs, layouts, refs[i].file, g->offset, g->length, g->time_us, &s, NULL, NULL);
                 if (ret_r < 0)
                         goto fail;
+                for (size_t x = from; x < s.n; x++)
+                        s.p[x].waited = (g->flags & RS_RANGE_ACCESSED) || rs->files[refs[i].file].kind == RS_FILE_BLOCKDEV;
         }
         for (size_t i = 0; i < rs->n_files && layouts; i++) {
                 const struct rs_file *f = &rs->files[i];
@@ -259,7 +316,14 @@ int report_build(const struct readset *rs, const struct rp_layout *layouts, uint
         s.p = NULL;
         r->pos_min = UINT64_MAX;
         for (size_t i = 0; i < r->n_pieces; i++) {
-                const struct rp_piece *p = &r->pieces[i];
+                struct rp_piece *p = &r->pieces[i];
+                if (on_other_device(rs, r, p->file)) {
+                        /* positions on two devices do not compare */
+                        p->other_dev = true;
+                        p->phys = COST_POS_UNKNOWN;
+                        r->other_dev_pieces++;
+                        r->other_dev_bytes += p->length;
+                }
                 r->files[p->file].pieces++;
                 if (i > 0)
                         r->hist[hist_bucket(prev_end, p->phys)]++;
@@ -271,7 +335,7 @@ int report_build(const struct readset *rs, const struct rp_layout *layouts, uint
         }
         if (r->pos_min == UINT64_MAX)
                 r->pos_min = 0;
-        ret_r = find_alternation(r);
+        ret_r = find_alternation(rs, r);
         if (ret_r < 0)
                 return ret_r;
         *ret = TAKE_PTR(r);
@@ -324,23 +388,33 @@ static int cmp_req_pos(const void *a, const void *b)
 }
 
 int report_predict(struct report *r, const struct readset *rs, const struct rp_layout *layouts,
-                   const struct cost_profile *p, bool file_shares, struct rp_scenarios *ret)
+                   const struct cost_profile *p, bool main_only, bool file_shares, struct rp_scenarios *ret)
 {
         struct req_sink s = {};
         struct device_profile dev;
         struct plan_options o = {};
         _cleanup_plan_ struct plan *plan = NULL;
         struct piece_sink ps = {};
-        uint64_t opens = r->totals.regular_files, prev_end = COST_POS_UNKNOWN, data = 0;
+        uint64_t opens = 0, data = 0, bytes = 0;
         int e = 0;
+
+        for (size_t i = 0; i < rs->n_files; i++)
+                if (rs->files[i].kind == RS_FILE_REGULAR && !(main_only && on_other_device(rs, r, (uint32_t)i)))
+                        opens++;
 
         /* plain: the program's order, in requests of the readahead size.  A
          * piece that continues the previous one in the same file and on the
-         * device was brought in by the same readahead: one request. */
+         * device was brought in by the same readahead: one request.  Where
+         * requests can overlap (not a disk's single head), readahead the
+         * program never touched was served beside it: not waited for. */
         for (size_t i = 0; i < r->n_pieces && e >= 0;) {
                 const struct rp_piece *q = &r->pieces[i];
                 uint64_t len = q->length;
                 size_t j = i + 1;
+                if ((main_only && q->other_dev) || (!p->rotational && !q->waited)) {
+                        i++;
+                        continue;
+                }
                 while (j < r->n_pieces && q->phys != COST_POS_UNKNOWN && r->pieces[j].file == q->file &&
                        r->pieces[j].offset == q->offset + len && r->pieces[j].phys == q->phys + len &&
                        len + r->pieces[j].length <= r->request_bytes)
@@ -350,19 +424,23 @@ int report_predict(struct report *r, const struct readset *rs, const struct rp_l
         }
         if (e < 0)
                 goto out;
-        cost_estimate(p, s.q, s.n, 1, opens, &ret->plain);
+        /* the program opens its files one after the other; the dentry cache
+         * absorbs most of its other lookups (not counted) */
+        struct cost_meta pm = { .opens = opens, .parallel = 1 };
+        cost_estimate(p, s.q, s.n, 1, &pm, &ret->plain);
         r->plain_requests = s.n;
         r->meta_requests = 0;
         for (size_t i = 0; i < s.n; i++)
                 if (rs->files[s.file[i]].kind == RS_FILE_BLOCKDEV)
                         r->meta_requests++;
         if (file_shares) {
+                struct cost_head h = COST_HEAD_INIT;
                 for (size_t i = 0; i < rs->n_files; i++)
                         r->files[i].plain_s = 0;
                 for (size_t i = 0; i < s.n; i++) {
-                        r->files[s.file[i]].plain_s += (cost_positioning_us(p, prev_end, s.q[i].pos) +
-                                                        (double)s.q[i].len / p->seq_bps * 1e6) / 1e6;
-                        prev_end = s.q[i].pos == COST_POS_UNKNOWN ? COST_POS_UNKNOWN : s.q[i].pos + s.q[i].len;
+                        double a, b;
+                        cost_request(p, &h, s.q[i].pos, s.q[i].len, &a, &b);
+                        r->files[s.file[i]].plain_s += (a + b) / 1e6;
                 }
         }
 
@@ -381,15 +459,21 @@ int report_predict(struct report *r, const struct readset *rs, const struct rp_l
         s.n = 0;
         for (size_t i = 0; i < plan->n_reads && e >= 0; i++) {
                 const struct plan_read *pr = &plan->reads[i];
+                bool other = on_other_device(rs, r, pr->file);
+                if (main_only && other)
+                        continue;
                 ps.n = 0;
                 e = map_range(rs, layouts, pr->file, pr->offset, pr->length, 0, &ps, NULL, NULL);
                 for (size_t j = 0; j < ps.n && e >= 0; j++)
-                        e = req_add(&s, ps.p[j].phys, ps.p[j].length, pr->file,
+                        e = req_add(&s, other ? COST_POS_UNKNOWN : ps.p[j].phys, ps.p[j].length, pr->file,
                                     p->rotational ? dev.readahead_cap : dev.max_request);
         }
         if (e < 0)
                 goto out;
-        cost_estimate(p, s.q, s.n, dev.queue_depth, opens, &ret->replay);
+        /* the replay opens every file and looks up every other path it
+         * recorded, with its threads */
+        struct cost_meta rm = { opens, plan->n_lookups > opens ? plan->n_lookups - opens : 0, COST_REPLAY_THREADS };
+        cost_estimate(p, s.q, s.n, dev.queue_depth, &rm, &ret->replay);
         ret->replay.host_s = (COST_REPLAY_FIXED_US + COST_REPLAY_FILE_US * (double)opens +
                               COST_REPLAY_LOOKUP_US * (double)plan->n_lookups) / 1e6;
         ret->replay.seconds += ret->replay.host_s;
@@ -398,6 +482,9 @@ int report_predict(struct report *r, const struct readset *rs, const struct rp_l
         s.n = 0;
         for (size_t i = 0; i < r->n_pieces && e >= 0; i++) {
                 const struct rp_piece *q = &r->pieces[i];
+                if (main_only && q->other_dev)
+                        continue;
+                bytes += q->length;
                 if (rs->files[q->file].kind == RS_FILE_BLOCKDEV)
                         e = req_add(&s, q->phys, q->length, q->file, q->length);
                 else
@@ -406,17 +493,21 @@ int report_predict(struct report *r, const struct readset *rs, const struct rp_l
         if (e < 0)
                 goto out;
         qsort_safe(s.q, s.n, sizeof(*s.q), cmp_req_pos);
-        e = req_add(&s, r->pos_max, data, 0, 1 << 20);
+        /* where a layout for cold starts puts its data: the start of the
+         * device (a disk's outer, fastest tracks) */
+        e = req_add(&s, 0, data, 0, 1 << 20);
         if (e < 0)
                 goto out;
-        cost_estimate(p, s.q, s.n, dev.queue_depth, opens, &ret->layout);
+        cost_estimate(p, s.q, s.n, dev.queue_depth, &rm, &ret->layout);
 
-        /* the sequential limit: the same bytes as one file, no metadata */
+        /* the sequential limit: the same bytes as one file read in order,
+         * the kernel keeping the next readahead window in flight */
         s.n = 0;
-        e = req_add(&s, r->pos_max, r->totals.bytes, 0, r->request_bytes);
+        e = req_add(&s, 0, bytes, 0, r->request_bytes);
         if (e < 0)
                 goto out;
-        cost_estimate(p, s.q, s.n, 1, 1, &ret->sequential);
+        struct cost_meta sm = { .opens = 1, .parallel = 1 };
+        cost_estimate(p, s.q, s.n, 2, &sm, &ret->sequential);
 out:
         free(s.q);
         free(s.file);

@@ -33,8 +33,11 @@ struct rp_piece {
         uint32_t file;
         uint64_t offset;      /* in the file */
         uint64_t length;
-        uint64_t phys;        /* COST_POS_UNKNOWN when not known */
+        uint64_t phys;        /* COST_POS_UNKNOWN when not known or on another device */
         uint64_t time_us;
+        bool other_dev;       /* not on the read set's main device */
+        bool waited;          /* the program waited for it: it accessed it, or it is metadata
+                               * (readahead it never touched was read beside it) */
 };
 
 enum {
@@ -78,7 +81,9 @@ struct report {
         uint64_t small_ranges;
         struct rp_piece *pieces;    /* first-access order */
         size_t n_pieces;
-        uint64_t pos_min, pos_max;  /* over known positions (pos_max exclusive) */
+        uint64_t main_dev;          /* the device most bytes come from (st_dev / st_rdev) */
+        uint64_t other_dev_pieces, other_dev_bytes;
+        uint64_t pos_min, pos_max;  /* over known positions on the main device (pos_max exclusive) */
         uint64_t hist[_RP_HIST_MAX];
         uint64_t extents_touched;
         struct rp_file_stats *files;
@@ -86,6 +91,10 @@ struct report {
         uint64_t plain_requests, meta_requests;
         uint64_t request_bytes;     /* the program's request size used for the plain estimate */
 };
+
+/* The device most of rs's bytes come from (st_dev of its files, st_rdev of
+ * its block devices); 0 when none is known. */
+int report_main_device(const struct readset *rs, uint64_t *ret);
 
 /* Analyse rs with the given layouts (n = rs->n_files; may be NULL: no
  * positions known).  request_bytes: the largest request the program's reads
@@ -96,7 +105,10 @@ void report_free(struct report *r);
 static inline void report_freep(struct report **p) { report_free(*p); }
 #define _cleanup_report_ __attribute__((cleanup(report_freep)))
 
-/* Predict plain / replay / layout on profile p.  If file_shares is not
- * NULL, each file's part of the plain estimate goes to r->files[].plain_s. */
+/* Predict plain / replay / layout / sequential on profile p.  main_only:
+ * only what lies on the main device (p is that device's profile); else
+ * everything, as if on one device of that kind (positions on other devices
+ * unknown).  file_shares: each file's part of the plain estimate goes to
+ * r->files[].plain_s. */
 int report_predict(struct report *r, const struct readset *rs, const struct rp_layout *layouts,
-                   const struct cost_profile *p, bool file_shares, struct rp_scenarios *ret);
+                   const struct cost_profile *p, bool main_only, bool file_shares, struct rp_scenarios *ret);

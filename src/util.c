@@ -144,6 +144,20 @@ int grow_array(void *array, size_t *cap, size_t need, size_t esz)
         return 0;
 }
 
+const char *printable(const char *s, char *buf, size_t len)
+{
+        size_t o = 0;
+
+        for (const unsigned char *p = (const unsigned char *)s; *p && o + 5 < len; p++) {
+                if (*p < 0x20 || *p == 0x7f)
+                        o += (size_t)snprintf(buf + o, len - o, "\\x%02x", *p);
+                else
+                        buf[o++] = (char)*p;
+        }
+        buf[o] = 0;
+        return buf;
+}
+
 const char *format_bytes(uint64_t n, char buf[static 32])
 {
         static const char *units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };

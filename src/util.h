@@ -70,6 +70,10 @@ static inline void qsort_safe(void *base, size_t n, size_t size, int (*cmp)(cons
                 qsort(base, n, size, cmp);
 }
 
+/* Paths and commands come from files: never let them drive the terminal.
+ * Control characters become \xNN; the result is cut to fit len. */
+const char *printable(const char *s, char *buf, size_t len);
+
 /* Human-readable byte count, e.g. "12.3 MiB". */
 const char *format_bytes(uint64_t n, char buf[static 32]);
 

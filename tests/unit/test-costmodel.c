@@ -51,6 +51,38 @@ static void test_json_reader(void)
         }
 }
 
+/* Every prefix and every single-byte change of a real profile: parsed or
+ * refused, never read out of bounds (the sanitizer and valgrind runs). */
+static void test_profile_damage(void)
+{
+        const char *src = getenv("SRCDIR") ? getenv("SRCDIR") : ".";
+        _cleanup_free_ char *path = NULL, *text = NULL;
+        struct cost_profile p;
+        size_t n, refused = 0;
+
+        CHECK(asprintf(&path, "%s/profiles/hdd-7200.json", src) > 0);
+        CHECK_EQ(read_small_file(path, &text, 1 << 20), 0);
+        n = strlen(text);
+        for (size_t i = 0; i + 1 < n; i++) {
+                char *cut = strndup(text, i);
+                refused += cost_profile_parse(cut, "cut", &p) == -EINVAL;
+                free(cut);
+        }
+        CHECK_EQ(refused, n - 1);      /* every prefix short of the closing brace refused */
+        for (size_t i = 0; i < n; i++) {
+                static const char flips[] = { '"', '{', '}', '[', ']', ',', ':', '\\', '0', 'x', '\0' };
+                for (size_t k = 0; k < ARRAY_SIZE(flips); k++) {
+                        char *t = strdup(text);
+                        t[i] = flips[k];
+                        int r = cost_profile_parse(t, "flip", &p);
+                        CHECK(r == 0 || r == -EINVAL);
+                        if (r == 0)
+                                CHECK(p.lat_us > 0 && p.seq_bps > 0);
+                        free(t);
+                }
+        }
+}
+
 static void test_profile_parse(void)
 {
         struct cost_profile p;
@@ -95,7 +127,7 @@ static void test_origin_arithmetic(void)
                 q[i].len = i + 1 < n ? total / n / 4096 * 4096 : left;
                 left -= q[i].len;
         }
-        cost_estimate(&p, q, n, 1, 0, &c);
+        cost_estimate(&p, q, n, 1, NULL, &c);
         CHECK_EQ(c.requests, n);
         CHECK_EQ(c.bytes, total);
         CHECK_EQ(c.moves, n);
@@ -108,11 +140,22 @@ static void test_origin_arithmetic(void)
         /* one sweep: the same bytes laid out contiguously */
         for (size_t i = 0; i < n; i++)
                 q[i].pos = i == 0 ? 1000 * M : q[i - 1].pos + q[i - 1].len;
-        cost_estimate(&p, q, n, 1, 0, &c);
+        cost_estimate(&p, q, n, 1, NULL, &c);
         CHECK_EQ(c.moves, 1);
         CHECK(c.seconds > 1 && c.seconds < 5);
         fprintf(stderr, "origin: one sweep: %.2f s\n", c.seconds);
         free(q);
+}
+
+/* What a request at pos costs before its transfer, the previous one having
+ * ended at prev_end after a seek there. */
+static double pos_us(const struct cost_profile *p, uint64_t prev_end, uint64_t pos)
+{
+        struct cost_head h = { prev_end, prev_end };
+        double a, b;
+
+        cost_request(p, &h, pos, 4096, &a, &b);
+        return a;
 }
 
 static void test_positioning(void)
@@ -125,33 +168,54 @@ static void test_positioning(void)
         load_reference("nvme", &nvme);
         load_reference("share-2ms", &share);
         /* rotational: contiguous costs nothing, a short forward skip its bytes,
-         * distance costs more, unknown positions cost the average */
-        CHECK(cost_positioning_us(&hdd, 10 * M, 10 * M) == 0);
-        CHECK(fabs(cost_positioning_us(&hdd, 10 * M, 10 * M + 150000) - 1000) < 1);
-        CHECK(cost_positioning_us(&hdd, 0, 100 * G) > cost_positioning_us(&hdd, 0, 10 * M));
-        CHECK(cost_positioning_us(&hdd, 100 * G, 0) == cost_positioning_us(&hdd, 0, 100 * G));
-        CHECK(cost_positioning_us(&hdd, COST_POS_UNKNOWN, 5) == hdd.lat_us);
-        CHECK(cost_positioning_us(&hdd, 0, 1000 * G) == 16000);     /* past the curve: its end */
+         * distance costs more, unknown positions cost the average, what the
+         * drive streamed since its last seek is in its buffer */
+        CHECK(pos_us(&hdd, 10 * M, 10 * M) == 0);
+        CHECK(fabs(pos_us(&hdd, 10 * M, 10 * M + 150000) - 1000) < 1);
+        CHECK(pos_us(&hdd, 0, 100 * G) > pos_us(&hdd, 0, 10 * M));
+        CHECK(pos_us(&hdd, 100 * G, 0) == pos_us(&hdd, 0, 100 * G));
+        CHECK(pos_us(&hdd, COST_POS_UNKNOWN, 5) == hdd.lat_us);
+        CHECK(pos_us(&hdd, 4096, COST_POS_UNKNOWN) == hdd.lat_us);
+        CHECK(pos_us(&hdd, 0, 1000 * G) == 16000);     /* past the curve: its end */
+        {
+                struct cost_head h = COST_HEAD_INIT;
+                double a, b;
+                cost_request(&hdd, &h, 50 * G, 4 * M, &a, &b);          /* a seek, then 4 MiB streamed */
+                CHECK(a == hdd.lat_us);
+                CHECK(fabs(b - 4 * M / 150e6 * 1e6) < 1);
+                cost_request(&hdd, &h, 50 * G + 1 * M, 64 * K, &a, &b);  /* behind the head, buffered */
+                CHECK(a == 0);
+                CHECK_EQ(h.at, 50 * G + 4 * M);
+                cost_request(&hdd, &h, 50 * G - 64 * K, 4 * K, &a, &b); /* before the stream: a seek */
+                CHECK(a > 500);
+                CHECK_EQ(h.stream_lo, 50 * G - 64 * K);
+        }
         /* solid: every request pays the same, wherever it is */
-        CHECK(cost_positioning_us(&nvme, 0, 100 * G) == nvme.lat_us);
-        CHECK(cost_positioning_us(&nvme, 10 * M, 10 * M) == nvme.lat_us);
+        CHECK(pos_us(&nvme, 0, 100 * G) == nvme.lat_us);
+        CHECK(pos_us(&nvme, 10 * M, 10 * M) == nvme.lat_us);
 
         /* queue depth helps a solid device, not a disk's head */
         for (size_t i = 0; i < ARRAY_SIZE(q); i++)
                 q[i] = (struct cost_req){ (uint64_t)i * 7 * G % (400 * G), 4 * K };
-        cost_estimate(&nvme, q, ARRAY_SIZE(q), 1, 0, &c1);
-        cost_estimate(&nvme, q, ARRAY_SIZE(q), 32, 0, &c32);
+        cost_estimate(&nvme, q, ARRAY_SIZE(q), 1, NULL, &c1);
+        cost_estimate(&nvme, q, ARRAY_SIZE(q), 32, NULL, &c32);
         CHECK(c32.seconds < c1.seconds / 4);
-        cost_estimate(&hdd, q, ARRAY_SIZE(q), 1, 0, &c1);
-        cost_estimate(&hdd, q, ARRAY_SIZE(q), 32, 0, &c32);
+        cost_estimate(&hdd, q, ARRAY_SIZE(q), 1, NULL, &c1);
+        cost_estimate(&hdd, q, ARRAY_SIZE(q), 32, NULL, &c32);
         CHECK(c32.seconds == c1.seconds);
         /* a share pays a round trip per open too, fewer in parallel */
-        cost_estimate(&share, q, ARRAY_SIZE(q), 1, 100, &c1);
-        CHECK(fabs(c1.metadata_s - 100 * 4000e-6) < 1e-9);
-        CHECK(c1.seconds > 64 * 2000e-6 + c1.metadata_s - 1e-9);
-        cost_estimate(&share, q, ARRAY_SIZE(q), 16, 100, &c32);
-        CHECK(c32.seconds < c1.seconds / 4);
-        cost_estimate(&hdd, NULL, 0, 1, 0, &c1);
+        {
+                struct cost_meta one = { 100, 50, 1 }, many = { 100, 50, 16 };
+                cost_estimate(&share, q, ARRAY_SIZE(q), 1, &one, &c1);
+                CHECK(fabs(c1.metadata_s - (100 * 4000e-6 + 50 * 2000e-6)) < 1e-9);
+                CHECK(c1.seconds > 64 * 2000e-6 + c1.metadata_s - 1e-9);
+                cost_estimate(&share, q, ARRAY_SIZE(q), 16, &many, &c32);
+                CHECK(c32.seconds < c1.seconds / 4);
+                /* a local device's metadata is in its requests */
+                cost_estimate(&nvme, q, ARRAY_SIZE(q), 1, &one, &c32);
+                CHECK(c32.metadata_s == 0);
+        }
+        cost_estimate(&hdd, NULL, 0, 1, NULL, &c1);
         CHECK(c1.seconds == 0);
 }
 
@@ -213,7 +277,7 @@ static void test_report(void)
 
         load_reference("hdd-7200", &hdd);
         load_reference("nvme", &nvme);
-        CHECK_EQ(report_predict(r, rs, lay, &hdd, true, &s), 0);
+        CHECK_EQ(report_predict(r, rs, lay, &hdd, true, true, &s), 0);
         CHECK_EQ(s.plain.requests, 168);
         /* alternating across the disk: every request a full stroke */
         CHECK(s.plain.seconds > 128 * 0.012);
@@ -222,7 +286,7 @@ static void test_report(void)
         CHECK(s.layout.seconds <= s.replay.seconds);
         CHECK(s.sequential.seconds <= s.layout.seconds);
         CHECK(fabs(r->files[0].plain_s + r->files[1].plain_s + r->files[2].plain_s - s.plain.seconds) < 1e-6);
-        CHECK_EQ(report_predict(r, rs, lay, &nvme, false, &s), 0);
+        CHECK_EQ(report_predict(r, rs, lay, &nvme, true, false, &s), 0);
         CHECK(s.replay.seconds < s.plain.seconds);
         report_free(r);
 
@@ -232,9 +296,32 @@ static void test_report(void)
         CHECK_EQ(r->hist[RP_HIST_UNKNOWN], 165);
         CHECK_EQ(r->hist[RP_HIST_1M], 1);        /* the metadata's positions are known */
         CHECK_EQ(r->alt.switches, 0);
-        CHECK_EQ(report_predict(r, rs, NULL, &hdd, false, &s), 0);
+        CHECK_EQ(report_predict(r, rs, NULL, &hdd, false, false, &s), 0);
         CHECK(fabs(s.plain.positioning_s - 166 * 0.013) < 0.001);
         report_free(r);
+
+        /* a library on another device: no position, left out of the main
+         * device's estimate, counted as a random read on the reference */
+        {
+                struct rs_file *lib = readset_add_file(rs, "/usr/lib/libx.so", 2, 9);
+                struct rp_layout lay4[4] = { lay[0], lay[1], lay[2], { &eb, 1, true } };
+                struct rp_scenarios all, main_only;
+                lib->kind = RS_FILE_REGULAR;
+                lib->size = 1 * M;
+                CHECK_EQ(readset_file_add_range(lib, 0, 64 * K, 1, RS_RANGE_ACCESSED | RS_RANGE_FILLED), 0);
+                CHECK_EQ(report_build(rs, lay4, 128 * K, &r), 0);
+                CHECK_EQ(r->main_dev, 1);
+                CHECK_EQ(r->other_dev_pieces, 1);
+                CHECK_EQ(r->other_dev_bytes, 64 * K);
+                CHECK_EQ(r->pos_max, 400 * G + 796 * K);   /* its extent (at 400 G) does not count */
+                CHECK_EQ(report_predict(r, rs, lay4, &hdd, true, false, &main_only), 0);
+                CHECK_EQ(report_predict(r, rs, lay4, &hdd, false, false, &all), 0);
+                CHECK_EQ(main_only.plain.requests, 168);
+                CHECK_EQ(all.plain.requests, 169);
+                CHECK_EQ(all.plain.bytes - main_only.plain.bytes, 64 * K);
+                CHECK(all.plain.seconds > main_only.plain.seconds + 0.010);
+                report_free(r);
+        }
         readset_free(rs);
 }
 
@@ -242,6 +329,7 @@ int main(void)
 {
         test_json_reader();
         test_profile_parse();
+        test_profile_damage();
         test_origin_arithmetic();
         test_positioning();
         test_report();

@@ -1,0 +1,173 @@
+#!/bin/sh
+# readset report on recorded read sets: the text (80 columns, every section,
+# the findings the start deserves), --json (the same figures, consistent with
+# show --json and with FIEMAP), every reference device and a probe profile,
+# bad options and profiles refused without hanging, and the disk access graph
+# rendered by a real browser (headless Chromium), also for 100 000 ranges.
+. "$(dirname "$0")/lib.sh"
+need_root; need_tracefs; need_loop; need_python
+export READSET_CACHE_DIR="$TMP/cache"
+
+make_ext4 1200 128
+# Two 16 MiB files written in alternating 256 KiB chunks, synced each time:
+# their extents interleave.  Then a directory of small files.
+"$PY" - "$MNT" <<'PYEOF'
+import os, sys
+mnt = sys.argv[1]
+fa = os.open(f"{mnt}/hive-a", os.O_WRONLY | os.O_CREAT, 0o644)
+fb = os.open(f"{mnt}/hive-b", os.O_WRONLY | os.O_CREAT, 0o644)
+for i in range(64):
+    for fd in (fa, fb):
+        os.write(fd, os.urandom(256 << 10))
+        os.fsync(fd)
+os.makedirs(f"{mnt}/lib/sub", exist_ok=True)
+for i in range(40):
+    with open(f"{mnt}/lib/sub/m{i}.py", "wb") as f:
+        f.write(os.urandom(3000 + 100 * i))
+PYEOF
+umount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
+
+# The start: the two hives read alternately in 4 KiB pieces (more bytes
+# than python3 reads from the root disk: the loop device is the main one),
+# then the small files.
+"$READSET" record --cold -q -o "$TMP/r.readset" -- "$PY" -c "
+import os
+a = os.open('$MNT/hive-a', os.O_RDONLY); b = os.open('$MNT/hive-b', os.O_RDONLY)
+for fd in (a, b):
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
+for i in range(0, 16 << 20, 8 << 10):
+    os.pread(a, 4096, i); os.pread(b, 4096, i)
+for i in range(40):
+    open('$MNT/lib/sub/m%d.py' % i, 'rb').read()
+" || fail "record"
+
+# 1. the text report
+"$READSET" report --no-probe "$TMP/r.readset" > "$TMP/text" || { cat "$TMP/text"; fail "report"; }
+cat "$TMP/text"
+awk 'length > 80 {print "too wide: " $0; bad = 1} END {exit bad}' "$TMP/text" || fail "report wider than 80 columns"
+for s in "readset report:" "Top files by bytes" "Top files by ranges" "Top directories by bytes" "Top directories by ranges" "On the device (FIEMAP)" \
+         "moves of the head" "Predicted read time" "Findings"; do
+        grep -q "$s" "$TMP/text" || fail "no '$s' in the report"
+done
+grep -q "$MNT/hive-a" "$TMP/text" || fail "hive-a not among the top files"
+grep -q "alternate" "$TMP/text" || fail "the alternating hives are not a finding"
+grep -Eq "^  hdd +[0-9.]+ (s|ms) +[0-9.]+ (s|ms)" "$TMP/text" || fail "no hdd prediction row"
+
+# 2. --json: consistent with show --json and with the layout on disk
+"$READSET" report --json --no-probe "$TMP/r.readset" > "$TMP/r.json" || fail "report --json"
+"$READSET" show --json "$TMP/r.readset" > "$TMP/show.json" || fail "show --json"
+"$PY" - "$TMP/r.json" "$TMP/show.json" "$MNT" <<'PYEOF' || fail "report --json"
+import json, os, re, subprocess, sys
+r, s, mnt = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
+def frag(path):
+    out = subprocess.run(["filefrag", path], capture_output=True, text=True, check=True).stdout
+    return int(re.search(r": (\d+) extents? found", out).group(1))
+t = r["totals"]
+checks = {
+    "files": t["files"] == s["totals"]["files"],
+    "bytes": t["bytes"] == sum(x["length"] for f in s["files"] for x in f["ranges"]),
+    "ranges": t["ranges"] == sum(len(f["ranges"]) for f in s["files"]),
+    "meta + data": t["metadata_bytes"] + t["data_bytes"] == t["bytes"],
+    "pages": t["pages"] * 4096 == t["bytes"],
+    "moves add up": sum(r["disk"]["moves"].values()) == r["disk"]["pieces"] - 1,
+    "the loop device is the main one": r["disk"]["main_device"] == "7:%d" % os.minor(os.stat(mnt).st_dev),
+    "python3's files are on another": r["disk"]["other_device_pieces"] > 0,
+    # the extents FIEMAP gave, as filefrag counts them, every one touched
+    "hive-a's extents": any(f["path"] == f"{mnt}/hive-a" and f["extents"] == frag(f["path"]) >= 2 and
+                            f["extents_touched"] == f["extents"] for f in r["top_files_by_bytes"]),
+    "moves between the hives": r["disk"]["moves"]["under_16m"] + r["disk"]["moves"]["under_256m"] >= 1000,
+    "alternation": r["disk"]["alternation"]["switches"] >= 1000 and
+                   {r["disk"]["alternation"]["a"], r["disk"]["alternation"]["b"]} == {f"{mnt}/hive-a", f"{mnt}/hive-b"},
+    "one prediction, the reference": [p["reference"] for p in r["predictions"]] == [True],
+    "hdd plain > replay > 0": r["predictions"][0]["plain"]["seconds"] > r["predictions"][0]["replay"]["seconds"] > 0,
+    "layout <= replay": r["predictions"][0]["layout"]["seconds"] <= r["predictions"][0]["replay"]["seconds"],
+    "plain requests": r["predictions"][0]["plain"]["requests"] >= 4096,
+    "top directories": r["top_directories_by_bytes"][0]["path"] == mnt and r["top_directories_by_ranges"][0]["path"] == mnt,
+}
+for k, v in checks.items():
+    print(("  ok    " if v else "  FAIL  ") + k)
+sys.exit(0 if all(checks.values()) else 1)
+PYEOF
+# the text shows the JSON's figures
+"$PY" - "$TMP/r.json" "$TMP/text" <<'PYEOF' || fail "text and JSON disagree"
+import json, re, sys
+r, text = json.load(open(sys.argv[1])), open(sys.argv[2]).read()
+t = r["totals"]
+ok = f"in {t['ranges']} ranges ({t['pages']} pages) of {t['files']} files" in text and \
+     f"{r['disk']['extents_touched']} extents touched; {r['disk']['pieces']} pieces" in text and \
+     all(f in text.replace("\n    ", " ") for f in r["findings"])
+sys.exit(0 if ok else 1)
+PYEOF
+
+# 3. every reference device, and a profile from readset probe
+for d in hdd usb sd nvme share; do
+        "$READSET" report --json --no-probe --device $d "$TMP/r.readset" > "$TMP/d.json" || fail "--device $d"
+        "$PY" -c "import json; p = json.load(open('$TMP/d.json'))['predictions'][0]; assert p['plain']['seconds'] > 0" ||
+                fail "--device $d: no prediction"
+done
+"$READSET" probe --quick -o "$TMP/loop.json" "$LOOPDEV" > /dev/null || fail "probe"
+"$READSET" report --profile "$TMP/loop.json" "$TMP/r.readset" > "$TMP/two" || fail "--profile"
+grep -q "^  this machine " "$TMP/two" || fail "no column for this machine"
+# without --profile and --no-probe: a quick probe, cached for the next time
+"$READSET" report "$TMP/r.readset" > /dev/null 2>"$TMP/err" || { cat "$TMP/err"; fail "report with a probe"; }
+ls "$TMP/cache"/probe-*.json > /dev/null 2>&1 || fail "the probe was not cached"
+
+# 4. refused: unknown device, garbage, a FIFO (no hang), a corrupt read set
+set +e
+"$READSET" report --device floppy "$TMP/r.readset" > /dev/null 2>&1; [ $? = 2 ] || fail "unknown device accepted"
+echo '{"latency_qd1_us": "x"}' > "$TMP/bad.json"
+"$READSET" report --device "$TMP/bad.json" "$TMP/r.readset" > /dev/null 2>&1; [ $? = 1 ] || fail "bad profile accepted"
+mkfifo "$TMP/fifo.json"
+timeout 10 "$READSET" report --device "$TMP/fifo.json" "$TMP/r.readset" > /dev/null 2>&1; rc=$?
+[ $rc = 1 ] || fail "FIFO profile: exit $rc"
+timeout 10 "$READSET" report --profile "$TMP/fifo.json" "$TMP/r.readset" > /dev/null 2>&1; rc=$?
+[ $rc = 1 ] || fail "FIFO local profile: exit $rc"
+head -c 300 "$TMP/r.readset" > "$TMP/cut.readset"
+"$READSET" report --no-probe "$TMP/cut.readset" > /dev/null 2>&1; [ $? = 1 ] || fail "truncated read set accepted"
+"$READSET" report --no-probe > /dev/null 2>&1; [ $? = 2 ] || fail "no file accepted"
+set -e
+
+# 5. the disk access graph, drawn by Chromium
+"$READSET" report --no-probe --svg "$TMP/r.svg" "$TMP/r.readset" > /dev/null || fail "--svg"
+pieces=$("$PY" -c "import json; print(json.load(open('$TMP/r.json'))['disk']['pieces'])")
+"$PY" - "$TMP/r.svg" "$pieces" <<'PYEOF' || fail "svg structure"
+import re, sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+ns = "{http://www.w3.org/2000/svg}"
+marks = [e for e in root.iter(ns + "rect") if e.get("class") == "mark"]
+titles = [m.find(ns + "title").text for m in marks]
+pieces = int(sys.argv[2])
+if pieces <= 4000:      # one mark per piece, titled with its path and range
+    ok = len(marks) == pieces and all(re.search(r"\[\d+\+\d+\]", t) for t in titles)
+else:                   # aggregated: each mark counts its pieces, and they add up
+    counts = [int(re.match(r"(\d+) reads?, ", t).group(1)) for t in titles]
+    ok = 0 < len(marks) < pieces and sum(counts) == pieces
+ok = ok and any("hive-a" in t for t in titles) and any("hive-b" in t for t in titles)
+print("svg:", len(marks), "marks for", sys.argv[2], "pieces")
+sys.exit(0 if ok else 1)
+PYEOF
+"$PY" "$SRCDIR/tests/e2e/svgcheck.py" "$TMP/r.svg" "$TMP/r.png" --expect-id access --expect-id marks \
+        --expect-id cumulative --expect-id legend --min-marks 100 || fail "Chromium: the graph"
+
+# 6. 100 000 ranges: aggregated, under 2 MB, still a picture
+for i in 1 2 3 4; do fallocate -l 200M "$MNT/big$i"; done
+"$READSET" record -q -o "$TMP/big.readset" -- "$PY" -c "
+import os, random
+fds = [os.open('$MNT/big%d' % i, os.O_RDONLY) for i in (1, 2, 3, 4)]
+for fd in fds:
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
+pages = [(fd, p) for fd in fds for p in range(0, 51200, 2)]
+random.seed(1); random.shuffle(pages)
+for fd, p in pages:
+    os.pread(fd, 1, p * 4096)
+" || fail "record 100 000 ranges"
+"$READSET" report --json --no-probe --svg "$TMP/big.svg" "$TMP/big.readset" > "$TMP/big.json" || fail "report big"
+"$PY" -c "
+import json, os, sys
+r = json.load(open('$TMP/big.json'))
+size = os.path.getsize('$TMP/big.svg')
+print('big:', r['totals']['ranges'], 'ranges,', size, 'bytes of SVG')
+sys.exit(0 if r['totals']['ranges'] >= 100000 and size < 2000000 else 1)" || fail "big SVG"
+"$PY" "$SRCDIR/tests/e2e/svgcheck.py" "$TMP/big.svg" "$TMP/big.png" --expect-id access --expect-id cumulative \
+        --min-marks 1000 || fail "Chromium: the big graph"
+echo "report: ok"
