@@ -25,6 +25,7 @@
 #include "banned.h"
 
 #define MAX_EXTENTS_PER_FILE (1u << 20)
+#define MAX_FINDINGS 16
 
 extern char **environ;
 
@@ -119,7 +120,7 @@ static int local_profile(const char *dir, bool may_probe, struct cost_profile *r
         snprintf(path, sizeof(path), "%s/probe-%u:%u.json", cache, major(st.st_dev), minor(st.st_dev));
         if (access(path, F_OK) != 0 && may_probe) {
                 char *argv[] = { (char *)"readset", (char *)"probe", (char *)"--quick", (char *)"-o", path,
-                                 (char *)dir, NULL };
+                                 (char *)"--", (char *)dir, NULL };
                 posix_spawn_file_actions_t fa;
                 pid_t pid;
                 int status;
@@ -138,8 +139,16 @@ static int local_profile(const char *dir, bool may_probe, struct cost_profile *r
                                 return -errno;
                 if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
                         return -EIO;
+                r = load_profile(path, "this machine", ret);
+                if (r < 0)      /* metadata only (a read-only or remote directory): no use next time either */
+                        unlink(path);
+                return r;
         }
-        return load_profile(path, "this machine", ret);
+        r = load_profile(path, "this machine", ret);
+        if (r == -EINVAL)
+                log_warning("the cached profile %s cannot cost reads (metadata only?); remove it to probe again",
+                            path);
+        return r;
 }
 
 /* ---- extents ---------------------------------------------------------- */
@@ -297,7 +306,11 @@ struct fkey {
 static int cmp_fkey(const void *a, const void *b)
 {
         const struct fkey *x = a, *y = b;
-        if (x->key != y->key)
+        /* keys are finite (the model's profiles are bounded); NaN would sort last */
+        bool xn = isnan(x->key), yn = isnan(y->key);
+        if (xn != yn)
+                return xn ? 1 : -1;
+        if (!xn && x->key != y->key)
                 return x->key < y->key ? 1 : -1;
         return x->file < y->file ? -1 : x->file > y->file;
 }
@@ -378,8 +391,9 @@ struct finding_ctx {
         struct fkey *by_cost;
 };
 
-/* Plain-language findings, one per line in *lines (at most 8). */
-static size_t findings(const struct finding_ctx *c, char lines[8][256])
+/* Plain-language findings, one per line in lines (each rule adds at most
+ * one: fewer rules than MAX_FINDINGS). */
+static size_t findings(const struct finding_ctx *c, char lines[MAX_FINDINGS][256])
 {
         const struct readset *rs = c->rs;
         const struct report *r = c->r;
@@ -412,13 +426,22 @@ static size_t findings(const struct finding_ctx *c, char lines[8][256])
                          tail(rs->files[r->alt.a].path, 28, p1, sizeof(p1)),
                          tail(rs->files[r->alt.b].path, 28, p2, sizeof(p2)));
         }
-        if (r->plain_requests && r->meta_requests * 10 >= r->plain_requests)
+        if (c->ref && c->ref->s.plain.requests && c->ref->s.plain_meta_requests * 10 >= c->ref->s.plain.requests)
                 snprintf(lines[n++], 256, "metadata (inodes, directories) is %.0f%% of the requests: replay "
                          "warms it first, sorted by position",
-                         100.0 * (double)r->meta_requests / (double)r->plain_requests);
+                         100.0 * (double)c->ref->s.plain_meta_requests / (double)c->ref->s.plain.requests);
         uint64_t moves = 0;
         for (int i = RP_HIST_1M; i <= RP_HIST_FAR; i++)
                 moves += r->hist[i];
+        {
+                uint64_t seeks = r->hist[RP_HIST_16M] + r->hist[RP_HIST_256M] + r->hist[RP_HIST_4G] + r->hist[RP_HIST_FAR];
+                if (c->ref && c->ref->profile.rotational && seeks >= 16 && c->ref->s.plain.seconds > 0 &&
+                    c->ref->s.plain.positioning_s * 2 >= c->ref->s.plain.seconds)
+                        snprintf(lines[n++], 256, "the head moves %" PRIu64 " times by 1 MiB or more in first-access "
+                                 "order: positioning is %.0f%% of the %s predicted on %s; replay reads in one sweep "
+                                 "by position", seeks, 100 * c->ref->s.plain.positioning_s / c->ref->s.plain.seconds,
+                                 secs(c->ref->s.plain.seconds, b1), c->ref->profile.name);
+        }
         if (r->totals.ranges && r->small_ranges * 2 >= r->totals.ranges)
                 snprintf(lines[n++], 256, "%.0f%% of the %" PRIu64 " reads are 16 KiB or less: each pays the "
                          "device's per-request cost", 100.0 * (double)r->small_ranges / (double)r->totals.ranges,
@@ -436,7 +459,7 @@ static size_t findings(const struct finding_ctx *c, char lines[8][256])
         if (r->totals.unresolved_files || r->totals.deleted_files)
                 snprintf(lines[n++], 256, "%" PRIu64 " files could not be named and %" PRIu64 " were deleted: "
                          "replay cannot warm them", r->totals.unresolved_files, r->totals.deleted_files);
-        if (moves == 0 && r->hist[RP_HIST_UNKNOWN] > 0 && n < 8)
+        if (moves == 0 && r->hist[RP_HIST_UNKNOWN] > 0)
                 snprintf(lines[n++], 256, "positions on disk are unknown (no FIEMAP, or the files changed): the "
                          "estimates assume every read is a random one");
         return n;
@@ -474,7 +497,7 @@ static void print_json(const struct out *o)
 {
         const struct readset *rs = o->rs;
         const struct report *r = o->r;
-        char lines[8][256];
+        char lines[MAX_FINDINGS][256];
         struct finding_ctx fc = { rs, r, o->n_cols ? &o->cols[o->n_cols - 1] : NULL, o->by_cost };
         size_t nf = findings(&fc, lines);
         struct json j;
@@ -615,7 +638,7 @@ static void print_text(const struct out *o)
         const struct readset *rs = o->rs;
         const struct report *r = o->r;
         char b1[32], b2[32], b3[32], pb[128];
-        char lines[8][256];
+        char lines[MAX_FINDINGS][256];
         struct finding_ctx fc = { rs, r, o->n_cols ? &o->cols[o->n_cols - 1] : NULL, o->by_cost };
         size_t nf = findings(&fc, lines);
 
@@ -633,10 +656,13 @@ static void print_text(const struct out *o)
         }
         printf("  read      %s in %" PRIu64 " ranges (%" PRIu64 " pages) of %" PRIu64 " files\n",
                format_bytes(r->totals.bytes, b1), r->totals.ranges, r->pages, r->totals.files);
-        if (r->file_bytes)
-                printf("            %.0f%% of the %s those files hold; %s used by the program\n",
-                       100.0 * (double)r->data_bytes / (double)r->file_bytes, format_bytes(r->file_bytes, b1),
-                       format_bytes(r->totals.accessed_bytes, b2));
+        if (r->file_bytes) {
+                char line[256];
+                snprintf(line, sizeof(line), "%.0f%% of the %s those files hold; %s used by the program",
+                         100.0 * (double)r->data_bytes / (double)r->file_bytes, format_bytes(r->file_bytes, b1),
+                         format_bytes(r->totals.accessed_bytes, b2));
+                print_wrapped("            ", line);
+        }
         printf("  metadata  %s in %" PRIu64 " ranges; data %s in %" PRIu64 " ranges\n",
                format_bytes(r->meta_bytes, b1), r->meta_ranges, format_bytes(r->data_bytes, b2), r->data_ranges);
         if (r->totals.lookups)
@@ -714,8 +740,14 @@ static void print_text(const struct out *o)
                                secs(s->plain.seconds, b1), secs(s->replay.seconds, b2),
                                secs(s->layout.seconds, b3));
                 }
-                printf("  (requests: %" PRIu64 " plain, %" PRIu64 " replay; %" PRIu64 " of the plain ones are "
-                       "metadata)\n", o->cols[0].s.plain.requests, o->cols[0].s.replay.requests, r->meta_requests);
+                for (size_t i = 0; i < o->n_cols; i++) {
+                        const struct rp_scenarios *s = &o->cols[i].s;
+                        char line[256];
+                        snprintf(line, sizeof(line), "%s: %" PRIu64 " requests plain (%" PRIu64 " metadata), %"
+                                 PRIu64 " replayed", tail(o->cols[i].label, 28, pb, sizeof(pb)), s->plain.requests,
+                                 s->plain_meta_requests, s->replay.requests);
+                        print_wrapped("  ", line);
+                }
         }
         if (nf) {
                 printf("\nFindings\n");
@@ -789,10 +821,12 @@ int cmd_report(int argc, char **argv)
                 return log_errno(e, "out of memory");
         for (size_t i = 0; i < rs->n_files; i++)
                 if (rs->files[i].kind == RS_FILE_REGULAR && rs->files[i].dev == main_dev &&
-                    access(rs->files[i].path, F_OK) == 0) {
+                    rs->files[i].path[0] == '/' && access(rs->files[i].path, F_OK) == 0) {
                         first = rs->files[i].path;
                         break;
                 }
+        if (!first || device_profile_for_path(first, &local_dev) < 0)
+                device_profile_solid(&local_dev);
         /* this machine first, when its profile is known; the reference last */
         if (profile) {
                 e = load_profile(profile, "this machine", &cols[0].profile);
@@ -809,6 +843,9 @@ int cmd_report(int argc, char **argv)
                 else if (may_probe)
                         log_warning_errno(e, "no profile of this machine's device; reference device only");
         }
+        if (o.n_cols == 1)
+                snprintf(cols[0].profile.name, sizeof(cols[0].profile.name), "this machine (%.40s)",
+                         first ? local_dev.name : "?");
         cols[o.n_cols++].profile = ref;
         for (size_t i = 0; i < o.n_cols; i++)
                 cols[i].label = cols[i].profile.name;
@@ -823,11 +860,12 @@ int cmd_report(int argc, char **argv)
                         goto out;
                 }
         }
-        if (!first || device_profile_for_path(first, &local_dev) < 0)
-                device_profile_solid(&local_dev);
         e = report_build(rs, layouts, MIN(local_dev.readahead_cap, local_dev.max_request), &r);
         if (e < 0) {
-                log_errno(e, "cannot analyse the read set");
+                if (e == -E2BIG)
+                        log_error("the read set is too large to analyse (more than %u pieces)", RP_MAX_PIECES);
+                else
+                        log_errno(e, "cannot analyse the read set");
                 goto out;
         }
         for (size_t i = 0; i < o.n_cols; i++) {

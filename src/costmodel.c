@@ -35,7 +35,7 @@ int cost_profile_parse(const char *json, const char *name, struct cost_profile *
         if (v && v->type == JV_ARRAY && v->n_items == 3)
                 for (size_t i = 0; i < 3; i++) {
                         double x = jv_number(&v->items[i], 0) * 1e6;
-                        p.zone_bps[i] = x > 0 && x < 1e12 ? x : 0;
+                        p.zone_bps[i] = x >= 1e3 && x < 1e12 ? x : 0;
                 }
         {
                 double region = jv_number(jv_get(root, "region_bytes"), 0);
@@ -44,14 +44,14 @@ int cost_profile_parse(const char *json, const char *name, struct cost_profile *
         v = jv_get(root, "random_4k_iops");
         for (size_t i = 0; i < ARRAY_SIZE(qd); i++) {
                 double x = jv_number(jv_get(v, qd[i]), 0);
-                p.iops[i] = x > 0 && x < 1e9 ? x : 0;
+                p.iops[i] = x >= 1 && x < 1e9 ? x : 0;
         }
         v = jv_get(root, "seek_cost");
         if (v && v->type == JV_ARRAY)
                 for (size_t i = 0; i < v->n_items && p.n_seek < COST_MAX_SEEK; i++) {
                         double d = jv_number(jv_get(&v->items[i], "distance_bytes"), -1);
                         double us = jv_number(jv_get(&v->items[i], "latency_us"), -1);
-                        if (d <= 0 || d > 1e18 || us <= 0 || us > 1e7)
+                        if (!(d >= 1 && d <= 1e18) || !(us >= 0.1 && us <= 1e7))
                                 return -EINVAL;
                         if (p.n_seek > 0 && (uint64_t)d <= p.seek_dist[p.n_seek - 1])
                                 return -EINVAL;  /* ascending distances only */
@@ -64,12 +64,14 @@ int cost_profile_parse(const char *json, const char *name, struct cost_profile *
         v = jv_get(root, "metadata");
         if (v) {
                 double us = jv_number(jv_get(v, "open_stat_us"), 0);
-                p.open_stat_us = us > 0 && us < 1e7 ? us : 0;
+                p.open_stat_us = us >= 0.1 && us < 1e7 ? us : 0;
         }
         /* A profile without sequential figures measured only metadata: a
          * read-only directory, in practice a network share. */
         p.remote = !jv_get(root, "random_4k_iops") && p.open_stat_us > 0;
-        if (!(p.lat_us > 0 && p.lat_us < 1e7) || !(p.seq_bps > 0 && p.seq_bps < 1e12))
+        /* a profile without both (a metadata-only probe of a read-only
+         * directory) cannot cost reads */
+        if (!(p.lat_us >= 0.1 && p.lat_us < 1e7) || !(p.seq_bps >= 1e3 && p.seq_bps < 1e12))
                 return -EINVAL;
         *ret = p;
         return 0;
@@ -124,6 +126,8 @@ void cost_request(const struct cost_profile *p, struct cost_head *h, uint64_t po
         } else if (pos >= h->stream_lo && pos + len <= h->at) {
                 *ret_positioning_us = 0;          /* in the drive's buffer: the head stays */
                 return;
+        } else if (pos >= h->stream_lo && pos < h->at) {
+                *ret_positioning_us = 0;          /* from the buffer on into what follows */
         } else if (pos >= h->at && pos - h->at < ROT_SKIP_BYTES) {
                 /* a little further along: the platter brings it round */
                 *ret_positioning_us = (double)(pos - h->at) / rate_at(p, h->at) * 1e6;
@@ -131,9 +135,20 @@ void cost_request(const struct cost_profile *p, struct cost_head *h, uint64_t po
                 *ret_positioning_us = p->n_seek ? seek_curve(p, pos > h->at ? pos - h->at : h->at - pos) : p->lat_us;
                 h->stream_lo = pos;
         }
-        h->at = pos + len;
+        h->at = pos + len < pos ? UINT64_MAX - 1 : pos + len;
         if (h->at - h->stream_lo > COST_DRIVE_BUFFER)
                 h->stream_lo = h->at - COST_DRIVE_BUFFER;
+}
+
+uint64_t cost_run(const struct cost_profile *p, struct cost_head *h, const struct cost_req *q,
+                  double *ret_positioning_us, double *ret_transfer_us)
+{
+        uint64_t k = q->chunk ? q->len / q->chunk + (q->len % q->chunk != 0) : 1;
+
+        cost_request(p, h, q->pos, q->len, ret_positioning_us, ret_transfer_us);
+        if (!p->rotational)
+                *ret_positioning_us += (double)(k - 1) * p->lat_us;
+        return k;
 }
 
 /* Random reads per second with `depth` in flight. */
@@ -142,8 +157,8 @@ static double iops_at(const struct cost_profile *p, uint32_t depth)
         static const uint32_t depths[4] = { 1, 4, 16, 64 };
         double best = 1e6 / p->lat_us;
 
-        if (p->remote)  /* round trips overlap; the link's rate bounds them below */
-                return best * depth;
+        if (p->remote)  /* each of the replay's threads waits for its round trip */
+                return best * MIN(depth, (uint32_t)COST_REPLAY_THREADS);
         for (size_t i = 0; i < ARRAY_SIZE(depths); i++)
                 if (p->iops[i] > 0 && depths[i] <= depth && p->iops[i] > best)
                         best = p->iops[i];
@@ -162,14 +177,13 @@ void cost_estimate(const struct cost_profile *p, const struct cost_req *reqs, si
                 queue_depth = 1;
         for (size_t i = 0; i < n; i++) {
                 double a, b;
-                cost_request(p, &h, reqs[i].pos, reqs[i].len, &a, &b);
+                c.requests += cost_run(p, &h, &reqs[i], &a, &b);
                 pos_us += a;
                 xfer_us += b;
                 c.moves += reqs[i].pos == COST_POS_UNKNOWN || reqs[i].pos != prev_end;
                 c.bytes += reqs[i].len;
                 prev_end = reqs[i].pos == COST_POS_UNKNOWN ? COST_POS_UNKNOWN : reqs[i].pos + reqs[i].len;
         }
-        c.requests = n;
         c.transfer_s = xfer_us / 1e6;
         if (p->remote && meta) {
                 /* an open without a measured figure: a lookup and an open */
@@ -185,7 +199,7 @@ void cost_estimate(const struct cost_profile *p, const struct cost_req *reqs, si
                 /* requests overlap, and round trips with transfers: the device
                  * is bound by its request rate or its bandwidth, whichever is
                  * reached first */
-                c.positioning_s = (double)n / iops_at(p, queue_depth);
+                c.positioning_s = (double)c.requests / iops_at(p, queue_depth);
                 c.seconds = MAX(c.positioning_s + c.metadata_s, c.transfer_s) + (n ? p->lat_us / 1e6 : 0);
         }
         *ret = c;

@@ -28,10 +28,12 @@ struct cost_profile {
 };
 
 /* One read request: where it starts on the device (COST_POS_UNKNOWN when
- * not known) and how many bytes. */
+ * not known) and how many bytes; a run longer than chunk (when not 0) is
+ * that many requests one after the other, costed without listing them. */
 struct cost_req {
         uint64_t pos;
         uint64_t len;
+        uint64_t chunk;
 };
 
 /* What readset replay itself spends besides the device (measured with warm
@@ -71,8 +73,14 @@ struct cost_head {
 #define COST_DRIVE_BUFFER (8ULL << 20)
 
 /* One request at queue depth 1 (pos may be COST_POS_UNKNOWN): what it costs
- * before its transfer and the transfer itself, in us; moves the head. */
+ * before its transfer and the transfer itself, in us; moves the head.  A run
+ * of contiguous requests costs what one request of its length does on a
+ * disk; on other devices, each further request adds lat_us. */
 void cost_request(const struct cost_profile *p, struct cost_head *h, uint64_t pos, uint64_t len,
+                  double *ret_positioning_us, double *ret_transfer_us);
+/* The same for a request list entry (a run of q->chunk sized requests);
+ * returns how many requests it is. */
+uint64_t cost_run(const struct cost_profile *p, struct cost_head *h, const struct cost_req *q,
                   double *ret_positioning_us, double *ret_transfer_us);
 
 /* Metadata a remote device serves as round trips of its own (on a local

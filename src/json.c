@@ -119,7 +119,15 @@ void json_string(struct json *j, const char *key, const char *v)
 
 void json_u64(struct json *j, const char *key, uint64_t v) { prefix(j, key); fprintf(j->f, "%" PRIu64, v); }
 void json_i64(struct json *j, const char *key, int64_t v) { prefix(j, key); fprintf(j->f, "%" PRId64, v); }
-void json_double(struct json *j, const char *key, double v) { prefix(j, key); fprintf(j->f, "%.6g", v); }
+void json_double(struct json *j, const char *key, double v)
+{
+        /* JSON has no NaN or infinity */
+        prefix(j, key);
+        if (isfinite(v))
+                fprintf(j->f, "%.6g", v);
+        else
+                fputs("null", j->f);
+}
 void json_bool(struct json *j, const char *key, bool v) { prefix(j, key); fputs(v ? "true" : "false", j->f); }
 void json_end(struct json *j) { fputc('\n', j->f); }
 
@@ -216,6 +224,40 @@ static int parse_string(struct jparser *jp, char **ret)
 
 static int parse_value(struct jparser *jp, struct jv *v);
 
+static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* JSON's number grammar, which strtod is wider than (hex, "inf", "01", "1."):
+ * -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
+static bool json_number_ok(const char *p)
+{
+        if (*p == '-')
+                p++;
+        if (*p == '0')
+                p++;
+        else if (is_digit(*p))
+                while (is_digit(*p))
+                        p++;
+        else
+                return false;
+        if (*p == '.') {
+                if (!is_digit(*++p))
+                        return false;
+                while (is_digit(*p))
+                        p++;
+        }
+        if (*p == 'e' || *p == 'E') {
+                p++;
+                if (*p == '+' || *p == '-')
+                        p++;
+                if (!is_digit(*p))
+                        return false;
+                while (is_digit(*p))
+                        p++;
+        }
+        /* what follows must end the number */
+        return !(is_digit(*p) || *p == '.' || *p == 'x' || *p == 'X' || *p == 'e' || *p == 'E');
+}
+
 static int parse_items(struct jparser *jp, struct jv *v, bool object)
 {
         size_t cap = 0;
@@ -298,7 +340,7 @@ static int parse_value(struct jparser *jp, struct jv *v)
         }
         default: {
                 char *end;
-                if (*jp->p != '-' && !(*jp->p >= '0' && *jp->p <= '9'))
+                if (!json_number_ok(jp->p))
                         return -EINVAL;
                 errno = 0;
                 v->n = strtod(jp->p, &end);

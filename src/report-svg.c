@@ -39,6 +39,13 @@ static const char *const colours[N_COLOURS] = {
  * that are not UTF-8 text (paths are arbitrary bytes). */
 static void put_text(FILE *f, const char *s)
 {
+        size_t n = strlen(s);
+
+        /* a title names the end of a long path: at most 200 characters */
+        if (n > 200) {
+                fputs("...", f);
+                s += n - 197;
+        }
         for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
                 switch (*p) {
                 case '<': fputs("&lt;", f); break;
@@ -75,44 +82,72 @@ struct group {
         uint64_t bytes;
 };
 
+static int cmp_group_name(const void *a, const void *b);
+
 static int cmp_group_bytes(const void *a, const void *b)
 {
         const struct group *x = a, *y = b;
-        return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : 0;
+        return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : cmp_group_name(a, b);
 }
 
-/* Choose the grouping depth that separates the data best (at least 3
- * groups where possible), then give the largest groups a colour each:
+static int cmp_group_name(const void *a, const void *b)
+{
+        const struct group *x = a, *y = b;
+        int c = memcmp(x->path, y->path, MIN(x->len, y->len));
+        return c ? c : x->len < y->len ? -1 : x->len > y->len;
+}
+
+/* Group the files by their first `depth` path components (n groups). */
+static size_t group_at(const struct readset *rs, const struct report *r, int depth, struct group *g)
+{
+        size_t n = 0, m = 0;
+
+        for (size_t i = 0; i < rs->n_files; i++) {
+                const char *p = rs->files[i].path;
+                if (rs->files[i].kind == RS_FILE_REGULAR && p[0] == '/')
+                        g[n++] = (struct group){ p, group_len(p, depth), r->files[i].bytes };
+        }
+        qsort_safe(g, n, sizeof(*g), cmp_group_name);
+        for (size_t i = 0; i < n; i++) {
+                if (m > 0 && cmp_group_name(&g[m - 1], &g[i]) == 0) {
+                        g[m - 1].bytes += g[i].bytes;
+                        continue;
+                }
+                g[m++] = g[i];
+        }
+        return m;
+}
+
+/* Choose the grouping depth that separates the data best (the shallowest
+ * where no group holds more than half the bytes, else the one whose
+ * largest group is smallest), then give the largest groups a colour each:
  * file_group[i] = colour index, N_COLOURS for the rest, -1 for metadata. */
 static int make_groups(const struct readset *rs, const struct report *r, int *file_group,
                        struct group *top, size_t *n_top)
 {
         _cleanup_free_ struct group *g = calloc(rs->n_files ? rs->n_files : 1, sizeof(*g));
-        size_t n = 0;
+        uint64_t total = 0, best_max = UINT64_MAX;
+        int best = 1;
+        size_t n;
 
         if (!g)
                 return -ENOMEM;
-        for (int depth = 1; depth <= 5; depth++) {
-                n = 0;
-                for (size_t i = 0; i < rs->n_files; i++) {
-                        const char *p = rs->files[i].path;
-                        size_t len, j;
-                        if (rs->files[i].kind != RS_FILE_REGULAR || p[0] != '/')
-                                continue;
-                        len = group_len(p, depth);
-                        for (j = 0; j < n; j++)   /* files of a group are mostly adjacent: search back */
-                                if (g[n - 1 - j].len == len && memcmp(g[n - 1 - j].path, p, len) == 0)
-                                        break;
-                        if (j < n)
-                                g[n - 1 - j].bytes += r->files[i].bytes;
-                        else
-                                g[n++] = (struct group){ p, len, r->files[i].bytes };
-                        if (n > 4096)
-                                break;
+        for (size_t i = 0; i < rs->n_files; i++)
+                if (rs->files[i].kind == RS_FILE_REGULAR)
+                        total += r->files[i].bytes;
+        for (int depth = 1; depth <= 8; depth++) {
+                uint64_t max = 0;
+                n = group_at(rs, r, depth, g);
+                for (size_t i = 0; i < n; i++)
+                        max = MAX(max, g[i].bytes);
+                if (max < best_max) {
+                        best_max = max;
+                        best = depth;
                 }
-                if (n >= 3 || n > 4096)
+                if (n >= 3 && max * 2 <= total)
                         break;
         }
+        n = group_at(rs, r, best, g);
         qsort_safe(g, n, sizeof(*g), cmp_group_bytes);
         *n_top = MIN(n, (size_t)N_COLOURS);
         memcpy(top, g, *n_top * sizeof(*g));
@@ -181,8 +216,10 @@ static size_t aggregate(const struct report *r, const int *fg, uint64_t tmax, ui
                         y = UY + UH / 2.0;
                 else
                         y = AY + AH - (double)AH * (double)(p->phys - r->pos_min) / (double)span;
-                cells[i] = (struct cell){ (uint32_t)(x / cw), (uint32_t)(y / ch), fg[p->file], (uint32_t)i, 1,
-                                          p->length };
+                /* cells counted from the panel's corner, the strip its own row */
+                cells[i] = (struct cell){ (uint32_t)((x - PX) / cw),
+                                          p->phys == UINT64_MAX ? UINT32_MAX : (uint32_t)((y - AY) / ch),
+                                          fg[p->file], (uint32_t)i, 1, p->length };
         }
         qsort_safe(cells, r->n_pieces, sizeof(*cells), cmp_cell);
         for (size_t i = 0; i < r->n_pieces; i++) {
@@ -303,10 +340,17 @@ static int write_svg(FILE *f, const struct readset *rs, const struct report *r)
                 }
                 for (size_t i = 0; i < m; i++) {
                         const struct rp_piece *p = &r->pieces[cells[i].first];
+                        unsigned x = PX + MIN(cells[i].x * cw, (unsigned)PW - cw), y, h;
+                        if (cells[i].y == UINT32_MAX) {
+                                y = UY;
+                                h = UH;
+                        } else {
+                                y = AY + MIN(cells[i].y * ch, (unsigned)AH - ch);
+                                h = ch;
+                        }
                         fprintf(f, "<rect class=\"mark\" x=\"%u\" y=\"%u\" width=\"%u\" height=\"%u\" fill=\"%s\">"
-                                "<title>%" PRIu64 " reads, %s, first ", MIN(cells[i].x * cw, (unsigned)(PX + PW) - cw),
-                                cells[i].y * ch, cw, ch, colour_of(cells[i].group), cells[i].count,
-                                format_bytes(cells[i].bytes, b1));
+                                "<title>%" PRIu64 " reads, %s, first ", x, y, cw, h, colour_of(cells[i].group),
+                                cells[i].count, format_bytes(cells[i].bytes, b1));
                         put_text(f, rs->files[p->file].path);
                         fprintf(f, " [%" PRIu64 "+%" PRIu64 "]</title></rect>\n", p->offset, p->length);
                 }
@@ -342,7 +386,7 @@ static int write_svg(FILE *f, const struct readset *rs, const struct report *r)
         /* the legend */
         fprintf(f, "<g id=\"legend\" font-size=\"11\">\n");
         for (size_t i = 0; i <= n_top + 1; i++) {
-                int x = 12 + (int)(i % 4) * 236, y = CY + CH + 20 + (int)(i / 4) * 16;
+                int x = 12 + (int)(i % 5) * 189, y = CY + CH + 20 + (int)(i / 5) * 16;
                 int g = i < n_top ? (int)i : i == n_top ? N_COLOURS : -1;
                 fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"%s\"/><text x=\"%d\" y=\"%d\">",
                         x, y - 9, colour_of(g), x + 14, y);
@@ -350,9 +394,9 @@ static int write_svg(FILE *f, const struct readset *rs, const struct report *r)
                         char name[40];
                         size_t len = top[i].len;
                         const char *p = top[i].path;
-                        if (len > 34) {
-                                p += len - 31;
-                                len = 31;
+                        if (len > 28) {
+                                p += len - 25;
+                                len = 25;
                                 fputs("...", f);
                         }
                         snprintf(name, sizeof(name), "%.*s", (int)len, p);

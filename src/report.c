@@ -50,6 +50,8 @@ struct piece_sink {
 
 static int sink_add(struct piece_sink *s, uint32_t file, uint64_t off, uint64_t len, uint64_t phys, uint64_t t)
 {
+        if (s->n >= RP_MAX_PIECES)
+                return -E2BIG;
         if (grow_array(&s->p, &s->cap, s->n + 1, sizeof(*s->p)) < 0)
                 return -ENOMEM;
         s->p[s->n++] = (struct rp_piece){ file, off, len, phys, t, false, false };
@@ -276,40 +278,44 @@ int report_build(const struct readset *rs, const struct rp_layout *layouts, uint
         if (ret_r < 0)
                 return ret_r;
 
-        /* pieces in first-access order; extents touched per file */
+        /* pieces in first-access order, and the extents they touch (one
+         * flag per extent of every file) */
+        _cleanup_free_ size_t *ext_base = calloc(rs->n_files ? rs->n_files : 1, sizeof(size_t));
         _cleanup_free_ uint8_t *seen = NULL;
+        size_t n_ext = 0;
+        if (!ext_base)
+                return -ENOMEM;
+        for (size_t i = 0; i < rs->n_files && layouts; i++) {
+                ext_base[i] = n_ext;
+                if (layouts[i].known)
+                        n_ext += layouts[i].n_extents;
+        }
+        seen = calloc(n_ext ? n_ext : 1, 1);
+        if (!seen)
+                return -ENOMEM;
         for (size_t i = 0; i < nr; i++) {
-                const struct rs_range *g = &rs->files[refs[i].file].ranges[refs[i].range];
+                const struct rs_file *f = &rs->files[refs[i].file];
+                const struct rs_range *g = &f->ranges[refs[i].range];
+                uint64_t len = g->length;
                 size_t from = s.n;
-                ret_r = map_range(rs, layouts, refs[i].file, g->offset, g->length, g->time_us, &s, NULL, NULL);
+                /* nothing past the end of the file (when known): a hostile
+                 * read set cannot make the analysis huge */
+                if (f->kind == RS_FILE_REGULAR && f->size > 0) {
+                        uint64_t limit = f->size < (uint64_t)INT64_MAX - 4096 ? (f->size + 4095) / 4096 * 4096 :
+                                                                                 (uint64_t)INT64_MAX;
+                        if (g->offset >= limit)
+                                continue;
+                        len = MIN(len, limit - g->offset);
+                }
+                ret_r = map_range(rs, layouts, refs[i].file, g->offset, len, g->time_us, &s,
+                                  &r->files[refs[i].file].extents_touched, seen + ext_base[refs[i].file]);
                 if (ret_r < 0)
                         goto fail;
                 for (size_t x = from; x < s.n; x++)
-                        s.p[x].waited = (g->flags & RS_RANGE_ACCESSED) || rs->files[refs[i].file].kind == RS_FILE_BLOCKDEV;
+                        s.p[x].waited = (g->flags & RS_RANGE_ACCESSED) || f->kind == RS_FILE_BLOCKDEV;
         }
-        for (size_t i = 0; i < rs->n_files && layouts; i++) {
-                const struct rs_file *f = &rs->files[i];
-                struct piece_sink scratch = {};
-                if (!layouts[i].known || layouts[i].n_extents == 0)
-                        continue;
-                free(seen);
-                seen = calloc(layouts[i].n_extents, 1);
-                if (!seen) {
-                        ret_r = -ENOMEM;
-                        goto fail;
-                }
-                for (size_t j = 0; j < f->n_ranges; j++) {
-                        ret_r = map_range(rs, layouts, (uint32_t)i, f->ranges[j].offset, f->ranges[j].length, 0,
-                                          &scratch, &r->files[i].extents_touched, seen);
-                        scratch.n = 0;
-                        if (ret_r < 0) {
-                                free(scratch.p);
-                                goto fail;
-                        }
-                }
-                free(scratch.p);
+        for (size_t i = 0; i < rs->n_files; i++)
                 r->extents_touched += r->files[i].extents_touched;
-        }
 
         r->pieces = s.p;
         r->n_pieces = s.n;
@@ -353,20 +359,17 @@ struct req_sink {
         size_t n, cap, cap_file;
 };
 
+/* A run of len bytes at pos, read in requests of at most max_req. */
 static int req_add(struct req_sink *s, uint64_t pos, uint64_t len, uint32_t file, uint64_t max_req)
 {
-        while (len > 0) {
-                uint64_t n = MIN(len, max_req);
-                if (grow_array(&s->q, &s->cap, s->n + 1, sizeof(*s->q)) < 0 ||
-                    grow_array(&s->file, &s->cap_file, s->n + 1, sizeof(*s->file)) < 0)
-                        return -ENOMEM;
-                s->q[s->n] = (struct cost_req){ pos, n };
-                s->file[s->n] = file;
-                s->n++;
-                len -= n;
-                if (pos != COST_POS_UNKNOWN)
-                        pos += n;
-        }
+        if (len == 0)
+                return 0;
+        if (grow_array(&s->q, &s->cap, s->n + 1, sizeof(*s->q)) < 0 ||
+            grow_array(&s->file, &s->cap_file, s->n + 1, sizeof(*s->file)) < 0)
+                return -ENOMEM;
+        s->q[s->n] = (struct cost_req){ pos, len, max_req };
+        s->file[s->n] = file;
+        s->n++;
         return 0;
 }
 
@@ -416,8 +419,7 @@ int report_predict(struct report *r, const struct readset *rs, const struct rp_l
                         continue;
                 }
                 while (j < r->n_pieces && q->phys != COST_POS_UNKNOWN && r->pieces[j].file == q->file &&
-                       r->pieces[j].offset == q->offset + len && r->pieces[j].phys == q->phys + len &&
-                       len + r->pieces[j].length <= r->request_bytes)
+                       r->pieces[j].offset == q->offset + len && r->pieces[j].phys == q->phys + len)
                         len += r->pieces[j++].length;
                 e = req_add(&s, q->phys, len, q->file, r->request_bytes);
                 i = j;
@@ -428,18 +430,17 @@ int report_predict(struct report *r, const struct readset *rs, const struct rp_l
          * absorbs most of its other lookups (not counted) */
         struct cost_meta pm = { .opens = opens, .parallel = 1 };
         cost_estimate(p, s.q, s.n, 1, &pm, &ret->plain);
-        r->plain_requests = s.n;
-        r->meta_requests = 0;
+        ret->plain_meta_requests = 0;
         for (size_t i = 0; i < s.n; i++)
                 if (rs->files[s.file[i]].kind == RS_FILE_BLOCKDEV)
-                        r->meta_requests++;
+                        ret->plain_meta_requests += s.q[i].len / s.q[i].chunk + (s.q[i].len % s.q[i].chunk != 0);
         if (file_shares) {
                 struct cost_head h = COST_HEAD_INIT;
                 for (size_t i = 0; i < rs->n_files; i++)
                         r->files[i].plain_s = 0;
                 for (size_t i = 0; i < s.n; i++) {
                         double a, b;
-                        cost_request(p, &h, s.q[i].pos, s.q[i].len, &a, &b);
+                        cost_run(p, &h, &s.q[i], &a, &b);
                         r->files[s.file[i]].plain_s += (a + b) / 1e6;
                 }
         }
@@ -471,8 +472,8 @@ int report_predict(struct report *r, const struct readset *rs, const struct rp_l
         if (e < 0)
                 goto out;
         /* the replay opens every file and looks up every other path it
-         * recorded, with its threads */
-        struct cost_meta rm = { opens, plan->n_lookups > opens ? plan->n_lookups - opens : 0, COST_REPLAY_THREADS };
+         * recorded (the plan's lookups leave out its files), with its threads */
+        struct cost_meta rm = { opens, plan->n_lookups, COST_REPLAY_THREADS };
         cost_estimate(p, s.q, s.n, dev.queue_depth, &rm, &ret->replay);
         ret->replay.host_s = (COST_REPLAY_FIXED_US + COST_REPLAY_FILE_US * (double)opens +
                               COST_REPLAY_LOOKUP_US * (double)plan->n_lookups) / 1e6;

@@ -28,6 +28,10 @@ struct rp_layout {
         bool known;
 };
 
+/* At most this many pieces (a range cut at extent boundaries is several):
+ * report_build fails with -E2BIG beyond it. */
+#define RP_MAX_PIECES (4u << 20)
+
 /* One physically contiguous piece of a recorded range, in first-access order. */
 struct rp_piece {
         uint32_t file;
@@ -65,6 +69,7 @@ struct rp_scenarios {
         struct cost_result layout;  /* the plan after a contiguous layout */
         struct cost_result sequential; /* every byte as one contiguous file, read in order
                                         * (what bench's sequential limit measures) */
+        uint64_t plain_meta_requests;  /* of plain.requests, metadata */
 };
 
 struct rp_alternation {
@@ -88,7 +93,6 @@ struct report {
         uint64_t extents_touched;
         struct rp_file_stats *files;
         struct rp_alternation alt;  /* the pair of files that alternates most, if any */
-        uint64_t plain_requests, meta_requests;
         uint64_t request_bytes;     /* the program's request size used for the plain estimate */
 };
 

@@ -31,9 +31,13 @@ static void test_json_reader(void)
         static const char *const bad[] = {
                 "", "{", "{\"a\":}", "[1,]", "{\"a\" 1}", "tru", "\"abc", "{\"a\":1}x", "01x", "{\"a\":\"\\q\"}",
                 "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"
-                "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]", "1e999",
+                "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]", "1e999", "0x10", "01", "1.", ".5", "+1", "-", "1e", "1e+", "inf",
+                "NaN", "[1 2]",
         };
 
+        CHECK_EQ(jv_parse("-0.5E-2", &v), 0);
+        CHECK(v && jv_number(v, 0) == -0.005);
+        jv_free(v);
         CHECK_EQ(jv_parse(" {\"a\": [1, 2.5e3, -4], \"b\": {\"c\": true}, \"s\": \"x\\u0041\\n\", \"n\": null} ", &v), 0);
         CHECK(v && v->type == JV_OBJECT && v->n_items == 4);
         CHECK(jv_number(&jv_get(v, "a")->items[1], 0) == 2500);
@@ -105,6 +109,13 @@ static void test_profile_parse(void)
                                     "{\"distance_bytes\": 100, \"latency_us\": 5}, "
                                     "{\"distance_bytes\": 50, \"latency_us\": 6}]}", "x", &p), -EINVAL);
         CHECK_EQ(cost_profile_parse("[1]", "x", &p), -EINVAL);
+        /* a seek distance under a byte, a rate that makes every read take forever */
+        CHECK_EQ(cost_profile_parse("{\"latency_qd1_us\": 100, \"sequential_mbps\": 100, \"seek_cost\": ["
+                                    "{\"distance_bytes\": 0.5, \"latency_us\": 5}]}", "x", &p), -EINVAL);
+        CHECK_EQ(cost_profile_parse("{\"latency_qd1_us\": 100, \"sequential_mbps\": 1e-300}", "x", &p), -EINVAL);
+        CHECK_EQ(cost_profile_parse("{\"latency_qd1_us\": 1e-300, \"sequential_mbps\": 100}", "x", &p), -EINVAL);
+        /* a probe of a read-only directory: metadata only, no reads to cost */
+        CHECK_EQ(cost_profile_parse("{\"metadata\": {\"open_stat_us\": 4000}}", "x", &p), -EINVAL);
         CHECK_EQ(cost_profile_parse("{\"latency_qd1_us\": -1, \"sequential_mbps\": 100}", "x", &p), -EINVAL);
 }
 
@@ -189,6 +200,27 @@ static void test_positioning(void)
                 cost_request(&hdd, &h, 50 * G - 64 * K, 4 * K, &a, &b); /* before the stream: a seek */
                 CHECK(a > 500);
                 CHECK_EQ(h.stream_lo, 50 * G - 64 * K);
+        }
+        {
+                /* a request from inside the buffer on past the head: no move */
+                struct cost_head h = COST_HEAD_INIT;
+                double a, b;
+                cost_request(&hdd, &h, 50 * G, 1 * M, &a, &b);
+                cost_request(&hdd, &h, 50 * G + 512 * K, 1 * M, &a, &b);
+                CHECK(a == 0);
+                CHECK_EQ(h.at, 50 * G + 1536 * K);
+                CHECK_EQ(h.stream_lo, 50 * G);
+        }
+        {
+                /* a run of 10 requests: on a disk one stream, elsewhere 10 commands */
+                struct cost_req run = { 10 * G, 10 * 128 * K, 128 * K };
+                struct cost_head h = COST_HEAD_INIT;
+                double a, b;
+                CHECK_EQ(cost_run(&nvme, &h, &run, &a, &b), 10);
+                CHECK(fabs(a - 10 * nvme.lat_us) < 1e-6);
+                h = COST_HEAD_INIT;
+                CHECK_EQ(cost_run(&hdd, &h, &run, &a, &b), 10);
+                CHECK(a == hdd.lat_us);
         }
         /* solid: every request pays the same, wherever it is */
         CHECK(pos_us(&nvme, 0, 100 * G) == nvme.lat_us);
