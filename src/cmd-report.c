@@ -798,11 +798,11 @@ int cmd_report(int argc, char **argv)
                         report_help();
                         return 0;
                 default:
-                        return -2;
+                        return log_usage("report", "invalid option");
                 }
         }
         if (optind + 1 != argc)
-                return log_usage("report", "expected one read set file");
+                return log_usage("report", optind == argc ? "missing read set file" : "too many arguments");
         o.path = argv[optind];
         if (load_readset(o.path, &rs) < 0)
                 return -1;
