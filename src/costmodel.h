@@ -36,12 +36,12 @@ struct cost_req {
         uint64_t chunk;
 };
 
-/* What readset replay itself spends besides the device (measured with warm
- * caches on a 2-CPU VM: docs/DECISIONS.md): starting and planning, then per
- * file opened and per path looked up. */
+/* What readset replay itself spends besides the device (measured on a 2-CPU
+ * VM: docs/DECISIONS.md): starting and planning, then per file opened and
+ * per path looked up. */
 #define COST_REPLAY_FIXED_US 8000.0
 #define COST_REPLAY_FILE_US 15.0
-#define COST_REPLAY_LOOKUP_US 10.0
+#define COST_REPLAY_LOOKUP_US 6.0
 /* Threads readset replay opens files and looks up paths with (4 per CPU). */
 #define COST_REPLAY_THREADS 8
 
