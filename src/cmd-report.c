@@ -717,7 +717,7 @@ static void print_text(const struct out *o)
                 print_wrapped("    ", h);
         }
         {
-                /* the most fragmented of the hot files: extents per MiB read */
+                /* fragmentation of the hottest files: the extents their reads touched */
                 struct fkey *k = o->by_bytes;
                 bool header = false;
                 for (size_t i = 0; i < MIN(o->top, rs->n_files); i++) {
