@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Render an SVG in a real browser (headless chromium) and check the picture.
 
-usage: svgcheck.py SVG PNG_OUT [--expect-id ID ...] [--min-marks N]
+usage: svgcheck.py SVG PNG_OUT [--expect-id ID ...] [--min-marks N] [--expect-colour #RRGGBB ...]
 
 Exits 0 with a one-line summary when the picture passes, 1 with a reason when
 it does not, 77 (automake/meson "skip") when no chromium is installed.
@@ -81,6 +81,8 @@ def main():
     ap.add_argument("png_out")
     ap.add_argument("--expect-id", action="append", default=[], metavar="ID")
     ap.add_argument("--min-marks", type=int, default=0, metavar="N")
+    ap.add_argument("--expect-colour", action="append", default=[], metavar="#RRGGBB",
+                    help="at least 20 pixels of exactly this colour in the top half (marks drawn)")
     a = ap.parse_args()
 
     chromium = find_chromium()
@@ -147,6 +149,14 @@ def main():
         other = n - sum(k for k, c in half.getcolors(maxcolors=n) if c == bg)
         if other < MIN_HALF_FRACTION * n:
             fail("%s half of the picture is blank" % name)
+
+    # 5. the marks themselves were painted: their fill colours in the top half
+    top = im.crop((0, 0, w, h // 2))
+    counts = {c: k for k, c in top.getcolors(maxcolors=top.size[0] * top.size[1])}
+    for hexc in a.expect_colour:
+        rgb = tuple(int(hexc.lstrip("#")[i:i + 2], 16) for i in (0, 2, 4))
+        if counts.get(rgb, 0) < 20:
+            fail("colour %s painted on %d pixels of the top half, want at least 20" % (hexc, counts.get(rgb, 0)))
 
     print("svgcheck: ok %s: %dx%d, %.1f%% non-background, %d colours, %d marks"
           % (os.path.basename(a.svg), w, h, 100 * fraction, distinct, marks))
