@@ -476,6 +476,7 @@ static void print_scenarios_json(struct json *j, const char *key, const struct c
         json_u64(j, "requests", c->requests);
         json_u64(j, "bytes", c->bytes);
         json_u64(j, "moves", c->moves);
+        json_u64(j, "seeks", c->seeks);
         json_object_close(j);
 }
 

@@ -77,16 +77,19 @@ int cost_profile_parse(const char *json, const char *name, struct cost_profile *
         return 0;
 }
 
-/* Seek cost at distance d: log-linear between measured points, linear
- * from zero up to the first, flat after the last. */
+/* Seek cost at distance d, between the measured points: linear in the
+ * square root of the distance (an arm accelerates then decelerates: seek
+ * time grows with sqrt(distance) over short and middle distances; Ruemmler
+ * and Wilkes, "An introduction to disk drive modeling", 1994), linear from
+ * zero up to the first point, flat after the last. */
 static double seek_curve(const struct cost_profile *p, uint64_t d)
 {
         if (d <= p->seek_dist[0])
                 return p->seek_us[0] * (double)d / (double)p->seek_dist[0];
         for (size_t i = 1; i < p->n_seek; i++)
                 if (d <= p->seek_dist[i]) {
-                        double a = log((double)p->seek_dist[i - 1]), b = log((double)p->seek_dist[i]);
-                        double t = (log((double)d) - a) / (b - a);
+                        double a = sqrt((double)p->seek_dist[i - 1]), b = sqrt((double)p->seek_dist[i]);
+                        double t = (sqrt((double)d) - a) / (b - a);
                         return p->seek_us[i - 1] + t * (p->seek_us[i] - p->seek_us[i - 1]);
                 }
         return p->seek_us[p->n_seek - 1];
@@ -117,12 +120,14 @@ void cost_request(const struct cost_profile *p, struct cost_head *h, uint64_t po
         }
         if (pos == COST_POS_UNKNOWN) {
                 *ret_positioning_us = p->lat_us;  /* a random read, and the head is lost */
-                *h = COST_HEAD_INIT;
+                h->at = h->stream_lo = COST_POS_UNKNOWN;
+                h->seeks++;
                 return;
         }
         if (h->at == COST_POS_UNKNOWN) {
                 *ret_positioning_us = p->lat_us;
                 h->stream_lo = pos;
+                h->seeks++;
         } else if (pos >= h->stream_lo && pos + len <= h->at) {
                 *ret_positioning_us = 0;          /* in the drive's buffer: the head stays */
                 return;
@@ -134,6 +139,7 @@ void cost_request(const struct cost_profile *p, struct cost_head *h, uint64_t po
         } else {
                 *ret_positioning_us = p->n_seek ? seek_curve(p, pos > h->at ? pos - h->at : h->at - pos) : p->lat_us;
                 h->stream_lo = pos;
+                h->seeks++;
         }
         h->at = pos + len < pos ? UINT64_MAX - 1 : pos + len;
         if (h->at - h->stream_lo > COST_DRIVE_BUFFER)
@@ -184,6 +190,7 @@ void cost_estimate(const struct cost_profile *p, const struct cost_req *reqs, si
                 c.bytes += reqs[i].len;
                 prev_end = reqs[i].pos == COST_POS_UNKNOWN ? COST_POS_UNKNOWN : reqs[i].pos + reqs[i].len;
         }
+        c.seeks = p->rotational ? h.seeks : 0;
         c.transfer_s = xfer_us / 1e6;
         if (p->remote && meta) {
                 /* an open without a measured figure: a lookup and an open */

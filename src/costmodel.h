@@ -54,6 +54,7 @@ struct cost_result {
         uint64_t requests;
         uint64_t bytes;
         uint64_t moves;           /* requests that did not continue where the previous one ended */
+        uint64_t seeks;           /* on a disk: moves that cost a seek (not a skip or a buffer hit) */
 };
 
 /* Fill p from the JSON text of a probe profile (readset probe -o, or
@@ -65,8 +66,9 @@ int cost_profile_parse(const char *json, const char *name, struct cost_profile *
  * buffer).  COST_POS_UNKNOWN before the first read. */
 struct cost_head {
         uint64_t at, stream_lo;
+        uint64_t seeks;       /* requests that moved the head (or went to an unknown place) */
 };
-#define COST_HEAD_INIT ((struct cost_head){ COST_POS_UNKNOWN, COST_POS_UNKNOWN })
+#define COST_HEAD_INIT ((struct cost_head){ COST_POS_UNKNOWN, COST_POS_UNKNOWN, 0 })
 
 /* A disk's buffer: what it streamed since its last seek, up to this much,
  * is served without moving (desktop drives have 8-256 MiB). */
