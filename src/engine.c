@@ -175,6 +175,7 @@ struct eng {
         atomic_int *fds;          /* per file: FD_UNTRIED, FD_OPENING, FD_SKIPPED or an fd;
                                    * the worker that claims it (FD_OPENING) opens it */
         atomic_size_t next;       /* plan->by_position: the next read to take */
+        atomic_uchar *issued;     /* per read: submitted by this replay (its pages may be in flight) */
         atomic_bool stop;
         atomic_bool cold_seen;     /* a worker found data not cached */
         atomic_bool workers_done;
@@ -241,13 +242,25 @@ static int get_fd(struct eng *e, uint32_t file, struct engine_stats *st)
         return fd;
 }
 
+/* Bytes of [off, off + len) whose data is in the page cache: mincore(2)
+ * counts only pages read completely, where cachestat(2) also counts those
+ * a readahead has put in the cache and is still reading into. */
+static int64_t uptodate_bytes(int fd, uint64_t off, uint64_t len)
+{
+        int64_t have = mincore_bytes(fd, off, len);
+
+        return have >= 0 ? have : engine_cached_bytes(fd, off, len);
+}
+
 /* Read what is not resident yet (pages in flight are waited for, pages the
  * kernel dropped or skipped are fetched); then count what still is not.
- * One cachestat for a range that is already all there. */
-static void settle_range(int fd, const struct plan_read *pr, uint8_t *buf, struct engine_stats *st)
+ * issued: this replay submitted the range, so some of its pages may still
+ * be in flight (cachestat counts them, mincore does not); a range found
+ * cached and not submitted needs only cachestat. */
+static void settle_range(int fd, const struct plan_read *pr, bool issued, uint8_t *buf, struct engine_stats *st)
 {
         uint64_t off = pr->offset, len = pr->length, end = pr->offset + pr->length;
-        int64_t have = engine_cached_bytes(fd, off, len);
+        int64_t have = issued ? uptodate_bytes(fd, off, len) : engine_cached_bytes(fd, off, len);
         struct stat s;
 
         if (have >= 0 && (uint64_t)have >= len)
@@ -260,7 +273,7 @@ static void settle_range(int fd, const struct plan_read *pr, uint8_t *buf, struc
                 off += (uint64_t)k;
                 len -= (uint64_t)k;
         }
-        have = engine_cached_bytes(fd, pr->offset, pr->length);
+        have = uptodate_bytes(fd, pr->offset, pr->length);   /* the reads waited: either would do */
         if (have < 0 || (uint64_t)have >= pr->length)
                 return;
         /* a range past the end of a file that shrank is not missing */
@@ -358,6 +371,7 @@ static void *worker_main(void *arg)
                 fd = prepare_read(e, pr, &w->st, &probe);
                 if (fd < 0)
                         continue;
+                atomic_store(&e->issued[i], 1);
                 /* one call reads at most max(read_ahead_kb, max_sectors_kb): chunk */
                 while (len > 0) {
                         uint64_t n = MIN(len, cap);
@@ -377,7 +391,7 @@ static void *worker_main(void *arg)
                          * file, or not have got to it: get_fd waits, or opens */
                         sfd = e->plan->by_position ? get_fd(e, pr->file, &w->st) : fd_of(e, pr->file);
                         if (sfd >= 0)
-                                settle_range(sfd, pr, w->buf, &w->st);
+                                settle_range(sfd, pr, atomic_load(&e->issued[i]), w->buf, &w->st);
                 }
         return NULL;
 }
@@ -478,6 +492,8 @@ static int uring_data(struct eng *e, struct engine_stats *st)
                 fd = prepare_read(e, pr, st, NULL);
                 if (fd < 0)
                         continue;
+                /* read into buffers, the data is there when the read completes */
+                atomic_store(&e->issued[i], e->opt->method != ENGINE_READ);
                 r = uring_issue(e, fd, pr->offset, pr->length, st);
                 if (r < 0)
                         return r;
@@ -489,7 +505,8 @@ static int uring_data(struct eng *e, struct engine_stats *st)
         if (e->opt->wait && !st->stopped)
                 for (size_t i = plan->n_meta; i < plan->n_reads; i++)
                         if (fd_of(e, plan->reads[i].file) >= 0)
-                                settle_range(fd_of(e, plan->reads[i].file), &plan->reads[i], buf, st);
+                                settle_range(fd_of(e, plan->reads[i].file), &plan->reads[i],
+                                             atomic_load(&e->issued[i]), buf, st);
         return 0;
 }
 
@@ -507,6 +524,7 @@ static void replay_metadata(struct eng *e, struct engine_stats *st)
                 int fd = prepare_read(e, pr, st, NULL);
                 if (fd < 0)
                         continue;
+                atomic_store(&e->issued[i], 1);
                 st->reads++;
                 (void)readahead(fd, (off64_t)pr->offset, pr->length);
         }
@@ -516,7 +534,7 @@ static void replay_metadata(struct eng *e, struct engine_stats *st)
         for (size_t i = 0; i < plan->n_meta; i++) {
                 const struct plan_read *pr = &plan->reads[i];
                 if (fd_of(e, pr->file) >= 0)
-                        settle_range(fd_of(e, pr->file), pr, buf, st);
+                        settle_range(fd_of(e, pr->file), pr, atomic_load(&e->issued[i]), buf, st);
         }
 }
 
@@ -634,7 +652,10 @@ int engine_run(const struct readset *rs, const struct plan *plan, const struct e
         atomic_init(&e.workers_done, false);
         pthread_mutex_init(&e.stop_lock, NULL);
         e.fds = malloc((rs->n_files ? rs->n_files : 1) * sizeof(*e.fds));
-        if (!e.fds) {
+        e.issued = calloc(plan->n_reads ? plan->n_reads : 1, sizeof(*e.issued));
+        if (!e.fds || !e.issued) {
+                free(e.fds);
+                free(e.issued);
                 free(lj);
                 return -ENOMEM;
         }
@@ -645,6 +666,7 @@ int engine_run(const struct readset *rs, const struct plan *plan, const struct e
                 _cleanup_free_ uint8_t *seen = calloc(rs->n_files ? rs->n_files : 1, 1);
                 if (!seen) {
                         free(e.fds);
+                        free(e.issued);
                         free(lj);
                         return -ENOMEM;
                 }
@@ -724,6 +746,7 @@ join:
                 if (fd_of(&e, (uint32_t)i) >= 0)
                         close(fd_of(&e, (uint32_t)i));
         free(e.fds);
+        free(e.issued);
         *ret = st;
         return r;
 }
