@@ -6,11 +6,8 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <linux/fiemap.h>
-#include <linux/fs.h>
 #include <math.h>
 #include <spawn.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -24,7 +21,6 @@
 #include "util.h"
 #include "banned.h"
 
-#define MAX_EXTENTS_PER_FILE (1u << 20)
 #define MAX_FINDINGS 16
 
 extern char **environ;
@@ -153,16 +149,13 @@ static int local_profile(const char *dir, bool may_probe, struct cost_profile *r
 
 /* ---- extents ---------------------------------------------------------- */
 
+/* The extent map of f, when it is still the file recorded and its file
+ * system has FIEMAP; else its positions stay unknown, counted in *skipped. */
 static int file_extents(const struct rs_file *f, struct rp_layout *ret, uint64_t *skipped)
 {
         struct engine_stats ignored = {};
         _cleanup_close_ int fd = -1;
-        size_t cap = 0;
-        uint64_t start = 0;
-        struct {
-                struct fiemap fm;
-                struct fiemap_extent ext[128];
-        } q;
+        int r;
 
         if (f->kind != RS_FILE_REGULAR)
                 return 0;
@@ -171,42 +164,11 @@ static int file_extents(const struct rs_file *f, struct rp_layout *ret, uint64_t
                 (*skipped)++;
                 return 0;
         }
-        for (;;) {
-                bool last = false;
-                memset(&q, 0, sizeof(q));
-                q.fm.fm_start = start;
-                q.fm.fm_length = UINT64_MAX - start;
-                q.fm.fm_extent_count = ARRAY_SIZE(q.ext);
-                if (ioctl(fd, FS_IOC_FIEMAP, &q.fm) < 0) {
-                        (*skipped)++;           /* no FIEMAP here: positions unknown */
-                        free(ret->extents);
-                        *ret = (struct rp_layout){};
-                        return 0;
-                }
-                if (q.fm.fm_mapped_extents == 0)
-                        break;
-                for (unsigned i = 0; i < q.fm.fm_mapped_extents; i++) {
-                        const struct fiemap_extent *e = &q.ext[i];
-                        if (e->fe_flags & FIEMAP_EXTENT_LAST)
-                                last = true;
-                        if (e->fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC | FIEMAP_EXTENT_ENCODED |
-                                           FIEMAP_EXTENT_DATA_INLINE | FIEMAP_EXTENT_NOT_ALIGNED))
-                                continue;
-                        if (ret->n_extents >= MAX_EXTENTS_PER_FILE) {
-                                last = true;
-                                break;
-                        }
-                        if (grow_array(&ret->extents, &cap, ret->n_extents + 1, sizeof(*ret->extents)) < 0)
-                                return -ENOMEM;
-                        ret->extents[ret->n_extents++] = (struct rp_extent){ e->fe_logical, e->fe_physical,
-                                                                             e->fe_length };
-                }
-                const struct fiemap_extent *tail = &q.ext[q.fm.fm_mapped_extents - 1];
-                if (last || tail->fe_logical + tail->fe_length <= start)
-                        break;
-                start = tail->fe_logical + tail->fe_length;
-        }
-        ret->known = true;
+        r = extents_read(fd, ret);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                (*skipped)++;
         return 0;
 }
 
@@ -379,7 +341,6 @@ static const char *const hist_keys[_RP_HIST_MAX] = {
 };
 
 struct column {
-        const char *label;               /* "this machine (254:0)" */
         struct cost_profile profile;
         struct rp_scenarios s;
 };
@@ -595,7 +556,7 @@ static void print_json(const struct out *o)
         json_array_open(&j, "predictions");
         for (size_t i = 0; i < o->n_cols; i++) {
                 json_object_open(&j, NULL);
-                json_string(&j, "device", o->cols[i].label);
+                json_string(&j, "device", o->cols[i].profile.name);
                 json_bool(&j, "reference", i == o->n_cols - 1);
                 json_bool(&j, "rotational", o->cols[i].profile.rotational);
                 print_scenarios_json(&j, "plain", &o->cols[i].s.plain);
@@ -737,7 +698,7 @@ static void print_text(const struct out *o)
                 printf("\nPredicted read time          plain cold start   readset replay    after layout\n");
                 for (size_t i = 0; i < o->n_cols; i++) {
                         const struct rp_scenarios *s = &o->cols[i].s;
-                        printf("  %-28s %16s %16s %15s\n", tail(o->cols[i].label, 28, pb, sizeof(pb)),
+                        printf("  %-28s %16s %16s %15s\n", tail(o->cols[i].profile.name, 28, pb, sizeof(pb)),
                                secs(s->plain.seconds, b1), secs(s->replay.seconds, b2),
                                secs(s->layout.seconds, b3));
                 }
@@ -745,7 +706,7 @@ static void print_text(const struct out *o)
                         const struct rp_scenarios *s = &o->cols[i].s;
                         char line[256];
                         snprintf(line, sizeof(line), "%s: %" PRIu64 " requests plain (%" PRIu64 " metadata), %"
-                                 PRIu64 " replayed", tail(o->cols[i].label, 28, pb, sizeof(pb)), s->plain.requests,
+                                 PRIu64 " replayed", tail(o->cols[i].profile.name, 28, pb, sizeof(pb)), s->plain.requests,
                                  s->plain_meta_requests, s->replay.requests);
                         print_wrapped("  ", line);
                 }
@@ -848,8 +809,6 @@ int cmd_report(int argc, char **argv)
                 snprintf(cols[0].profile.name, sizeof(cols[0].profile.name), "this machine (%.40s)",
                          first ? local_dev.name : "?");
         cols[o.n_cols++].profile = ref;
-        for (size_t i = 0; i < o.n_cols; i++)
-                cols[i].label = cols[i].profile.name;
 
         layouts = calloc(rs->n_files ? rs->n_files : 1, sizeof(*layouts));
         if (!layouts)

@@ -3,14 +3,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/fiemap.h>
-#include <linux/fs.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "extents.h"
 #include "json.h"
 #include "util.h"
 #include "banned.h"
@@ -45,7 +43,8 @@ static bool have_arg_device;
 static int device_from_option(const char *arg, struct device_profile *ret)
 {
         _cleanup_free_ char *text = NULL;
-        const char *p;
+        _cleanup_jv_ struct jv *profile = NULL;
+        const struct jv *v;
         int r;
 
         if (strcmp(arg, "rotational") == 0) {
@@ -59,71 +58,57 @@ static int device_from_option(const char *arg, struct device_profile *ret)
         r = read_small_file(arg, &text, 1 << 20);     /* a FIFO here is refused, not waited on */
         if (r < 0)
                 return r;
+        r = jv_parse(text, &profile);
+        if (r < 0)
+                return r;
         /* the one field the planner uses from a probe profile */
-        p = strstr(text, "\"rotational\"");
-        if (!p || !(p = strchr(p, ':')))
+        v = jv_get(profile, "rotational");
+        if (!v || v->type != JV_BOOL)
                 return -EINVAL;
-        p += strspn(p + 1, " \t\n") + 1;
-        if (strncmp(p, "true", 4) == 0)
+        if (v->b)
                 device_profile_rotational(ret);
-        else if (strncmp(p, "false", 5) == 0)
-                device_profile_solid(ret);
         else
-                return -EINVAL;
+                device_profile_solid(ret);
         snprintf(ret->name, sizeof(ret->name), "%.63s", arg);
         return 0;
 }
 
 /* Where a file's data lies on the device, for sorting by position on a
  * rotational device: the physical address of the file's first extent at or
- * after the offset (FIEMAP).  One file at a time, cached. */
+ * after the offset.  The planner asks a file at a time: each file's extent
+ * map is read once (FIEMAP), then looked up. */
 struct phys_cache {
         const struct readset *rs;
         uint32_t file;
-        int fd;
-        bool failed;
+        struct rp_layout map;   /* of file; not known when it could not be read */
 };
 
 static uint64_t phys_of(void *userdata, uint32_t file, uint64_t offset)
 {
         struct phys_cache *pc = userdata;
-        struct {
-                struct fiemap fm;
-                struct fiemap_extent ext[1];
-        } q = {};
-        const struct rs_file *f;
+        const struct rp_extent *e;
+        size_t next;
 
-        if (file >= pc->rs->n_files)
+        if (file >= pc->rs->n_files || pc->rs->files[file].kind != RS_FILE_REGULAR)
                 return UINT64_MAX;
-        f = &pc->rs->files[file];
-        if (f->kind != RS_FILE_REGULAR)
-                return UINT64_MAX;
-        if (pc->fd < 0 || pc->file != file) {
+        if (pc->file != file) {
                 struct engine_stats ignored = {};
-                if (pc->fd >= 0)
-                        close(pc->fd);
-                pc->file = file;
                 /* the engine's own checks: only the file the read set names */
-                pc->fd = engine_open_checked(f, &ignored);
-                pc->failed = pc->fd < 0;
+                int fd = engine_open_checked(&pc->rs->files[file], &ignored);
+                extents_clear(&pc->map);
+                pc->file = file;
+                if (fd >= 0) {
+                        (void)extents_read(fd, &pc->map);
+                        close(fd);
+                }
         }
-        if (pc->failed)
+        if (!pc->map.known)
                 return UINT64_MAX;
-        q.fm.fm_start = offset;
-        q.fm.fm_length = UINT64_MAX - offset;
-        q.fm.fm_extent_count = 1;
-        if (ioctl(pc->fd, FS_IOC_FIEMAP, &q.fm) < 0) {
-                pc->failed = true;      /* no FIEMAP on this filesystem */
-                return UINT64_MAX;
-        }
-        if (q.fm.fm_mapped_extents == 0)        /* a hole to the end: this offset only */
-                return UINT64_MAX;
-        if (q.ext[0].fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC | FIEMAP_EXTENT_ENCODED |
-                                 FIEMAP_EXTENT_DATA_INLINE | FIEMAP_EXTENT_NOT_ALIGNED))
-                return UINT64_MAX;
-        if (offset > q.ext[0].fe_logical)
-                return q.ext[0].fe_physical + (offset - q.ext[0].fe_logical);
-        return q.ext[0].fe_physical;
+        e = extent_at(&pc->map, offset, &next);
+        if (e)
+                return e->physical + (offset - e->logical);
+        /* in a hole: where the data after it lies; past the last extent: unknown */
+        return next < pc->map.n_extents ? pc->map.extents[next].physical : UINT64_MAX;
 }
 
 int replay_plan(const struct readset *rs, uint64_t max_bytes, bool accessed_only, struct plan **ret,
@@ -151,14 +136,13 @@ int replay_plan(const struct readset *rs, uint64_t max_bytes, bool accessed_only
         o.max_bytes = budget ? budget : 1;   /* 0 would mean "no limit" */
         if (max_bytes && max_bytes < o.max_bytes)
                 o.max_bytes = max_bytes;
-        struct phys_cache pc = { .rs = rs, .fd = -1 };
+        struct phys_cache pc = { .rs = rs, .file = UINT32_MAX };
         if (dev.rotational) {
                 o.phys = phys_of;
                 o.phys_userdata = &pc;
         }
         r = planner_build(rs, &dev, &o, ret);
-        if (pc.fd >= 0)
-                close(pc.fd);
+        extents_clear(&pc.map);
         if (r >= 0 && ret_dev)
                 *ret_dev = dev;
         return r;

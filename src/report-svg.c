@@ -170,11 +170,6 @@ static const char *colour_of(int group)
         return group < 0 ? COLOUR_META : group >= N_COLOURS ? COLOUR_OTHER : colours[group];
 }
 
-static void label_bytes(char buf[static 32], uint64_t v)
-{
-        format_bytes(v, buf);
-}
-
 static void label_time(char buf[static 32], double us)
 {
         if (us >= 1e6)
@@ -287,7 +282,7 @@ static int write_svg(FILE *f, const struct readset *rs, const struct report *r)
                 "stroke=\"#888\"/>\n", PX, AY, PW, AH);
         for (int i = 0; i <= 4; i++) {
                 int y = AY + AH - AH * i / 4;
-                label_bytes(b1, r->pos_min + span / 4 * (uint64_t)i);
+                format_bytes(r->pos_min + span / 4 * (uint64_t)i, b1);
                 fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" font-size=\"10\">%s</text>"
                         "<line x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\" stroke=\"#ddd\"/>\n",
                         PX - 4, y + 3, b1, PX, PX + PW, y, y);

@@ -20,29 +20,6 @@ void report_free(struct report *r)
         free(r);
 }
 
-/* The extent of l holding offset, or NULL (a hole, or past the end). */
-static const struct rp_extent *extent_at(const struct rp_layout *l, uint64_t offset, size_t *ret_index)
-{
-        size_t lo = 0, hi = l->n_extents;
-
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                const struct rp_extent *e = &l->extents[mid];
-                if (offset < e->logical)
-                        hi = mid;
-                else if (offset - e->logical >= e->length)
-                        lo = mid + 1;
-                else {
-                        if (ret_index)
-                                *ret_index = mid;
-                        return e;
-                }
-        }
-        if (ret_index)
-                *ret_index = lo;   /* the first extent after offset */
-        return NULL;
-}
-
 struct piece_sink {
         struct rp_piece *p;
         size_t n, cap;

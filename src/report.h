@@ -11,22 +11,8 @@
 
 #include "costmodel.h"
 #include "device.h"
+#include "extents.h"
 #include "readset.h"
-
-/* One extent of a file: logical bytes [logical, logical+length) lie at
- * physical (a byte address on the file system's device). */
-struct rp_extent {
-        uint64_t logical, physical, length;
-};
-
-/* What is known of each file's layout (index = file index); extents sorted
- * by logical offset.  A file with no extents has unknown positions; a
- * block-device file's offsets are positions already. */
-struct rp_layout {
-        struct rp_extent *extents;
-        size_t n_extents;
-        bool known;
-};
 
 /* At most this many pieces (a range cut at extent boundaries is several):
  * report_build fails with -E2BIG beyond it. */
@@ -100,8 +86,9 @@ struct report {
  * its block devices); 0 when none is known. */
 int report_main_device(const struct readset *rs, uint64_t *ret);
 
-/* Analyse rs with the given layouts (n = rs->n_files; may be NULL: no
- * positions known).  request_bytes: the largest request the program's reads
+/* Analyse rs with the given layouts (one per file, n = rs->n_files; may be
+ * NULL: no positions known; a block-device file's offsets are positions
+ * already).  request_bytes: the largest request the program's reads
  * become (the device's readahead size). */
 int report_build(const struct readset *rs, const struct rp_layout *layouts, uint64_t request_bytes,
                  struct report **ret);

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/* Where a file's data lies on its device: the extent map FIEMAP gives, read
+ * once per file, and the position of an offset in it.  Used to sort a
+ * replay by position on a disk and to draw and cost a read set. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* One extent of a file: logical bytes [logical, logical+length) lie at
+ * physical (a byte address on the file system's device). */
+struct rp_extent {
+        uint64_t logical, physical, length;
+};
+
+/* What is known of a file's layout; extents sorted by logical offset.  A
+ * file whose map is not known has unknown positions. */
+struct rp_layout {
+        struct rp_extent *extents;
+        size_t n_extents;
+        bool known;
+};
+
+/* At most this many extents are kept of one file. */
+#define EXTENTS_MAX_PER_FILE (1u << 20)
+
+/* Read fd's extent map (extents without a usable physical address --
+ * delayed, inline, encoded -- are left out).  -EOPNOTSUPP (or the ioctl's
+ * error) when the file system has no FIEMAP; ret is then left unknown. */
+int extents_read(int fd, struct rp_layout *ret);
+void extents_clear(struct rp_layout *l);
+
+/* The extent of l holding offset, or NULL (a hole, or past the end); with
+ * *ret_index the extent found or, for NULL, the first one after offset. */
+const struct rp_extent *extent_at(const struct rp_layout *l, uint64_t offset, size_t *ret_index);
