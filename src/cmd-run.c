@@ -241,7 +241,7 @@ int cmd_run(int argc, char **argv)
         _cleanup_free_ char *auto_file = NULL, *tmp_out = NULL, *tmp_dir = NULL;
         _cleanup_free_ char **rec = NULL;
         const char *arg_auto = NULL, *file = NULL, *why = NULL;
-        bool arg_stats = false, recording;
+        bool arg_stats = false, recording, have_file, plan_first = false;
         uint64_t arg_max = 0, arg_stale = DEFAULT_STALE_PERCENT, arg_nice = DEFAULT_NICE;
         struct engine_options eo;
         struct engine_stats st = { 0 };
@@ -293,14 +293,26 @@ int cmd_run(int argc, char **argv)
                         return log_errno(r, "out of memory");
                 file = auto_file;
         }
-        if (!arg_auto) {
-                r = load_readset(file, &rs);
-                if (r < 0)
-                        return r;
-        } else if (access(file, F_OK) == 0) {
-                r = format_read(file, &rs, &why);
-                if (r < 0)
+        /* Where the replay will read, from the read set's first file: on a
+         * rotational device the plan comes first (below); elsewhere the
+         * command starts before the read set is even decoded.  A read set
+         * whose header is bad is refused here, before anything runs. */
+        have_file = !arg_auto || access(file, F_OK) == 0;
+        if (have_file) {
+                struct device_profile peeked;
+                uint64_t first_dev = 0;
+
+                r = format_peek_device(file, &first_dev, &why);
+                if (r < 0 && r != -ENODATA) {
+                        if (!arg_auto)
+                                return why ? log_error("cannot read '%s': %s", file, why) :
+                                             log_errno(r, "cannot read '%s'", file);
                         log_warning("'%s' is unusable (%s): recording it again", file, why ? why : strerror(-r));
+                        have_file = false;
+                } else if (replay_device_option(&peeked))
+                        plan_first = peeked.rotational;
+                else if (r >= 0 && device_profile_for_dev((dev_t)first_dev, &peeked) >= 0)
+                        plan_first = peeked.rotational;
         }
 
         /* Recording alongside: for --stats, and for --auto (to learn, or to
@@ -330,27 +342,46 @@ int cmd_run(int argc, char **argv)
                         return log_errno(-ENOMEM, "out of memory");
         }
 
-        if (rs) {
+        /* On a rotational device the command waits for the plan, which asks
+         * FIEMAP of every file: measured on the emulated disk, planning first
+         * and sweeping gives 4.0 s, starting the command during the planning
+         * 7.6 s, as both then compete for the head. */
+        if (have_file && plan_first) {
+                r = load_readset(file, &rs);
+                if (r < 0)
+                        return r;
                 r = replay_plan(rs, arg_max, true, &plan, &dev);
                 if (r < 0)
                         return log_errno(r, "cannot plan the replay");
-                eo.readahead_cap = dev.readahead_cap;
         }
 
-        /* Start the command first: it never waits for the replay.  (It does
-         * wait for the plan, which on a rotational device asks FIEMAP of
-         * every file: measured on the emulated disk, planning first and
-         * sweeping gives 4.0 s, starting the command during the planning
-         * 7.6 s, as both then compete for the head.) */
+        /* Otherwise the command starts first and never waits for the replay. */
         child.pid = spawn(recording ? rec : cmd);
         if (child.pid < 0)
                 return log_errno(child.pid, "cannot fork");
+        /* The command comes first: the replay (and, when it comes after the
+         * start, its decoding and planning) runs at a lower CPU priority; it
+         * mostly waits for the device, and where it would compete for the
+         * CPU, the command wins. */
+        if (arg_nice > 0)
+                (void)setpriority(PRIO_PROCESS, 0, (int)arg_nice);
+        if (have_file && !plan_first) {
+                r = format_read(file, &rs, &why);
+                if (r < 0) {
+                        /* damage past the header: the command runs all the same */
+                        if (arg_auto)
+                                log_warning("'%s' is unusable (%s): recording it again", file, why ? why : strerror(-r));
+                        else
+                                log_error("cannot read '%s': %s; the command runs without a replay",
+                                          file, why ? why : strerror(-r));
+                } else {
+                        r = replay_plan(rs, arg_max, true, &plan, &dev);
+                        if (r < 0)
+                                log_warning_errno(r, "cannot plan the replay; the command runs without it");
+                }
+        }
         if (plan) {
-                /* The command comes first: the replay's threads run at a lower
-                 * CPU priority (they mostly wait for the device; where they
-                 * would compete for the CPU, the command wins). */
-                if (arg_nice > 0)
-                        (void)setpriority(PRIO_PROCESS, 0, (int)arg_nice);
+                eo.readahead_cap = dev.readahead_cap;
                 eo.stop = child_done;
                 eo.stop_userdata = &child;
                 r = engine_run(rs, plan, &eo, &st);

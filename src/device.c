@@ -21,7 +21,13 @@ void device_profile_solid(struct device_profile *p)
                 /* reading 64 KiB more costs less than one more request here
                  * (~40 us per request, ~2 GB/s) */
                 .bridge_bytes = 64 << 10,
-                .window_us = 0,
+                /* reads in the same 10 ms slice of recorded time go file by
+                 * file, in offset order: the kernel then finds each file's
+                 * page-cache tree and extent map warm from the read before
+                 * (a million scattered single-page readahead(2) calls: 10.1 s
+                 * of system time in first-access order, 3.4 s grouped this
+                 * way in slices of 5 000 reads) */
+                .window_us = 10000,
                 .readahead_cap = 128 << 10,
         };
 }
@@ -59,13 +65,17 @@ static int read_u64_file(const char *path, uint64_t *ret)
 int device_profile_for_path(const char *path, struct device_profile *ret)
 {
         struct stat st;
-        char q[128], base[96], devlink[96];
-        uint64_t v;
-        dev_t dev;
 
         if (stat(path, &st) < 0)
                 return -errno;
-        dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
+        return device_profile_for_dev(S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev, ret);
+}
+
+int device_profile_for_dev(dev_t dev, struct device_profile *ret)
+{
+        char q[128], base[96], devlink[96];
+        uint64_t v;
+
         snprintf(base, sizeof(base), "/sys/dev/block/%u:%u", major(dev), minor(dev));
         snprintf(devlink, sizeof(devlink), "%s", base);
         /* a partition's queue is its disk's */

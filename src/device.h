@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct device_profile {
         char name[64];           /* e.g. "vda" or a reference profile's name */
@@ -14,7 +15,8 @@ struct device_profile {
         uint32_t queue_depth;    /* requests to keep in flight */
         uint64_t max_request;    /* bytes per request */
         uint64_t bridge_bytes;   /* read through gaps smaller than this */
-        uint64_t window_us;      /* time window for sorting by position */
+        uint64_t window_us;      /* reads in a window of recorded time are reordered: by
+                                  * position if rotational, else by file and offset */
         uint64_t readahead_cap;  /* what one readahead(2) call reads at most */
 };
 
@@ -24,3 +26,5 @@ void device_profile_solid(struct device_profile *p);
 void device_profile_rotational(struct device_profile *p);
 /* The profile of the block device holding path (sysfs queue settings). */
 int device_profile_for_path(const char *path, struct device_profile *ret);
+/* the same for the block device dev (a file's st_dev or a device's st_rdev) */
+int device_profile_for_dev(dev_t dev, struct device_profile *ret);

@@ -364,19 +364,15 @@ static int parse_lookups(struct rbuf *r, struct readset *rs)
         return 0;
 }
 
-int format_decode(const uint8_t *buf, size_t len, struct readset **ret, const char **ret_why)
-{
-        _cleanup_readset_ struct readset *rs = NULL;
-        _cleanup_free_ uint8_t *raw = NULL;
-        uint64_t raw_len, stored_len;
+/* What the header says, once every check on it has passed. */
+struct header {
         uint32_t flags;
-        struct rbuf r;
-        bool seen[4] = { false };
-        const char *why_dummy;
-        int k;
+        uint64_t raw_len, stored_len;
+};
 
-        if (!ret_why)
-                ret_why = &why_dummy;
+/* The header checks, against a file of len bytes starting at buf. */
+static int decode_header(const uint8_t *buf, size_t len, struct header *h, const char **ret_why)
+{
         if (len < 8 || memcmp(buf, FORMAT_MAGIC, 8) != 0) {
                 *ret_why = "not a readset file (bad magic)";
                 return -ENOMSG;
@@ -395,30 +391,57 @@ int format_decode(const uint8_t *buf, size_t len, struct readset **ret, const ch
                         "unsupported format version";
                 return -EPROTONOSUPPORT;
         }
-        flags = (uint32_t)get_le(buf + 12, 4);
-        raw_len = get_le(buf + 16, 8);
-        stored_len = get_le(buf + 24, 8);
-        if (flags & ~FLAG_ZSTD) {
+        h->flags = (uint32_t)get_le(buf + 12, 4);
+        h->raw_len = get_le(buf + 16, 8);
+        h->stored_len = get_le(buf + 24, 8);
+        if (h->flags & ~FLAG_ZSTD) {
                 *ret_why = "unknown header flags";
                 return -EPROTONOSUPPORT;
         }
-        if (raw_len > FORMAT_MAX_RAW || stored_len > FORMAT_MAX_RAW) {
+        if (h->raw_len > FORMAT_MAX_RAW || h->stored_len > FORMAT_MAX_RAW) {
                 *ret_why = "payload size out of range";
                 return -EBADMSG;
         }
-        if ((flags & FLAG_ZSTD) && raw_len > stored_len * FORMAT_MAX_RATIO + (64 << 10)) {
+        if ((h->flags & FLAG_ZSTD) && h->raw_len > h->stored_len * FORMAT_MAX_RATIO + (64 << 10)) {
                 /* a real read set compresses 3-6:1; a bomb does much better */
                 *ret_why = "implausible compression ratio";
                 return -EBADMSG;
         }
-        if (stored_len > len - FORMAT_HEADER_SIZE) {
+        if (h->stored_len > len - FORMAT_HEADER_SIZE) {
                 *ret_why = "truncated payload";
                 return -ENODATA;
         }
-        if (stored_len < len - FORMAT_HEADER_SIZE) {
+        if (h->stored_len < len - FORMAT_HEADER_SIZE) {
                 *ret_why = "trailing data after payload";
                 return -EBADMSG;
         }
+        if (!(h->flags & FLAG_ZSTD) && h->stored_len != h->raw_len) {
+                *ret_why = "payload size mismatch";
+                return -EBADMSG;
+        }
+        return 0;
+}
+
+int format_decode(const uint8_t *buf, size_t len, struct readset **ret, const char **ret_why)
+{
+        _cleanup_readset_ struct readset *rs = NULL;
+        _cleanup_free_ uint8_t *raw = NULL;
+        uint64_t raw_len, stored_len;
+        uint32_t flags;
+        struct header h;
+        struct rbuf r;
+        bool seen[4] = { false };
+        const char *why_dummy;
+        int k;
+
+        if (!ret_why)
+                ret_why = &why_dummy;
+        k = decode_header(buf, len, &h, ret_why);
+        if (k < 0)
+                return k;
+        flags = h.flags;
+        raw_len = h.raw_len;
+        stored_len = h.stored_len;
         if (flags & FLAG_ZSTD) {
                 unsigned long long fcs = ZSTD_getFrameContentSize(buf + FORMAT_HEADER_SIZE, stored_len);
                 size_t got;
@@ -437,10 +460,6 @@ int format_decode(const uint8_t *buf, size_t len, struct readset **ret, const ch
                 }
                 r = (struct rbuf){ raw, raw_len, 0, 0 };
         } else {
-                if (stored_len != raw_len) {
-                        *ret_why = "payload size mismatch";
-                        return -EBADMSG;
-                }
                 r = (struct rbuf){ buf + FORMAT_HEADER_SIZE, raw_len, 0, 0 };
         }
         if (crc(r.p, r.n) != get_le(buf + 32, 4)) {
@@ -540,28 +559,25 @@ fail:
         return r;
 }
 
-int format_read(const char *path, struct readset **ret, const char **ret_why)
+/* The whole file, which must be a regular file of plausible size. */
+static int read_whole(const char *path, uint8_t **ret_buf, size_t *ret_len, const char **ret_why)
 {
         _cleanup_free_ uint8_t *buf = NULL;
         _cleanup_close_ int fd = -1;
         struct stat st;
         size_t off = 0;
 
-        if (ret_why)
-                *ret_why = NULL;
         fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0)
                 return -errno;
         if (fstat(fd, &st) < 0)
                 return -errno;
         if (!S_ISREG(st.st_mode)) {
-                if (ret_why)
-                        *ret_why = "not a regular file";
+                *ret_why = "not a regular file";
                 return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
         }
         if ((uint64_t)st.st_size > FORMAT_MAX_RAW + FORMAT_HEADER_SIZE) {
-                if (ret_why)
-                        *ret_why = "file too large for a read set";
+                *ret_why = "file too large for a read set";
                 return -EFBIG;
         }
         buf = malloc((size_t)st.st_size + 1);
@@ -578,5 +594,109 @@ int format_read(const char *path, struct readset **ret, const char **ret_why)
                         break;
                 off += (size_t)k;
         }
-        return format_decode(buf, off, ret, ret_why);
+        *ret_buf = TAKE_PTR(buf);
+        *ret_len = off;
+        return 0;
+}
+
+int format_read(const char *path, struct readset **ret, const char **ret_why)
+{
+        _cleanup_free_ uint8_t *buf = NULL;
+        const char *why_dummy;
+        size_t len;
+        int r;
+
+        if (!ret_why)
+                ret_why = &why_dummy;
+        *ret_why = NULL;
+        r = read_whole(path, &buf, &len, ret_why);
+        if (r < 0)
+                return r;
+        return format_decode(buf, len, ret, ret_why);
+}
+
+/* The device of the first file in FILES, from the first PEEK_RAW bytes of
+ * the payload: what `readset run` needs to know before it starts the
+ * command, without decoding the rest.  A payload no longer than that is
+ * checksummed too. */
+#define PEEK_RAW (256u << 10)
+
+int format_peek_device(const char *path, uint64_t *ret_dev, const char **ret_why)
+{
+        _cleanup_free_ uint8_t *buf = NULL, *raw = NULL;
+        const char *why_dummy;
+        struct header h;
+        struct rbuf r;
+        size_t len;
+        int k;
+
+        if (!ret_why)
+                ret_why = &why_dummy;
+        *ret_why = NULL;
+        k = read_whole(path, &buf, &len, ret_why);
+        if (k < 0)
+                return k;
+        k = decode_header(buf, len, &h, ret_why);
+        if (k < 0)
+                return k;
+        if (h.flags & FLAG_ZSTD) {
+                ZSTD_DCtx *z = ZSTD_createDCtx();
+                ZSTD_inBuffer in = { buf + FORMAT_HEADER_SIZE, h.stored_len, 0 };
+                ZSTD_outBuffer out;
+                size_t want = MIN((size_t)h.raw_len, (size_t)PEEK_RAW);
+
+                raw = malloc(want ? want : 1);
+                if (!z || !raw) {
+                        ZSTD_freeDCtx(z);
+                        return -ENOMEM;
+                }
+                out = (ZSTD_outBuffer){ raw, want, 0 };
+                while (out.pos < out.size && in.pos < in.size) {
+                        size_t z_r = ZSTD_decompressStream(z, &out, &in);
+                        if (ZSTD_isError(z_r)) {
+                                ZSTD_freeDCtx(z);
+                                *ret_why = "corrupt compressed payload";
+                                return -EBADMSG;
+                        }
+                        if (z_r == 0)
+                                break;     /* end of the frame */
+                }
+                ZSTD_freeDCtx(z);
+                r = (struct rbuf){ raw, out.pos, 0, 0 };
+        } else
+                r = (struct rbuf){ buf + FORMAT_HEADER_SIZE, MIN((size_t)h.raw_len, (size_t)PEEK_RAW), 0, 0 };
+        /* the whole payload in hand: its checksum too */
+        if (r.n == h.raw_len && crc(r.p, r.n) != get_le(buf + 32, 4)) {
+                *ret_why = "payload checksum mismatch";
+                return -EBADMSG;
+        }
+
+        /* sections up to FILES, then the first file's kind and device */
+        *ret_why = "no device in the first part of the payload";
+        while (r.off < r.n) {
+                uint8_t tag = r.p[r.off++];
+                uint64_t slen, kind;
+
+                if (tag == SEC_END)
+                        break;
+                slen = r_varint(&r);
+                if (r.err)
+                        return -ENODATA;
+                if (tag != SEC_FILES) {
+                        if (slen > r.n - r.off)
+                                return -ENODATA;
+                        r.off += slen;
+                        continue;
+                }
+                if (r_varint(&r) == 0 || r.err)    /* count */
+                        return -ENODATA;
+                kind = r_varint(&r);
+                (void)r_varint(&r);                /* flags */
+                *ret_dev = r_varint(&r);
+                if (r.err || (kind != RS_FILE_REGULAR && kind != RS_FILE_BLOCKDEV))
+                        return -ENODATA;
+                *ret_why = NULL;
+                return 0;
+        }
+        return -ENODATA;
 }

@@ -73,6 +73,13 @@ static int device_from_option(const char *arg, struct device_profile *ret)
         return 0;
 }
 
+bool replay_device_option(struct device_profile *ret)
+{
+        if (have_arg_device)
+                *ret = arg_device;
+        return have_arg_device;
+}
+
 /* Where a file's data lies on the device, for sorting by position on a
  * rotational device: the physical address of the file's first extent at or
  * after the offset.  The planner asks a file at a time: each file's extent

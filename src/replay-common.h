@@ -20,6 +20,9 @@ int replay_memory_budget(uint64_t *ret);
 int replay_plan(const struct readset *rs, uint64_t max_bytes, bool accessed_only, struct plan **ret,
                 struct device_profile *ret_dev);
 
+/* The profile given with --device, if one was. */
+bool replay_device_option(struct device_profile *ret);
+
 /* The long options of replay_parse_option(), for a getopt_long table. */
 #define REPLAY_ENGINE_OPTIONS \
         { "method", required_argument, NULL, 'm' }, \

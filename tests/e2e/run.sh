@@ -16,6 +16,12 @@ rc=0; "$READSET" run "$TMP/x.readset" -- sh -c 'echo out; exit 7' > "$TMP/out" |
 [ "$rc" = 7 ] && [ "$(cat "$TMP/out")" = out ] || fail "run: exit $rc, output '$(cat "$TMP/out")'"
 rc=0; "$READSET" run "$TMP/missing.readset" -- true 2>"$TMP/err" || rc=$?
 [ "$rc" = 1 ] && grep -q "cannot read" "$TMP/err" || fail "run with a missing read set: $rc"
+# A damaged read set is refused before the command starts.
+cp "$TMP/x.readset" "$TMP/bad.readset"
+sz=$(stat -c %s "$TMP/bad.readset")
+printf '\377' | dd of="$TMP/bad.readset" bs=1 seek=$((sz - 1)) conv=notrunc 2>/dev/null
+rc=0; "$READSET" run "$TMP/bad.readset" -- touch "$TMP/ran" 2>"$TMP/err" || rc=$?
+[ "$rc" = 1 ] && grep -q "cannot read" "$TMP/err" && [ ! -e "$TMP/ran" ] || fail "run with a damaged read set: $rc"
 rc=0; "$READSET" run "$TMP/x.readset" -- no-such-command-xyz 2>/dev/null || rc=$?
 [ "$rc" = 127 ] || fail "run of a missing command: exit $rc"
 

@@ -222,6 +222,87 @@ static void test_file_io(void)
         readset_free(rs);
 }
 
+/* format_peek_device(): the first file's device, after the header checks
+ * only; the rest of the payload is format_read()'s to check. */
+static void test_peek(void)
+{
+        char dir[] = "/tmp/readset-test-XXXXXX", path[128];
+        struct readset *rs = sample(3000, 20), *back = NULL;
+        uint8_t *buf = NULL;
+        size_t len = 0;
+        uint64_t dev = 0;
+        const char *why;
+        FILE *f;
+
+        if (!mkdtemp(dir))
+                TEST_SKIP("cannot create a temporary directory");
+        snprintf(path, sizeof(path), "%s/x.readset", dir);
+        CHECK_EQ(format_write(rs, path), 0);
+        CHECK_EQ(format_peek_device(path, &dev, &why), 0);
+        CHECK_EQ(dev, 0xfe01);
+        {
+                /* a small payload is read whole, and checksummed */
+                struct readset *small = sample(2, 2);
+                uint8_t *sb = NULL;
+                size_t sl = 0;
+                CHECK_EQ(format_encode(small, &sb, &sl), 0);
+                f = fopen(path, "w");
+                fwrite(sb, 1, sl, f);
+                fclose(f);
+                CHECK_EQ(format_peek_device(path, &dev, &why), 0);
+                sb[sl - 1] ^= 0xff;
+                f = fopen(path, "w");
+                fwrite(sb, 1, sl, f);
+                fclose(f);
+                CHECK_EQ(format_peek_device(path, &dev, &why), -EBADMSG);
+                free(sb);
+                readset_free(small);
+        }
+
+        /* damage at the end of a payload longer than what the peek reads:
+         * the peek does not see it, the reader does */
+        CHECK_EQ(format_encode(rs, &buf, &len), 0);
+        buf[len - 1] ^= 0xff;
+        f = fopen(path, "w");
+        fwrite(buf, 1, len, f);
+        fclose(f);
+        dev = 0;
+        CHECK_EQ(format_peek_device(path, &dev, &why), 0);
+        CHECK_EQ(dev, 0xfe01);
+        CHECK(format_read(path, &back, &why) < 0);
+        CHECK(back == NULL);
+
+        /* a damaged header: the same error as the reader's */
+        buf[20] ^= 0xff;
+        f = fopen(path, "w");
+        fwrite(buf, 1, len, f);
+        fclose(f);
+        CHECK_EQ(format_peek_device(path, &dev, &why), -EBADMSG);
+        CHECK(why && strstr(why, "header checksum"));
+        /* truncated */
+        f = fopen(path, "w");
+        fwrite(buf, 1, 30, f);
+        fclose(f);
+        CHECK_EQ(format_peek_device(path, &dev, &why), -ENODATA);
+        free(buf);
+        buf = NULL;
+
+        /* the first file unresolved: no device to say */
+        rs->files[0].kind = RS_FILE_UNRESOLVED;
+        CHECK_EQ(format_write(rs, path), 0);
+        CHECK_EQ(format_peek_device(path, &dev, &why), -ENODATA);
+        /* a block device's own number counts */
+        rs->files[0].kind = RS_FILE_BLOCKDEV;
+        CHECK_EQ(format_write(rs, path), 0);
+        CHECK_EQ(format_peek_device(path, &dev, &why), 0);
+
+        unlink(path);
+        CHECK_EQ(format_peek_device(path, &dev, &why), -ENOENT);
+        CHECK_EQ(format_peek_device(dir, &dev, &why), -EISDIR);
+        rmdir(dir);
+        readset_free(rs);
+}
+
 int main(void)
 {
         test_round_trip();
@@ -229,5 +310,6 @@ int main(void)
         test_corruption();
         test_big();
         test_file_io();
+        test_peek();
         TESTS_DONE();
 }

@@ -27,6 +27,7 @@ static struct device_profile solid(void)
         device_profile_solid(&d);
         d.bridge_bytes = 64 * K;
         d.max_request = 1024 * K;
+        d.window_us = 0;   /* exact first-access order; windows: test_solid_windows() */
         return d;
 }
 
@@ -171,6 +172,49 @@ static void test_rotational_windows(void)
         readset_free(rs);
 }
 
+/* Solid state: inside a window of recorded time, file by file (in
+ * first-access order of the files) and by offset; windows stay in order. */
+static void test_solid_windows(void)
+{
+        struct readset *rs = readset_new();
+        struct device_profile d;
+        struct plan *p = NULL;
+        struct rs_file *a = file(rs, "/a", RS_FILE_REGULAR, 1);
+        struct rs_file *b = file(rs, "/b", RS_FILE_REGULAR, 2);
+        struct rs_file *c = file(rs, "/c", RS_FILE_REGULAR, 3);
+        static const struct { uint32_t file; uint64_t offset; } want[] = {
+                { 0, 0 }, { 0, 128 * K }, { 1, 0 }, { 1, 256 * K }, { 2, 0 }, { 0, 512 * K },
+        };
+
+        device_profile_solid(&d);
+        d.bridge_bytes = 0;
+        d.window_us = 10000;
+        range(a, 128 * K, 4 * K, 1, RS_RANGE_ACCESSED);       /* window [1, 10001) */
+        range(b, 256 * K, 4 * K, 5, RS_RANGE_ACCESSED);
+        range(a, 0, 4 * K, 3, RS_RANGE_ACCESSED);
+        range(b, 0, 4 * K, 7, RS_RANGE_ACCESSED);
+        range(c, 0, 4 * K, 20000, RS_RANGE_ACCESSED);         /* window [20000, 30000) */
+        range(a, 512 * K, 4 * K, 50000, RS_RANGE_ACCESSED);   /* a third window */
+        CHECK_EQ(planner_build(rs, &d, NULL, &p), 0);
+        CHECK_EQ(p->n_reads, ARRAY_SIZE(want));
+        for (size_t i = 0; i < MIN(p->n_reads, ARRAY_SIZE(want)); i++) {
+                CHECK_EQ(p->reads[i].file, want[i].file);
+                CHECK_EQ(p->reads[i].offset, want[i].offset);
+        }
+        CHECK(!p->by_position);
+        plan_free(p);
+        /* no window: first-access order exactly */
+        d.window_us = 0;
+        CHECK_EQ(planner_build(rs, &d, NULL, &p), 0);
+        CHECK_EQ(p->reads[0].offset, 128 * K);
+        CHECK_EQ(p->reads[1].offset, 0);
+        CHECK_EQ(p->reads[1].file, 0);
+        CHECK_EQ(p->reads[2].file, 1);
+        CHECK_EQ(p->reads[2].offset, 256 * K);
+        plan_free(p);
+        readset_free(rs);
+}
+
 static void test_lookups(void)
 {
         struct readset *rs = readset_new();
@@ -202,16 +246,23 @@ static void test_many(void)
                 struct rs_file *f;
                 snprintf(path, sizeof(path), "/f%d", i);
                 f = file(rs, path, RS_FILE_REGULAR, (uint64_t)i + 10);
+                /* times out of offset order, with ties, over more than
+                 * 2^32 us (three passes of the radix sort) */
                 for (int j = 0; j < 1000; j++)
-                        range(f, (uint64_t)j * 256 * K, 4 * K, (uint64_t)(j * 1000 + i), RS_RANGE_ACCESSED);
+                        range(f, (uint64_t)j * 256 * K, 4 * K,
+                              ((uint64_t)(j * 7919 + i * 104729) % 5000) * (1ULL << 21), RS_RANGE_ACCESSED);
         }
         CHECK_EQ(planner_build(rs, &d, NULL, &p), 0);
         CHECK_EQ(p->n_reads, 1000000);
-        for (size_t i = 1; i < p->n_reads; i++)
-                if (p->reads[i - 1].time_us > p->reads[i].time_us) {
+        /* first-access order, ties by file then offset */
+        for (size_t i = 1; i < p->n_reads; i++) {
+                const struct plan_read *x = &p->reads[i - 1], *y = &p->reads[i];
+                if (x->time_us > y->time_us ||
+                    (x->time_us == y->time_us && (x->file > y->file || (x->file == y->file && x->offset >= y->offset)))) {
                         CHECK(!"out of order");
                         break;
                 }
+        }
         plan_free(p);
         readset_free(rs);
 }
@@ -243,6 +294,7 @@ int main(void)
         test_metadata_first_and_order();
         test_accessed_only_and_budget();
         test_rotational_windows();
+        test_solid_windows();
         test_lookups();
         test_many();
         TESTS_DONE();
