@@ -35,6 +35,8 @@ static void replay_help(void)
                "                        (by default only pages the start used are read;\n"
                "                        the kernel's own readahead is not needed then)\n"
                "      --no-lookups      do not stat the recorded lookup paths\n"
+               "      --all-lookups     stat every one (default on a local filesystem:\n"
+               "                        per directory the first, then one in 64)\n"
                "      --device KIND     plan for KIND: rotational, solid, or a profile\n"
                "                        saved by readset probe -o (default: from sysfs)\n"
                "      --background      return at once; the replay continues detached\n"
@@ -110,7 +112,10 @@ int cmd_replay(int argc, char **argv)
                        format_bytes(dev.max_request, b1), format_bytes(dev.bridge_bytes, b2));
                 printf("plan:      %zu reads (%zu of metadata), %s; %s over the budget\n", plan->n_reads,
                        plan->n_meta, format_bytes(plan->bytes, b1), format_bytes(plan->bytes_cut, b2));
-                printf("lookups:   %zu paths to stat%s\n", plan->n_lookups, eo.lookups ? "" : " (not done: --no-lookups)");
+                printf("lookups:   %zu paths to stat%s", plan->n_lookups, eo.lookups ? "" : " (not done: --no-lookups)");
+                if (plan->lookups_thinned)
+                        printf("; %zu more left out (one per directory in 64; --all-lookups)", plan->lookups_thinned);
+                printf("\n");
                 return 0;
         }
 

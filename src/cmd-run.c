@@ -49,6 +49,8 @@ static void run_help(void)
                "      --max-bytes SIZE    replay at most SIZE bytes\n"
                "  -T, --threads N         replay threads (default: 4 per CPU, at most 16)\n"
                "      --no-lookups        do not stat the recorded lookup paths\n"
+               "      --all-lookups       stat every one (default on a local filesystem:\n"
+               "                          per directory the first, then one in 64)\n"
                "      --device KIND       plan for KIND: rotational, solid, or a profile\n"
                "                          saved by readset probe -o (default: from sysfs)\n"
                "  -h, --help              show this help\n", DEFAULT_STALE_PERCENT, DEFAULT_NICE);

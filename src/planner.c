@@ -263,6 +263,52 @@ static int cmp_str(const void *a, const void *b)
         return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+static size_t dir_len(const char *path)
+{
+        const char *slash = strrchr(path, '/');
+        return slash ? (size_t)(slash - path) : 0;
+}
+
+/* by directory (the path up to its last slash), then by first use */
+static int cmp_u32_dir(const void *a, const void *b, void *userdata)
+{
+        const struct readset *rs = userdata;
+        uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+        const char *px = rs->lookups[x].path, *py = rs->lookups[y].path;
+        size_t lx = dir_len(px), ly = dir_len(py);
+        int c = memcmp(px, py, MIN(lx, ly));
+
+        if (c)
+                return c;
+        if (lx != ly)
+                return lx < ly ? -1 : 1;
+        return x < y ? -1 : x > y;
+}
+
+/* On a local filesystem a stat of one name brings in the directory's
+ * blocks and, with the inode table read ahead around it, the inodes of its
+ * neighbours: keep every listing, and of the other lookups the first of
+ * each directory and every lookup_stride-th after it. */
+static void thin_lookups(struct pctx *c)
+{
+        const struct readset *rs = c->rs;
+        uint32_t *l = c->p->lookups;
+        size_t n = c->p->n_lookups, kept = 0, in_dir = 0;
+
+        if (n > 1)
+                qsort_r(l, n, sizeof(*l), cmp_u32_dir, (void *)rs);
+        for (size_t i = 0; i < n; i++) {
+                const char *p = rs->lookups[l[i]].path;
+                if (i == 0 || dir_len(p) != dir_len(rs->lookups[l[i - 1]].path) ||
+                    memcmp(p, rs->lookups[l[i - 1]].path, dir_len(p)) != 0)
+                        in_dir = 0;
+                if (rs->lookups[l[i]].op == RS_LOOKUP_READDIR || in_dir++ % c->dev->lookup_stride == 0)
+                        l[kept++] = l[i];
+        }
+        c->p->lookups_thinned = n - kept;
+        c->p->n_lookups = kept;
+}
+
 /* Distinct lookup paths (a stat of each warms the dentry cache, positive or
  * negative), in the order of their first use; not the files the plan reads,
  * whose opening warms them anyway. */
@@ -317,6 +363,8 @@ static int plan_lookups(struct pctx *c)
                 }
                 c->p->lookups[c->p->n_lookups++] = idx[i];
         }
+        if (c->dev->lookup_stride > 1)
+                thin_lookups(c);
         qsort_safe(c->p->lookups, c->p->n_lookups, sizeof(uint32_t), cmp_u32);
         return 0;
 }

@@ -22,6 +22,7 @@ struct plan {
         size_t n_meta;            /* reads[0 .. n_meta) are filesystem metadata */
         uint32_t *lookups;        /* indices into rs->lookups: one per distinct path, first use first */
         size_t n_lookups;
+        size_t lookups_thinned;   /* distinct paths left out (device's lookup_stride) */
         uint64_t bytes;           /* planned */
         uint64_t bytes_recorded;  /* in the read set's usable files */
         uint64_t bytes_cut;       /* left out by the byte budget */

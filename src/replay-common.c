@@ -39,6 +39,7 @@ int replay_memory_budget(uint64_t *ret)
  * parsed once when the option is */
 static struct device_profile arg_device;
 static bool have_arg_device;
+static bool arg_all_lookups;
 
 static int device_from_option(const char *arg, struct device_profile *ret)
 {
@@ -137,6 +138,17 @@ int replay_plan(const struct readset *rs, uint64_t max_bytes, bool accessed_only
                 dev = arg_device;
         else if (device_profile_for_path(probe, &dev) < 0)
                 device_profile_solid(&dev);
+        {
+                /* On a local filesystem, one lookup in 64 per directory: git
+                 * status's read set (34 000 paths) replayed beside it took
+                 * 424 ms with every path, 366 ms with 2 300, plain git 307 ms
+                 * (the lookups cost CPU the program needs); python3 and the
+                 * boot tree were unchanged.  A share pays a round trip per
+                 * lookup: every one is kept there. */
+                struct stat st;
+                if (!arg_all_lookups && stat(probe, &st) == 0 && device_is_block(st.st_dev))
+                        dev.lookup_stride = 64;
+        }
         r = replay_memory_budget(&budget);
         if (r < 0)
                 return r;
@@ -190,6 +202,9 @@ int replay_parse_option(int c, const char *arg, const char *verb, struct engine_
                 return 1;
         case 'L':
                 eo->lookups = false;
+                return 1;
+        case REPLAY_OPT_ALL_LOOKUPS:
+                arg_all_lookups = true;
                 return 1;
         }
         return 0;

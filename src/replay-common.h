@@ -24,16 +24,18 @@ int replay_plan(const struct readset *rs, uint64_t max_bytes, bool accessed_only
 bool replay_device_option(struct device_profile *ret);
 
 /* The long options of replay_parse_option(), for a getopt_long table. */
+#define REPLAY_OPT_ALL_LOOKUPS 0x100
 #define REPLAY_ENGINE_OPTIONS \
         { "method", required_argument, NULL, 'm' }, \
         { "queue-depth", required_argument, NULL, 'Q' }, \
         { "threads", required_argument, NULL, 'T' }, \
         { "max-bytes", required_argument, NULL, 'B' }, \
         { "no-lookups", no_argument, NULL, 'L' }, \
+        { "all-lookups", no_argument, NULL, REPLAY_OPT_ALL_LOOKUPS }, \
         { "device", required_argument, NULL, 'D' }
 
 /* The engine options replay and run share: -m/--method, -Q/--queue-depth,
- * --max-bytes (B), -T/--threads, --no-lookups (L), --device (D).  Returns 1 when c was one
+ * --max-bytes (B), -T/--threads, --no-lookups (L), --all-lookups, --device (D).  Returns 1 when c was one
  * of them, 0 when it was not, -2 after printing a usage error. */
 int replay_parse_option(int c, const char *arg, const char *verb, struct engine_options *eo, uint64_t *max_bytes);
 

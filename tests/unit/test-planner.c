@@ -229,6 +229,36 @@ static void test_lookups(void)
         CHECK_EQ(p->n_lookups, 2);
         CHECK(strcmp(rs->lookups[p->lookups[0]].path, "/usr/lib/python3/x.py") == 0);
         CHECK(strcmp(rs->lookups[p->lookups[1]].path, "/etc/hosts") == 0);
+        CHECK_EQ(p->lookups_thinned, 0);
+        plan_free(p);
+        readset_free(rs);
+
+        /* thinned (a local filesystem): per directory the first lookup and
+         * one in lookup_stride after it, in first-use order; every listing;
+         * a subdirectory's names are another directory's */
+        rs = readset_new();
+        d.lookup_stride = 4;
+        readset_add_lookup(rs, 1, RS_LOOKUP_READDIR, 0, 1, "/d");
+        for (int i = 0; i < 10; i++) {
+                char path[32];
+                /* first used in reverse name order: thinning goes by use */
+                snprintf(path, sizeof(path), "/d/f%d", 9 - i);
+                readset_add_lookup(rs, 10 + (uint64_t)i, RS_LOOKUP_STAT, 0, 1, path);
+                snprintf(path, sizeof(path), "/d/sub/g%d", i);
+                readset_add_lookup(rs, 100 + (uint64_t)i, RS_LOOKUP_STAT, -2, 1, path);
+        }
+        readset_add_lookup(rs, 200, RS_LOOKUP_READDIR, 0, 1, "/d/sub");
+        CHECK_EQ(planner_build(rs, &d, NULL, &p), 0);
+        /* /d: f9, f5, f1; /d/sub: g0, g4, g8; the two listings */
+        CHECK_EQ(p->n_lookups, 8);
+        CHECK_EQ(p->lookups_thinned, 14);
+        if (p->n_lookups == 8) {
+                /* in first-use order (the two directories' names alternate) */
+                static const char *const want[] = { "/d", "/d/f9", "/d/sub/g0", "/d/f5",
+                                                    "/d/sub/g4", "/d/f1", "/d/sub/g8", "/d/sub" };
+                for (size_t i = 0; i < 8; i++)
+                        CHECK(strcmp(rs->lookups[p->lookups[i]].path, want[i]) == 0);
+        }
         plan_free(p);
         readset_free(rs);
 }
