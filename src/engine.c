@@ -180,6 +180,8 @@ struct eng {
         atomic_bool cold_seen;     /* a worker found data not cached */
         atomic_bool workers_done;
         pthread_mutex_t stop_lock;
+        pthread_mutex_t wake_lock; /* the warmers sleep until one of the three above */
+        pthread_cond_t wake;
         /* io_uring methods (one thread) */
         struct io_uring ring;
         bool ring_ok;
@@ -202,13 +204,22 @@ struct worker {
  * metadata read: more of them in flight) */
 #define MAX_WARMERS 16
 
+static void wake_warmers(struct eng *e)
+{
+        pthread_mutex_lock(&e->wake_lock);
+        pthread_cond_broadcast(&e->wake);
+        pthread_mutex_unlock(&e->wake_lock);
+}
+
 static bool stopping(struct eng *e, struct engine_stats *st, bool poll_callback)
 {
         /* the callback (a waitpid, say) is not thread-safe: one caller at a time */
         if (!atomic_load(&e->stop) && poll_callback && e->opt->stop &&
             pthread_mutex_trylock(&e->stop_lock) == 0) {
-                if (e->opt->stop(e->opt->stop_userdata))
+                if (e->opt->stop(e->opt->stop_userdata)) {
                         atomic_store(&e->stop, true);
+                        wake_warmers(e);
+                }
                 pthread_mutex_unlock(&e->stop_lock);
         }
         if (atomic_load(&e->stop)) {
@@ -303,8 +314,8 @@ static bool probe_says_cached(struct eng *e, struct cache_probe *p, int fd, uint
                 return false;
         p->since = 0;
         have = engine_cached_bytes(fd, off, len);
-        if (have < 0 || (uint64_t)have < len)
-                atomic_store(&e->cold_seen, true);
+        if ((have < 0 || (uint64_t)have < len) && !atomic_exchange(&e->cold_seen, true))
+                wake_warmers(e);
         if (have > 0)
                 p->cold_run = 0;
         else if (p->cold_run < COLD_RUN)
@@ -571,10 +582,10 @@ static void *lookups_main(void *arg)
 
         /* On a warm cache this would only double the workers' opens: start
          * once a worker has met data that is not cached. */
-        while (!atomic_load(&e->cold_seen) && !atomic_load(&e->workers_done) && !atomic_load(&e->stop)) {
-                struct timespec ts = { 0, 100000 };
-                nanosleep(&ts, NULL);
-        }
+        pthread_mutex_lock(&e->wake_lock);
+        while (!atomic_load(&e->cold_seen) && !atomic_load(&e->workers_done) && !atomic_load(&e->stop))
+                pthread_cond_wait(&e->wake, &e->wake_lock);
+        pthread_mutex_unlock(&e->wake_lock);
         for (size_t i = plan->n_meta; i < plan->n_reads && atomic_load(&e->cold_seen); i++) {
                 uint32_t f = plan->reads[i].file;
                 if (atomic_load(&e->stop))
@@ -651,6 +662,8 @@ int engine_run(const struct readset *rs, const struct plan *plan, const struct e
         atomic_init(&e.cold_seen, !opt->skip_cached);
         atomic_init(&e.workers_done, false);
         pthread_mutex_init(&e.stop_lock, NULL);
+        pthread_mutex_init(&e.wake_lock, NULL);
+        pthread_cond_init(&e.wake, NULL);
         e.fds = malloc((rs->n_files ? rs->n_files : 1) * sizeof(*e.fds));
         e.issued = calloc(plan->n_reads ? plan->n_reads : 1, sizeof(*e.issued));
         if (!e.fds || !e.issued) {
@@ -729,6 +742,7 @@ int engine_run(const struct readset *rs, const struct plan *plan, const struct e
         }
 join:
         atomic_store(&e.workers_done, true);
+        wake_warmers(&e);
         st.submit_us = now_us() - t0 - st.meta_us;
         for (unsigned i = 0; lj && i < warmers; i++)
                 if (lthread_ok[i]) {
