@@ -41,9 +41,10 @@ static void run_help(void)
                "  -s, --stats             report what the replay covered: bytes replayed,\n"
                "                          bytes CMD still fetched itself, hit ratio (root:\n"
                "                          CMD is recorded meanwhile)\n"
-               "      --nice N            CPU niceness of the replay's threads (default %d):\n"
-               "                          they mostly wait for the device, and where they\n"
-               "                          would compete with CMD for the CPU, CMD wins\n"
+               "      --nice N            CPU niceness of readset once CMD started (default\n"
+               "                          %d): the replay mostly waits for the device, and\n"
+               "                          where it would compete with CMD for the CPU,\n"
+               "                          CMD wins\n"
                "  -m, --method M          read, fadvise or readahead (default)\n"
                "  -Q, --queue-depth N     requests in flight (default 32)\n"
                "      --max-bytes SIZE    replay at most SIZE bytes\n"
@@ -298,14 +299,15 @@ int cmd_run(int argc, char **argv)
         /* Where the replay will read, from the read set's first file: on a
          * rotational device the plan comes first (below); elsewhere the
          * command starts before the read set is even decoded.  A read set
-         * whose header is bad is refused here, before anything runs. */
+         * whose header is bad, or that is truncated, is refused here, before
+         * anything runs (with --auto, it is recorded anew). */
         have_file = !arg_auto || access(file, F_OK) == 0;
         if (have_file) {
+                _cleanup_free_ char *first = NULL;
                 struct device_profile peeked;
-                uint64_t first_dev = 0;
 
-                r = format_peek_device(file, &first_dev, &why);
-                if (r < 0 && r != -ENODATA) {
+                r = format_peek_first_file(file, &first, &why);
+                if (r < 0) {
                         if (!arg_auto)
                                 return why ? log_error("cannot read '%s': %s", file, why) :
                                              log_errno(r, "cannot read '%s'", file);
@@ -313,8 +315,27 @@ int cmd_run(int argc, char **argv)
                         have_file = false;
                 } else if (replay_device_option(&peeked))
                         plan_first = peeked.rotational;
-                else if (r >= 0 && device_profile_for_dev((dev_t)first_dev, &peeked) >= 0)
-                        plan_first = peeked.rotational;
+                else if (first && device_profile_for_path(first, &peeked) >= 0)
+                        plan_first = peeked.rotational;   /* the probe replay_plan() makes */
+        }
+
+        /* On a rotational device the command waits for the plan, which asks
+         * FIEMAP of every file: measured on the emulated disk, planning first
+         * and sweeping gives 4.0 s, starting the command during the planning
+         * 7.6 s, as both then compete for the head. */
+        if (have_file && plan_first) {
+                r = format_read(file, &rs, &why);
+                if (r >= 0) {
+                        r = replay_plan(rs, arg_max, true, &plan, &dev);
+                        if (r < 0 && !arg_auto)
+                                return log_errno(r, "cannot plan the replay");
+                        if (r < 0)
+                                log_warning_errno(r, "cannot plan the replay; the command runs without it");
+                } else if (!arg_auto)
+                        return why ? log_error("cannot read '%s': %s", file, why) :
+                                     log_errno(r, "cannot read '%s'", file);
+                else
+                        log_warning("'%s' is unusable (%s): recording it again", file, why ? why : strerror(-r));
         }
 
         /* Recording alongside: for --stats, and for --auto (to learn, or to
@@ -344,19 +365,6 @@ int cmd_run(int argc, char **argv)
                         return log_errno(-ENOMEM, "out of memory");
         }
 
-        /* On a rotational device the command waits for the plan, which asks
-         * FIEMAP of every file: measured on the emulated disk, planning first
-         * and sweeping gives 4.0 s, starting the command during the planning
-         * 7.6 s, as both then compete for the head. */
-        if (have_file && plan_first) {
-                r = load_readset(file, &rs);
-                if (r < 0)
-                        return r;
-                r = replay_plan(rs, arg_max, true, &plan, &dev);
-                if (r < 0)
-                        return log_errno(r, "cannot plan the replay");
-        }
-
         /* Otherwise the command starts first and never waits for the replay. */
         child.pid = spawn(recording ? rec : cmd);
         if (child.pid < 0)
@@ -365,9 +373,9 @@ int cmd_run(int argc, char **argv)
          * start, its decoding and planning) runs at a lower CPU priority; it
          * mostly waits for the device, and where it would compete for the
          * CPU, the command wins. */
-        if (arg_nice > 0)
+        if (have_file && arg_nice > 0)
                 (void)setpriority(PRIO_PROCESS, 0, (int)arg_nice);
-        if (have_file && !plan_first) {
+        if (have_file && !plan_first && !child_done(&child)) {
                 r = format_read(file, &rs, &why);
                 if (r < 0) {
                         /* damage past the header: the command runs all the same */
@@ -376,13 +384,13 @@ int cmd_run(int argc, char **argv)
                         else
                                 log_error("cannot read '%s': %s; the command runs without a replay",
                                           file, why ? why : strerror(-r));
-                } else {
+                } else if (!child_done(&child)) {
                         r = replay_plan(rs, arg_max, true, &plan, &dev);
                         if (r < 0)
                                 log_warning_errno(r, "cannot plan the replay; the command runs without it");
                 }
         }
-        if (plan) {
+        if (plan && !child_done(&child)) {
                 eo.readahead_cap = dev.readahead_cap;
                 eo.stop = child_done;
                 eo.stop_userdata = &child;

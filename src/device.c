@@ -29,7 +29,6 @@ void device_profile_solid(struct device_profile *p)
                  * way in slices of 5 000 reads) */
                 .window_us = 10000,
                 .readahead_cap = 128 << 10,
-                .lookup_stride = 1,
         };
 }
 
@@ -49,7 +48,6 @@ void device_profile_rotational(struct device_profile *p)
                  * costs it less (7 s) */
                 .window_us = UINT64_MAX,
                 .readahead_cap = 128 << 10,
-                .lookup_stride = 1,
         };
 }
 
@@ -71,14 +69,6 @@ int device_profile_for_path(const char *path, struct device_profile *ret)
         if (stat(path, &st) < 0)
                 return -errno;
         return device_profile_for_dev(S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev, ret);
-}
-
-bool device_is_block(dev_t dev)
-{
-        char q[64];
-
-        snprintf(q, sizeof(q), "/sys/dev/block/%u:%u", major(dev), minor(dev));
-        return access(q, F_OK) == 0;
 }
 
 int device_profile_for_dev(dev_t dev, struct device_profile *ret)

@@ -18,9 +18,6 @@ struct device_profile {
         uint64_t window_us;      /* reads in a window of recorded time are reordered: by
                                   * position if rotational, else by file and offset */
         uint64_t readahead_cap;  /* what one readahead(2) call reads at most */
-        uint32_t lookup_stride;  /* lookups kept per directory: the first, then one in
-                                  * this many (1: all, as each costs a round trip on a
-                                  * share; a local filesystem reads blocks of them) */
 };
 
 /* A profile for a non-rotational device (SSD, NVMe, virtual disk). */
@@ -29,8 +26,5 @@ void device_profile_solid(struct device_profile *p);
 void device_profile_rotational(struct device_profile *p);
 /* The profile of the block device holding path (sysfs queue settings). */
 int device_profile_for_path(const char *path, struct device_profile *ret);
-/* whether dev (a file's st_dev) is a block device's: not a share, FUSE,
- * overlay or tmpfs */
-bool device_is_block(dev_t dev);
 /* the same for the block device dev (a file's st_dev or a device's st_rdev) */
 int device_profile_for_dev(dev_t dev, struct device_profile *ret);

@@ -532,7 +532,10 @@ static void replay_metadata(struct eng *e, struct engine_stats *st)
 
         for (size_t i = 0; i < plan->n_meta; i++) {
                 const struct plan_read *pr = &plan->reads[i];
-                int fd = prepare_read(e, pr, st, NULL);
+                int fd;
+                if (stopping(e, st, (i & 31) == 0))
+                        return;
+                fd = prepare_read(e, pr, st, NULL);
                 if (fd < 0)
                         continue;
                 atomic_store(&e->issued[i], 1);
@@ -544,6 +547,8 @@ static void replay_metadata(struct eng *e, struct engine_stats *st)
                 return;
         for (size_t i = 0; i < plan->n_meta; i++) {
                 const struct plan_read *pr = &plan->reads[i];
+                if (stopping(e, st, (i & 31) == 0))
+                        return;
                 if (fd_of(e, pr->file) >= 0)
                         settle_range(fd_of(e, pr->file), pr, atomic_load(&e->issued[i]), buf, st);
         }

@@ -615,13 +615,13 @@ int format_read(const char *path, struct readset **ret, const char **ret_why)
         return format_decode(buf, len, ret, ret_why);
 }
 
-/* The device of the first file in FILES, from the first PEEK_RAW bytes of
- * the payload: what `readset run` needs to know before it starts the
- * command, without decoding the rest.  A payload no longer than that is
- * checksummed too. */
+/* The first regular file in FILES, from the first PEEK_RAW bytes of the
+ * payload: what `readset run` needs to know before it starts the command
+ * (whether the replay will read a rotational device), without decoding the
+ * rest.  A payload no longer than that is checked whole. */
 #define PEEK_RAW (256u << 10)
 
-int format_peek_device(const char *path, uint64_t *ret_dev, const char **ret_why)
+int format_peek_first_file(const char *path, char **ret_path, const char **ret_why)
 {
         _cleanup_free_ uint8_t *buf = NULL, *raw = NULL;
         const char *why_dummy;
@@ -633,6 +633,7 @@ int format_peek_device(const char *path, uint64_t *ret_dev, const char **ret_why
         if (!ret_why)
                 ret_why = &why_dummy;
         *ret_why = NULL;
+        *ret_path = NULL;
         k = read_whole(path, &buf, &len, ret_why);
         if (k < 0)
                 return k;
@@ -640,63 +641,88 @@ int format_peek_device(const char *path, uint64_t *ret_dev, const char **ret_why
         if (k < 0)
                 return k;
         if (h.flags & FLAG_ZSTD) {
-                ZSTD_DCtx *z = ZSTD_createDCtx();
+                unsigned long long fcs = ZSTD_getFrameContentSize(buf + FORMAT_HEADER_SIZE, h.stored_len);
+                ZSTD_DCtx *z;
                 ZSTD_inBuffer in = { buf + FORMAT_HEADER_SIZE, h.stored_len, 0 };
                 ZSTD_outBuffer out;
-                size_t want = MIN((size_t)h.raw_len, (size_t)PEEK_RAW);
+                size_t want = MIN((size_t)h.raw_len, (size_t)PEEK_RAW), z_r = 1;
 
+                if (fcs != h.raw_len) {
+                        *ret_why = "corrupt compressed payload";
+                        return -EBADMSG;
+                }
+                z = ZSTD_createDCtx();
                 raw = malloc(want ? want : 1);
                 if (!z || !raw) {
                         ZSTD_freeDCtx(z);
                         return -ENOMEM;
                 }
                 out = (ZSTD_outBuffer){ raw, want, 0 };
-                while (out.pos < out.size && in.pos < in.size) {
-                        size_t z_r = ZSTD_decompressStream(z, &out, &in);
-                        if (ZSTD_isError(z_r)) {
-                                ZSTD_freeDCtx(z);
-                                *ret_why = "corrupt compressed payload";
-                                return -EBADMSG;
-                        }
-                        if (z_r == 0)
-                                break;     /* end of the frame */
+                while (out.pos < out.size) {
+                        size_t before = out.pos + in.pos;
+                        z_r = ZSTD_decompressStream(z, &out, &in);
+                        if (ZSTD_isError(z_r) || z_r == 0 || out.pos + in.pos == before)
+                                break;   /* an error, the end of the frame, or no progress */
                 }
+                if (want == h.raw_len && !ZSTD_isError(z_r) && z_r != 0)
+                        z_r = ZSTD_decompressStream(z, &out, &in);   /* the frame's end */
                 ZSTD_freeDCtx(z);
+                if (ZSTD_isError(z_r) || out.pos < want ||
+                    (want == h.raw_len && (z_r != 0 || in.pos != in.size))) {
+                        /* short, or (read whole) not ending where the header says */
+                        *ret_why = "corrupt compressed payload";
+                        return -EBADMSG;
+                }
                 r = (struct rbuf){ raw, out.pos, 0, 0 };
         } else
                 r = (struct rbuf){ buf + FORMAT_HEADER_SIZE, MIN((size_t)h.raw_len, (size_t)PEEK_RAW), 0, 0 };
-        /* the whole payload in hand: its checksum too */
         if (r.n == h.raw_len && crc(r.p, r.n) != get_le(buf + 32, 4)) {
                 *ret_why = "payload checksum mismatch";
                 return -EBADMSG;
         }
 
-        /* sections up to FILES, then the first file's kind and device */
-        *ret_why = "no device in the first part of the payload";
+        /* sections up to FILES, then its files up to the first regular one;
+         * running out of the prefix (or a malformed one) says "unknown" */
         while (r.off < r.n) {
                 uint8_t tag = r.p[r.off++];
-                uint64_t slen, kind;
+                uint64_t slen, n;
 
                 if (tag == SEC_END)
                         break;
                 slen = r_varint(&r);
                 if (r.err)
-                        return -ENODATA;
+                        return 0;
                 if (tag != SEC_FILES) {
                         if (slen > r.n - r.off)
-                                return -ENODATA;
+                                return 0;
                         r.off += slen;
                         continue;
                 }
-                if (r_varint(&r) == 0 || r.err)    /* count */
-                        return -ENODATA;
-                kind = r_varint(&r);
-                (void)r_varint(&r);                /* flags */
-                *ret_dev = r_varint(&r);
-                if (r.err || (kind != RS_FILE_REGULAR && kind != RS_FILE_BLOCKDEV))
-                        return -ENODATA;
-                *ret_why = NULL;
+                if (slen < r.n - r.off)
+                        r.n = r.off + slen;   /* (it may go on past the prefix) */
+                n = r_varint(&r);
+                for (uint64_t i = 0; i < n && !r.err; i++) {
+                        uint64_t kind = r_varint(&r), nr;
+                        char *fpath;
+                        (void)r_varint(&r);   /* flags */
+                        (void)r_varint(&r);   /* dev */
+                        (void)r_varint(&r);   /* ino */
+                        (void)r_varint(&r);   /* size */
+                        (void)r_varint(&r);   /* mtime */
+                        fpath = r_string(&r);
+                        if (r.err)
+                                return r.err == -ENOMEM ? -ENOMEM : 0;
+                        if (kind == RS_FILE_REGULAR && fpath[0] == '/') {
+                                *ret_path = fpath;
+                                return 0;
+                        }
+                        free(fpath);
+                        nr = r_varint(&r);
+                        for (uint64_t j = 0; j < nr && !r.err; j++)
+                                for (int f = 0; f < 4; f++)
+                                        (void)r_varint(&r);
+                }
                 return 0;
         }
-        return -ENODATA;
+        return 0;
 }

@@ -35,10 +35,9 @@ int format_decode(const uint8_t *buf, size_t len, struct readset **ret, const ch
 int format_write(const struct readset *rs, const char *path);
 int format_read(const char *path, struct readset **ret, const char **ret_why);
 
-/* The device (st_dev of a file, st_rdev of a block device) of the read set's
- * first file, from a prefix of the payload after every header check: where a
- * replay will read first, known before the whole file is decoded.
- * -ENODATA when the prefix does not say; the errors of format_decode()
- * otherwise (the payload checksum only when the payload is at most 256 KiB,
- * all of which the peek then reads). */
-int format_peek_device(const char *path, uint64_t *ret_dev, const char **ret_why);
+/* The path of the read set's first regular file, from a prefix of the
+ * payload, after every header check: where a replay will read, known before
+ * the whole file is decoded.  *ret_path is NULL when the prefix does not say.
+ * Errors are format_decode()'s (the payload's checksum only when the payload
+ * is at most 256 KiB, all of which the peek then reads). */
+int format_peek_first_file(const char *path, char **ret_path, const char **ret_why);

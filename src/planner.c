@@ -288,11 +288,11 @@ static int cmp_u32_dir(const void *a, const void *b, void *userdata)
 /* On a local filesystem a stat of one name brings in the directory's
  * blocks and, with the inode table read ahead around it, the inodes of its
  * neighbours: keep every listing, and of the other lookups the first of
- * each directory and every lookup_stride-th after it. */
+ * each directory and one in the caller's stride for it after that. */
 static void thin_lookups(struct pctx *c)
 {
         const struct readset *rs = c->rs;
-        uint32_t *l = c->p->lookups;
+        uint32_t *l = c->p->lookups, stride = 1;
         size_t n = c->p->n_lookups, kept = 0, in_dir = 0;
 
         if (n > 1)
@@ -300,9 +300,11 @@ static void thin_lookups(struct pctx *c)
         for (size_t i = 0; i < n; i++) {
                 const char *p = rs->lookups[l[i]].path;
                 if (i == 0 || dir_len(p) != dir_len(rs->lookups[l[i - 1]].path) ||
-                    memcmp(p, rs->lookups[l[i - 1]].path, dir_len(p)) != 0)
+                    memcmp(p, rs->lookups[l[i - 1]].path, dir_len(p)) != 0) {
                         in_dir = 0;
-                if (rs->lookups[l[i]].op == RS_LOOKUP_READDIR || in_dir++ % c->dev->lookup_stride == 0)
+                        stride = MAX(c->opt->lookup_stride(c->opt->lookup_stride_userdata, p, dir_len(p)), 1u);
+                }
+                if (rs->lookups[l[i]].op == RS_LOOKUP_READDIR || in_dir++ % stride == 0)
                         l[kept++] = l[i];
         }
         c->p->lookups_thinned = n - kept;
@@ -363,7 +365,7 @@ static int plan_lookups(struct pctx *c)
                 }
                 c->p->lookups[c->p->n_lookups++] = idx[i];
         }
-        if (c->dev->lookup_stride > 1)
+        if (c->opt->lookup_stride)
                 thin_lookups(c);
         qsort_safe(c->p->lookups, c->p->n_lookups, sizeof(uint32_t), cmp_u32);
         return 0;

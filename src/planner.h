@@ -22,7 +22,7 @@ struct plan {
         size_t n_meta;            /* reads[0 .. n_meta) are filesystem metadata */
         uint32_t *lookups;        /* indices into rs->lookups: one per distinct path, first use first */
         size_t n_lookups;
-        size_t lookups_thinned;   /* distinct paths left out (device's lookup_stride) */
+        size_t lookups_thinned;   /* distinct paths left out (plan_options.lookup_stride) */
         uint64_t bytes;           /* planned */
         uint64_t bytes_recorded;  /* in the read set's usable files */
         uint64_t bytes_cut;       /* left out by the byte budget */
@@ -38,6 +38,11 @@ struct plan_options {
          * returns a byte address or UINT64_MAX if unknown. */
         uint64_t (*phys)(void *userdata, uint32_t file, uint64_t offset);
         void *phys_userdata;
+        /* Optional: how many lookups of the directory dir (len bytes, no
+         * trailing slash) to keep: the first in first-use order, then one in
+         * this many; 0 or 1 keeps them all.  Listings are always kept. */
+        uint32_t (*lookup_stride)(void *userdata, const char *dir, size_t len);
+        void *lookup_stride_userdata;
 };
 
 int planner_build(const struct readset *rs, const struct device_profile *dev,

@@ -22,6 +22,9 @@ sz=$(stat -c %s "$TMP/bad.readset")
 printf '\377' | dd of="$TMP/bad.readset" bs=1 seek=$((sz - 1)) conv=notrunc 2>/dev/null
 rc=0; "$READSET" run "$TMP/bad.readset" -- touch "$TMP/ran" 2>"$TMP/err" || rc=$?
 [ "$rc" = 1 ] && grep -q "cannot read" "$TMP/err" && [ ! -e "$TMP/ran" ] || fail "run with a damaged read set: $rc"
+head -c $((sz / 2)) "$TMP/x.readset" > "$TMP/short.readset"
+rc=0; "$READSET" run "$TMP/short.readset" -- touch "$TMP/ran" 2>"$TMP/err" || rc=$?
+[ "$rc" = 1 ] && grep -q "truncated" "$TMP/err" && [ ! -e "$TMP/ran" ] || fail "run with a truncated read set: $rc"
 rc=0; "$READSET" run "$TMP/x.readset" -- no-such-command-xyz 2>/dev/null || rc=$?
 [ "$rc" = 127 ] || fail "run of a missing command: exit $rc"
 
@@ -52,4 +55,11 @@ echo x >> "$MNT/d1"                                          # ...but d1 changed
 cat "$TMP/err3"
 grep -q "stale" "$TMP/err3" || fail "auto 3: stale read set not noticed"
 ! cmp -s "$TMP/old.readset" "$RS" || fail "auto 3: read set not replaced"
+# --auto with a damaged read set: the command runs, the read set is
+# recorded anew.
+sz=$(stat -c %s "$RS")
+printf '\377' | dd of="$RS" bs=1 seek=$((sz - 1)) conv=notrunc 2>/dev/null
+"$READSET" run --auto "$AUTO" -- $PROG2 2>"$TMP/err4" || fail "auto 4"
+grep -q "unusable" "$TMP/err4" || { cat "$TMP/err4"; fail "auto 4: damage not reported"; }
+"$READSET" show "$RS" >/dev/null || fail "auto 4: the read set was not recorded anew"
 echo "run: ok"

@@ -222,83 +222,101 @@ static void test_file_io(void)
         readset_free(rs);
 }
 
-/* format_peek_device(): the first file's device, after the header checks
- * only; the rest of the payload is format_read()'s to check. */
+static void write_bytes(const char *path, const uint8_t *buf, size_t len)
+{
+        FILE *f = fopen(path, "w");
+        CHECK(f != NULL);
+        if (!f)
+                return;
+        CHECK_EQ(fwrite(buf, 1, len, f), len);
+        fclose(f);
+}
+
+/* format_peek_first_file(): the first regular file's path, after the header
+ * checks (and, for a payload of at most 256 KiB, all the reader's checks);
+ * the rest of a longer payload is format_read()'s to check. */
 static void test_peek(void)
 {
         char dir[] = "/tmp/readset-test-XXXXXX", path[128];
         struct readset *rs = sample(3000, 20), *back = NULL;
         uint8_t *buf = NULL;
         size_t len = 0;
-        uint64_t dev = 0;
+        char *first = NULL;
         const char *why;
-        FILE *f;
 
         if (!mkdtemp(dir))
                 TEST_SKIP("cannot create a temporary directory");
         snprintf(path, sizeof(path), "%s/x.readset", dir);
         CHECK_EQ(format_write(rs, path), 0);
-        CHECK_EQ(format_peek_device(path, &dev, &why), 0);
-        CHECK_EQ(dev, 0xfe01);
-        {
-                /* a small payload is read whole, and checksummed */
-                struct readset *small = sample(2, 2);
-                uint8_t *sb = NULL;
-                size_t sl = 0;
-                CHECK_EQ(format_encode(small, &sb, &sl), 0);
-                f = fopen(path, "w");
-                fwrite(sb, 1, sl, f);
-                fclose(f);
-                CHECK_EQ(format_peek_device(path, &dev, &why), 0);
-                sb[sl - 1] ^= 0xff;
-                f = fopen(path, "w");
-                fwrite(sb, 1, sl, f);
-                fclose(f);
-                CHECK_EQ(format_peek_device(path, &dev, &why), -EBADMSG);
-                free(sb);
-                readset_free(small);
-        }
+        CHECK_EQ(format_peek_first_file(path, &first, &why), 0);
+        CHECK(first && strcmp(first, "/usr/lib/file-0.so") == 0);
+        free(first);
 
         /* damage at the end of a payload longer than what the peek reads:
          * the peek does not see it, the reader does */
         CHECK_EQ(format_encode(rs, &buf, &len), 0);
+        CHECK(get_le(buf + 16, 8) > 256 << 10);   /* raw_len: longer than the peek */
         buf[len - 1] ^= 0xff;
-        f = fopen(path, "w");
-        fwrite(buf, 1, len, f);
-        fclose(f);
-        dev = 0;
-        CHECK_EQ(format_peek_device(path, &dev, &why), 0);
-        CHECK_EQ(dev, 0xfe01);
+        write_bytes(path, buf, len);
+        CHECK_EQ(format_peek_first_file(path, &first, &why), 0);
+        CHECK(first && strcmp(first, "/usr/lib/file-0.so") == 0);
+        free(first);
         CHECK(format_read(path, &back, &why) < 0);
         CHECK(back == NULL);
 
-        /* a damaged header: the same error as the reader's */
+        /* a damaged header, a truncated file: the reader's errors */
         buf[20] ^= 0xff;
-        f = fopen(path, "w");
-        fwrite(buf, 1, len, f);
-        fclose(f);
-        CHECK_EQ(format_peek_device(path, &dev, &why), -EBADMSG);
+        write_bytes(path, buf, len);
+        CHECK_EQ(format_peek_first_file(path, &first, &why), -EBADMSG);
         CHECK(why && strstr(why, "header checksum"));
-        /* truncated */
-        f = fopen(path, "w");
-        fwrite(buf, 1, 30, f);
-        fclose(f);
-        CHECK_EQ(format_peek_device(path, &dev, &why), -ENODATA);
+        buf[20] ^= 0xff;
+        write_bytes(path, buf, 30);
+        CHECK_EQ(format_peek_first_file(path, &first, &why), -ENODATA);
+        write_bytes(path, buf, len / 2);
+        CHECK_EQ(format_peek_first_file(path, &first, &why), -ENODATA);
+        CHECK(why && strstr(why, "truncated"));
         free(buf);
         buf = NULL;
 
-        /* the first file unresolved: no device to say */
-        rs->files[0].kind = RS_FILE_UNRESOLVED;
-        CHECK_EQ(format_write(rs, path), 0);
-        CHECK_EQ(format_peek_device(path, &dev, &why), -ENODATA);
-        /* a block device's own number counts */
-        rs->files[0].kind = RS_FILE_BLOCKDEV;
-        CHECK_EQ(format_write(rs, path), 0);
-        CHECK_EQ(format_peek_device(path, &dev, &why), 0);
+        /* a small payload is read whole, and checked whole */
+        {
+                struct readset *small = sample(4, 2);
+                CHECK_EQ(format_encode(small, &buf, &len), 0);
+                write_bytes(path, buf, len);
+                CHECK_EQ(format_peek_first_file(path, &first, &why), 0);
+                CHECK(first && strcmp(first, "/usr/lib/file-0.so") == 0);
+                free(first);
+                for (size_t i = FORMAT_HEADER_SIZE; i < len; i++) {
+                        /* any byte of the payload flipped: refused */
+                        buf[i] ^= 0x5a;
+                        write_bytes(path, buf, len);
+                        CHECK(format_peek_first_file(path, &first, &why) < 0);
+                        CHECK(first == NULL);
+                        buf[i] ^= 0x5a;
+                }
+                free(buf);
+                buf = NULL;
+                /* the first files unresolved or block devices: the first
+                 * regular one is named; none at all: NULL, not an error */
+                small->files[0].kind = RS_FILE_UNRESOLVED;
+                small->files[1].kind = RS_FILE_BLOCKDEV;
+                small->files[2].kind = RS_FILE_UNRESOLVED;
+                small->files[3].kind = RS_FILE_REGULAR;
+                CHECK_EQ(format_write(small, path), 0);
+                CHECK_EQ(format_peek_first_file(path, &first, &why), 0);
+                CHECK(first && strcmp(first, "/usr/lib/file-3.so") == 0);
+                free(first);
+                small->files[3].kind = RS_FILE_BLOCKDEV;
+                CHECK_EQ(format_write(small, path), 0);
+                first = (char *)"x";
+                CHECK_EQ(format_peek_first_file(path, &first, &why), 0);
+                CHECK(first == NULL);
+                readset_free(small);
+        }
 
         unlink(path);
-        CHECK_EQ(format_peek_device(path, &dev, &why), -ENOENT);
-        CHECK_EQ(format_peek_device(dir, &dev, &why), -EISDIR);
+        CHECK_EQ(format_peek_first_file(path, &first, &why), -ENOENT);
+        CHECK_EQ(format_peek_first_file(dir, &first, &why), -EISDIR);
         rmdir(dir);
         readset_free(rs);
 }

@@ -215,8 +215,16 @@ static void test_solid_windows(void)
         readset_free(rs);
 }
 
+/* the caller's stride: 4, 1 for "/share" */
+static uint32_t fake_stride(void *userdata, const char *dir, size_t len)
+{
+        (void)userdata;
+        return len == 6 && memcmp(dir, "/share", 6) == 0 ? 1 : 4;
+}
+
 static void test_lookups(void)
 {
+        struct plan_options o = { .lookup_stride = fake_stride };
         struct readset *rs = readset_new();
         struct device_profile d = solid();
         struct plan *p = NULL;
@@ -237,7 +245,6 @@ static void test_lookups(void)
          * one in lookup_stride after it, in first-use order; every listing;
          * a subdirectory's names are another directory's */
         rs = readset_new();
-        d.lookup_stride = 4;
         readset_add_lookup(rs, 1, RS_LOOKUP_READDIR, 0, 1, "/d");
         for (int i = 0; i < 10; i++) {
                 char path[32];
@@ -248,7 +255,7 @@ static void test_lookups(void)
                 readset_add_lookup(rs, 100 + (uint64_t)i, RS_LOOKUP_STAT, -2, 1, path);
         }
         readset_add_lookup(rs, 200, RS_LOOKUP_READDIR, 0, 1, "/d/sub");
-        CHECK_EQ(planner_build(rs, &d, NULL, &p), 0);
+        CHECK_EQ(planner_build(rs, &d, &o, &p), 0);
         /* /d: f9, f5, f1; /d/sub: g0, g4, g8; the two listings */
         CHECK_EQ(p->n_lookups, 8);
         CHECK_EQ(p->lookups_thinned, 14);
@@ -258,6 +265,39 @@ static void test_lookups(void)
                                                     "/d/sub/g4", "/d/f1", "/d/sub/g8", "/d/sub" };
                 for (size_t i = 0; i < 8; i++)
                         CHECK(strcmp(rs->lookups[p->lookups[i]].path, want[i]) == 0);
+        }
+        plan_free(p);
+        readset_free(rs);
+
+        /* a stride per directory: "/a/b" and "/a/bc" are two, "/x" is in
+         * "" (the root); a share's directory keeps everything */
+        rs = readset_new();
+        for (int i = 0; i < 8; i++) {
+                char path[32];
+                snprintf(path, sizeof(path), "/a/b/n%d", i);
+                readset_add_lookup(rs, (uint64_t)i, RS_LOOKUP_STAT, 0, 1, path);
+                snprintf(path, sizeof(path), "/a/bc/n%d", i);
+                readset_add_lookup(rs, 10 + (uint64_t)i, RS_LOOKUP_STAT, 0, 1, path);
+                snprintf(path, sizeof(path), "/x%d", i);
+                readset_add_lookup(rs, 20 + (uint64_t)i, RS_LOOKUP_OPEN, -2, 1, path);
+                snprintf(path, sizeof(path), "/share/n%d", i);
+                readset_add_lookup(rs, 30 + (uint64_t)i, RS_LOOKUP_STAT, 0, 1, path);
+        }
+        CHECK_EQ(planner_build(rs, &d, &o, &p), 0);
+        /* /a/b: n0 n4; /a/bc: n0 n4; root: x0 x4; /share: all 8 */
+        CHECK_EQ(p->n_lookups, 14);
+        CHECK_EQ(p->lookups_thinned, 18);
+        {
+                static const char *const want[] = { "/a/b/n0", "/a/b/n4", "/a/bc/n0", "/a/bc/n4", "/x0", "/x4",
+                                                    "/share/n0", "/share/n7" };
+                for (size_t w = 0; w < ARRAY_SIZE(want); w++) {
+                        bool found = false;
+                        for (size_t i = 0; i < p->n_lookups; i++)
+                                found |= strcmp(rs->lookups[p->lookups[i]].path, want[w]) == 0;
+                        CHECK(found);
+                }
+                for (size_t i = 1; i < p->n_lookups; i++)
+                        CHECK(p->lookups[i - 1] < p->lookups[i]);   /* first use first */
         }
         plan_free(p);
         readset_free(rs);
@@ -277,7 +317,7 @@ static void test_many(void)
                 snprintf(path, sizeof(path), "/f%d", i);
                 f = file(rs, path, RS_FILE_REGULAR, (uint64_t)i + 10);
                 /* times out of offset order, with ties, over more than
-                 * 2^32 us (three passes of the radix sort) */
+                 * 2^32 us (five passes of the radix sort: an odd count) */
                 for (int j = 0; j < 1000; j++)
                         range(f, (uint64_t)j * 256 * K, 4 * K,
                               ((uint64_t)(j * 7919 + i * 104729) % 5000) * (1ULL << 21), RS_RANGE_ACCESSED);
@@ -285,6 +325,37 @@ static void test_many(void)
         CHECK_EQ(planner_build(rs, &d, NULL, &p), 0);
         CHECK_EQ(p->n_reads, 1000000);
         /* first-access order, ties by file then offset */
+        for (size_t i = 1; i < p->n_reads; i++) {
+                const struct plan_read *x = &p->reads[i - 1], *y = &p->reads[i];
+                if (x->time_us > y->time_us ||
+                    (x->time_us == y->time_us && (x->file > y->file || (x->file == y->file && x->offset >= y->offset)))) {
+                        CHECK(!"out of order");
+                        break;
+                }
+        }
+        plan_free(p);
+        readset_free(rs);
+}
+
+/* The radix sort with an even number of passes (times spanning 2^8..2^16
+ * us: two), against the order it must give. */
+static void test_sort_even_passes(void)
+{
+        struct readset *rs = readset_new();
+        struct device_profile d = solid();
+        struct plan *p = NULL;
+        char path[32];
+
+        for (int i = 0; i < 100; i++) {
+                struct rs_file *f;
+                snprintf(path, sizeof(path), "/e%d", i);
+                f = file(rs, path, RS_FILE_REGULAR, (uint64_t)i + 10);
+                for (int j = 0; j < 100; j++)
+                        range(f, (uint64_t)j * 256 * K, 4 * K, (uint64_t)((j * 7919 + i * 104729) % 50000),
+                              RS_RANGE_ACCESSED);
+        }
+        CHECK_EQ(planner_build(rs, &d, NULL, &p), 0);
+        CHECK_EQ(p->n_reads, 10000);
         for (size_t i = 1; i < p->n_reads; i++) {
                 const struct plan_read *x = &p->reads[i - 1], *y = &p->reads[i];
                 if (x->time_us > y->time_us ||
@@ -327,5 +398,6 @@ int main(void)
         test_solid_windows();
         test_lookups();
         test_many();
+        test_sort_even_passes();
         TESTS_DONE();
 }
