@@ -375,7 +375,9 @@ int cmd_run(int argc, char **argv)
          * CPU, the command wins. */
         if (have_file && arg_nice > 0)
                 (void)setpriority(PRIO_PROCESS, 0, (int)arg_nice);
-        if (have_file && !plan_first && !child_done(&child)) {
+        /* (a recording needs the read set afterwards, to tell whether it
+         * went stale, even if the command is done already) */
+        if (have_file && !plan_first && (recording || !child_done(&child))) {
                 r = format_read(file, &rs, &why);
                 if (r < 0) {
                         /* damage past the header: the command runs all the same */

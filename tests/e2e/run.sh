@@ -55,6 +55,20 @@ echo x >> "$MNT/d1"                                          # ...but d1 changed
 cat "$TMP/err3"
 grep -q "stale" "$TMP/err3" || fail "auto 3: stale read set not noticed"
 ! cmp -s "$TMP/old.readset" "$RS" || fail "auto 3: read set not replaced"
+# --auto with a command that is over at once: the read set is still
+# compared, and kept.
+AUTO2=$TMP/auto2
+umount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
+"$READSET" run --auto "$AUTO2" -- cat "$MNT/d3" >/dev/null 2>"$TMP/err5" || fail "auto 5"
+RS2=$(ls "$AUTO2"/*.readset)
+cp "$RS2" "$TMP/kept.readset"
+for i in 1 2 3; do
+        umount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
+        "$READSET" run --auto "$AUTO2" -- cat "$MNT/d3" >/dev/null 2>"$TMP/err6" || fail "auto 6"
+        ! grep -q "recorded" "$TMP/err6" || { cat "$TMP/err6"; fail "auto 6: a good read set recorded anew"; }
+done
+cmp -s "$RS2" "$TMP/kept.readset" || fail "auto 6: the read set changed"
+
 # --auto with a damaged read set: the command runs, the read set is
 # recorded anew.
 sz=$(stat -c %s "$RS")
