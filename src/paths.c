@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include "mounts.h"
 #include "util.h"
 #include "banned.h"
 
@@ -28,8 +29,7 @@ struct paths {
         size_t tab_size, n;
         struct paths_stats st;
         char *labels;          /* scratch for returned paths */
-        struct mount_ent *mounts;
-        size_t n_mounts;
+        struct mounts mounts;
         bool mounts_loaded;
 };
 
@@ -140,97 +140,17 @@ static bool skip_fstype(const char *t)
         return false;
 }
 
-/* Unescape the octal escapes of /proc/self/mountinfo in place. */
-static void unescape(char *s)
-{
-        char *d = s;
-        while (*s) {
-                if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-                    s[3] >= '0' && s[3] <= '7') {
-                        *d++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
-                        s += 4;
-                } else
-                        *d++ = *s++;
-        }
-        *d = 0;
-}
-
-struct mount_ent {
-        uint64_t dev;
-        char *mnt;
-        char *fstype;
-        char *root;
-};
-
-static void mounts_free(struct paths *p)
-{
-        for (size_t i = 0; i < p->n_mounts; i++) {
-                free(p->mounts[i].mnt);
-                free(p->mounts[i].fstype);
-                free(p->mounts[i].root);
-        }
-        free(p->mounts);
-        p->mounts = NULL;
-        p->n_mounts = 0;
-}
-
-/* Read /proc/self/mountinfo once into p->mounts (again after a reset). */
-static int mounts_load(struct paths *p)
-{
-        _cleanup_fclose_ FILE *f = NULL;
-        _cleanup_free_ char *line = NULL;
-        size_t cap = 0, cap_m = 0;
-
-        mounts_free(p);
-        f = fopen("/proc/self/mountinfo", "re");
-        if (!f)
-                return -errno;
-        while (getline(&line, &cap, f) > 0) {
-                struct mount_ent m;
-                unsigned maj, min;
-                char *fields[10] = { 0 }, *sep, *save = NULL, *tok;
-                int n = 0;
-
-                sep = strstr(line, " - ");
-                if (!sep)
-                        continue;
-                *sep = 0;
-                for (tok = strtok_r(line, " ", &save); tok && n < 10; tok = strtok_r(NULL, " ", &save))
-                        fields[n++] = tok;
-                if (n < 5 || sscanf(fields[2], "%u:%u", &maj, &min) != 2)
-                        continue;
-                tok = strtok_r(sep + 3, " ", &save);
-                if (!tok)
-                        continue;
-                unescape(fields[3]);
-                unescape(fields[4]);
-                m.dev = makedev(maj, min);
-                m.root = strdup(fields[3]);
-                m.mnt = strdup(fields[4]);
-                m.fstype = strdup(tok);
-                if (!m.root || !m.mnt || !m.fstype ||
-                    grow_array(&p->mounts, &cap_m, p->n_mounts + 1, sizeof(*p->mounts)) < 0) {
-                        free(m.root);
-                        free(m.mnt);
-                        free(m.fstype);
-                        return -ENOMEM;
-                }
-                p->mounts[p->n_mounts++] = m;
-        }
-        p->mounts_loaded = true;
-        return 0;
-}
-
 /* Call fn for every mount (loaded once); fn returns < 0 to stop. */
 static int for_each_mount(struct paths *p, int (*fn)(void *ud, const struct mount_ent *m), void *ud)
 {
         if (!p->mounts_loaded) {
-                int r = mounts_load(p);
+                int r = mounts_read(&p->mounts);
                 if (r < 0)
                         return r;
+                p->mounts_loaded = true;
         }
-        for (size_t i = 0; i < p->n_mounts; i++)
-                if (fn(ud, &p->mounts[i]) < 0)
+        for (size_t i = 0; i < p->mounts.n; i++)
+                if (fn(ud, &p->mounts.m[i]) < 0)
                         break;
         return 0;
 }
@@ -647,6 +567,6 @@ void paths_close(struct paths *p)
                 free(p->tab[i].path);
         free(p->tab);
         free(p->labels);
-        mounts_free(p);
+        mounts_free(&p->mounts);
         free(p);
 }

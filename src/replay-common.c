@@ -10,6 +10,7 @@
 
 #include "extents.h"
 #include "json.h"
+#include "mounts.h"
 #include "util.h"
 #include "banned.h"
 
@@ -119,26 +120,6 @@ static uint64_t phys_of(void *userdata, uint32_t file, uint64_t offset)
         return next < pc->map.n_extents ? pc->map.extents[next].physical : UINT64_MAX;
 }
 
-/* The mounted filesystems, to tell a share from a local filesystem per
- * lookup directory (a start may look up paths on both). */
-struct mount {
-        char *point;
-        size_t len;
-        bool share;
-};
-
-struct mounts {
-        struct mount *m;
-        size_t n;
-};
-
-static void mounts_free(struct mounts *mt)
-{
-        for (size_t i = 0; i < mt->n; i++)
-                free(mt->m[i].point);
-        free(mt->m);
-}
-
 /* Filesystems where every lookup is a round trip to a server or a
  * user-space daemon. */
 static bool is_share(const char *fstype)
@@ -155,59 +136,6 @@ static bool is_share(const char *fstype)
         return false;
 }
 
-/* A mountinfo field in place: octal escapes (\040 for a space) decoded. */
-static void unescape(char *s)
-{
-        char *o = s;
-
-        for (; *s; s++) {
-                if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-                    s[3] >= '0' && s[3] <= '7') {
-                        *o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-                        s += 3;
-                } else
-                        *o++ = *s;
-        }
-        *o = 0;
-}
-
-static int mounts_read(struct mounts *mt)
-{
-        _cleanup_free_ char *text = NULL;
-        size_t cap = 0;
-        char *line, *save = NULL;
-        int r;
-
-        r = read_small_file("/proc/self/mountinfo", &text, 4 << 20);
-        if (r < 0)
-                return r;
-        for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-                /* ID PARENT MAJ:MIN ROOT POINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPER */
-                char *f[5], *sep = strstr(line, " - "), *q = line, *fstype;
-                size_t k = 0;
-
-                if (!sep)
-                        continue;
-                *sep = 0;
-                fstype = sep + 3;
-                fstype[strcspn(fstype, " ")] = 0;
-                while (k < 5 && (f[k] = strsep(&q, " ")))
-                        k++;
-                if (k < 5 || f[4][0] != '/')
-                        continue;
-                if (grow_array(&mt->m, &cap, mt->n + 1, sizeof(*mt->m)) < 0)
-                        return -ENOMEM;
-                unescape(f[4]);
-                mt->m[mt->n].point = strdup(f[4]);
-                if (!mt->m[mt->n].point)
-                        return -ENOMEM;
-                mt->m[mt->n].len = strlen(f[4]);
-                mt->m[mt->n].share = is_share(fstype);
-                mt->n++;
-        }
-        return 0;
-}
-
 /* On a local filesystem, per directory the first lookup and one in 64: git
  * status's read set (34 000 paths) replayed beside it took 424 ms with
  * every path, 366 ms with 2 300, plain git 307 ms (the lookups cost CPU the
@@ -217,18 +145,21 @@ static int mounts_read(struct mounts *mt)
 static uint32_t lookup_stride_of(void *userdata, const char *dir, size_t len)
 {
         const struct mounts *mt = userdata;
-        const struct mount *best = NULL;
+        const struct mount_ent *best = NULL;
+        size_t best_len = 0;
 
         for (size_t i = 0; i < mt->n; i++) {
-                const struct mount *m = &mt->m[i];
-                bool root = m->len == 1;   /* "/" */
-                if (!root && (m->len > len || memcmp(m->point, dir, m->len) != 0 ||
-                              (m->len < len && dir[m->len] != '/')))
+                const struct mount_ent *m = &mt->m[i];
+                size_t ml = strlen(m->mnt);
+                bool root = ml == 1;   /* "/" */
+                if (!root && (ml > len || memcmp(m->mnt, dir, ml) != 0 || (ml < len && dir[ml] != '/')))
                         continue;
-                if (!best || m->len >= best->len)
+                if (!best || ml >= best_len) {
                         best = m;
+                        best_len = ml;
+                }
         }
-        return best && best->share ? 1 : 64;
+        return best && is_share(best->fstype) ? 1 : 64;
 }
 
 int replay_plan(const struct readset *rs, uint64_t max_bytes, bool accessed_only, struct plan **ret,
