@@ -153,18 +153,11 @@ static int local_profile(const char *dir, bool may_probe, struct cost_profile *r
  * system has FIEMAP; else its positions stay unknown, counted in *skipped. */
 static int file_extents(const struct rs_file *f, struct rp_layout *ret, uint64_t *skipped)
 {
-        struct engine_stats ignored = {};
-        _cleanup_close_ int fd = -1;
         int r;
 
         if (f->kind != RS_FILE_REGULAR)
                 return 0;
-        fd = engine_open_checked(f, &ignored);   /* only the file the read set names */
-        if (fd < 0) {
-                (*skipped)++;
-                return 0;
-        }
-        r = extents_read(fd, ret);
+        r = extents_read_recorded(f, ret);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)

@@ -65,17 +65,13 @@ static int read_u64_file(const char *path, uint64_t *ret)
 int device_profile_for_path(const char *path, struct device_profile *ret)
 {
         struct stat st;
+        char q[128], base[96], devlink[96];
+        uint64_t v;
+        dev_t dev;
 
         if (stat(path, &st) < 0)
                 return -errno;
-        return device_profile_for_dev(S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev, ret);
-}
-
-int device_profile_for_dev(dev_t dev, struct device_profile *ret)
-{
-        char q[128], base[96], devlink[96];
-        uint64_t v;
-
+        dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
         snprintf(base, sizeof(base), "/sys/dev/block/%u:%u", major(dev), minor(dev));
         snprintf(devlink, sizeof(devlink), "%s", base);
         /* a partition's queue is its disk's */

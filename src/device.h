@@ -7,7 +7,6 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <sys/types.h>
 
 struct device_profile {
         char name[64];           /* e.g. "vda" or a reference profile's name */
@@ -26,5 +25,3 @@ void device_profile_solid(struct device_profile *p);
 void device_profile_rotational(struct device_profile *p);
 /* The profile of the block device holding path (sysfs queue settings). */
 int device_profile_for_path(const char *path, struct device_profile *ret);
-/* the same for the block device dev (a file's st_dev or a device's st_rdev) */
-int device_profile_for_dev(dev_t dev, struct device_profile *ret);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
+#include "engine.h"
 #include "util.h"
 #include "banned.h"
 
@@ -87,4 +88,14 @@ const struct rp_extent *extent_at(const struct rp_layout *l, uint64_t offset, si
         if (ret_index)
                 *ret_index = lo;
         return NULL;
+}
+
+int extents_read_recorded(const struct rs_file *f, struct rp_layout *ret)
+{
+        struct engine_stats ignored = {};
+        _cleanup_close_ int fd = engine_open_checked(f, &ignored);
+
+        if (fd < 0)
+                return -ENOENT;
+        return extents_read(fd, ret);
 }

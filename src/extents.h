@@ -31,6 +31,12 @@ struct rp_layout {
 int extents_read(int fd, struct rp_layout *ret);
 void extents_clear(struct rp_layout *l);
 
+/* The extent map of a file of a read set, opened with the engine's checks
+ * (only the very file recorded, never a FIFO, device or symlink there);
+ * -ENOENT-like errors when it cannot be opened, extents_read()'s after. */
+struct rs_file;
+int extents_read_recorded(const struct rs_file *f, struct rp_layout *ret);
+
 /* The extent of l holding offset, or NULL (a hole, or past the end); with
  * *ret_index the extent found or, for NULL, the first one after offset. */
 const struct rp_extent *extent_at(const struct rp_layout *l, uint64_t offset, size_t *ret_index);

@@ -68,11 +68,7 @@ static int plan_file(struct pctx *c, uint32_t fi)
         s = malloc(f->n_ranges * sizeof(*s));
         if (!s)
                 return -ENOMEM;
-        /* Nothing past the end of the file (when known) nor past what an
-         * off_t can address: a hostile read set cannot make the plan huge. */
-        limit = (uint64_t)INT64_MAX;
-        if (f->kind == RS_FILE_REGULAR && f->size > 0 && f->size < limit - page)
-                limit = (f->size + page - 1) / page * page;
+        limit = readset_read_limit(c->rs, f);
         for (size_t i = 0; i < f->n_ranges; i++) {
                 const struct rs_range *r = &f->ranges[i];
                 uint64_t a = r->offset, b;

@@ -518,3 +518,12 @@ int builder_finish(struct rs_builder *b, struct readset *rs, uint32_t page_size,
         qsort_safe(rs->files + first, rs->n_files - first, sizeof(*rs->files), cmp_file_first);
         return 0;
 }
+
+uint64_t readset_read_limit(const struct readset *rs, const struct rs_file *f)
+{
+        uint64_t page = rs->page_size ? rs->page_size : 4096, limit = (uint64_t)INT64_MAX;
+
+        if (f->kind == RS_FILE_REGULAR && f->size > 0 && f->size < limit - page)
+                limit = (f->size + page - 1) / page * page;
+        return limit;
+}

@@ -112,6 +112,11 @@ void readset_totals(const struct readset *rs, struct readset_totals *t);
  * -EBADMSG. */
 int readset_validate(const struct readset *rs);
 
+/* Where reads of f stop: its recorded size rounded up to a page, or what an
+ * off_t can address when the size is unknown (so that a hostile read set
+ * cannot make a plan or an analysis huge). */
+uint64_t readset_read_limit(const struct readset *rs, const struct rs_file *f);
+
 const char *rs_file_kind_name(uint32_t kind);
 const char *rs_lookup_op_name(uint32_t op);
 

@@ -101,15 +101,9 @@ static uint64_t phys_of(void *userdata, uint32_t file, uint64_t offset)
         if (file >= pc->rs->n_files || pc->rs->files[file].kind != RS_FILE_REGULAR)
                 return UINT64_MAX;
         if (pc->file != file) {
-                struct engine_stats ignored = {};
-                /* the engine's own checks: only the file the read set names */
-                int fd = engine_open_checked(&pc->rs->files[file], &ignored);
                 extents_clear(&pc->map);
                 pc->file = file;
-                if (fd >= 0) {
-                        (void)extents_read(fd, &pc->map);
-                        close(fd);
-                }
+                (void)extents_read_recorded(&pc->rs->files[file], &pc->map);
         }
         if (!pc->map.known)
                 return UINT64_MAX;

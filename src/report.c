@@ -273,17 +273,11 @@ int report_build(const struct readset *rs, const struct rp_layout *layouts, uint
         for (size_t i = 0; i < nr; i++) {
                 const struct rs_file *f = &rs->files[refs[i].file];
                 const struct rs_range *g = &f->ranges[refs[i].range];
-                uint64_t len = g->length;
+                uint64_t len = g->length, limit = readset_read_limit(rs, f);
                 size_t from = s.n;
-                /* nothing past the end of the file (when known): a hostile
-                 * read set cannot make the analysis huge */
-                if (f->kind == RS_FILE_REGULAR && f->size > 0) {
-                        uint64_t limit = f->size < (uint64_t)INT64_MAX - 4096 ? (f->size + 4095) / 4096 * 4096 :
-                                                                                 (uint64_t)INT64_MAX;
-                        if (g->offset >= limit)
-                                continue;
-                        len = MIN(len, limit - g->offset);
-                }
+                if (g->offset >= limit)
+                        continue;
+                len = MIN(len, limit - g->offset);
                 ret_r = map_range(rs, layouts, refs[i].file, g->offset, len, g->time_us, &s,
                                   &r->files[refs[i].file].extents_touched, seen + ext_base[refs[i].file]);
                 if (ret_r < 0)
