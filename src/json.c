@@ -206,14 +206,9 @@ static int parse_string(struct jparser *jp, char **ret)
                                 return -EINVAL;
                         }
                 }
-                if (len + 2 > cap) {
-                        char *n = realloc(s, cap * 2);
-                        if (!n) {
-                                free(s);
-                                return -ENOMEM;
-                        }
-                        s = n;
-                        cap *= 2;
+                if (grow_array(&s, &cap, len + 2, 1) < 0) {
+                        free(s);
+                        return -ENOMEM;
                 }
                 s[len++] = c;
         }
@@ -342,7 +337,6 @@ static int parse_value(struct jparser *jp, struct jv *v)
                 char *end;
                 if (!json_number_ok(jp->p))
                         return -EINVAL;
-                errno = 0;
                 v->n = strtod(jp->p, &end);
                 if (end == jp->p || !isfinite(v->n))
                         return -EINVAL;
