@@ -22,6 +22,32 @@ within() {   # what measured expected tolerance
 print(f'{sys.argv[1]}: measured {m:.1f}, model {e:.1f} ({(m / e - 1) * 100:+.0f}%)'); sys.exit(0 if ok else 1)" "$@"
 }
 
+# readset probe on an emulated device against what the model predicts;
+# prints both, returns 1 when they disagree; leaves $rot (the probe's verdict)
+probe_matches() {   # model device
+        # the disk gets longer: its sequential zones at --quick are a few dozen requests
+        if [ $1 = hdd ]; then secs="--seconds 5"; else secs=--quick; fi
+        "$READSET" probe $secs --json "$2" > "$TMP/probe.json" || fail "probe $1"
+        lat=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["latency_qd1_us"])' "$TMP/probe.json")
+        bw=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["sequential_mbps"])' "$TMP/probe.json")
+        rot=$("$PY" -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["rotational"]))' "$TMP/probe.json")
+        exp_lat=$(awk '$1 == "latency_qd1_us" { print $2 }' "$TMP/expect")
+        if [ $1 = nvme ]; then
+                # The model is as fast as the emulator itself (~80 us and 1-2 GB/s
+                # through FUSE + loop unloaded, much less beside other work:
+                # docs/SLOWDEV.md): it can only be checked against looser bounds.
+                echo "nvme per request (us): measured $lat, model $exp_lat (an upper bound here)"
+                "$PY" -c "import sys; sys.exit(0 if float('$lat') <= 1.6 * float('$exp_lat') else 1)" ||
+                        { echo "nvme: probe's per-request cost is far above the model"; return 1; }
+                [ "${bw%.*}" -ge 300 ] || { echo "nvme: probe's bandwidth $bw MB/s is far below the model"; return 1; }
+        else
+                within "$1 per request (us)" "$lat" "$exp_lat" 0.20 ||
+                        { echo "$1: probe's per-request cost is off the model"; return 1; }
+                within "$1 sequential (MB/s)" "$bw" "$(awk '$1 == "sequential_mbps" { print $2 }' "$TMP/expect")" 0.20 ||
+                        { echo "$1: probe's bandwidth is off the model"; return 1; }
+        fi
+}
+
 for model in ${SLOWDEV_MODELS:-hdd usb sd nvme}; do
         m=$TMP/$model
         UP="$UP $m"
@@ -34,27 +60,17 @@ for model in ${SLOWDEV_MODELS:-hdd usb sd nvme}; do
         case $dev in /dev/loop*) ;; *) fail "$model: mounted from '$dev'" ;; esac
         floor=$("$SLOWDEV" floor "$m")
         "$SLOWDEV_FUSE" expect $model $(blockdev --getsize64 "$dev") "$floor" > "$TMP/expect"
-        # the disk gets longer: its sequential zones at --quick are a few dozen requests
-        if [ $model = hdd ]; then secs="--seconds 5"; else secs=--quick; fi
-        "$READSET" probe $secs --json "$dev" > "$TMP/probe.json" || fail "probe $model"
-        lat=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["latency_qd1_us"])' "$TMP/probe.json")
-        bw=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["sequential_mbps"])' "$TMP/probe.json")
-        rot=$("$PY" -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["rotational"]))' "$TMP/probe.json")
-        if [ $model = nvme ]; then
-                # The model is as fast as the emulator itself (~80 us and 1-2 GB/s
-                # through FUSE + loop unloaded, much less beside other work:
-                # docs/SLOWDEV.md): it can only be checked against looser bounds.
-                exp=$(awk '$1 == "latency_qd1_us" { print $2 }' "$TMP/expect")
-                echo "nvme per request (us): measured $lat, model $exp (an upper bound here)"
-                "$PY" -c "import sys; sys.exit(0 if float('$lat') <= 1.6 * float('$exp') else 1)" ||
-                        fail "$model: probe's per-request cost is far above the model"
-                [ "${bw%.*}" -ge 300 ] || fail "$model: probe's bandwidth $bw MB/s is far below the model"
-        else
-                within "$model per request (us)" "$lat" "$(awk '$1 == "latency_qd1_us" { print $2 }' "$TMP/expect")" 0.20 ||
-                        fail "$model: probe's per-request cost is off the model"
-                within "$model sequential (MB/s)" "$bw" "$(awk '$1 == "sequential_mbps" { print $2 }' "$TMP/expect")" 0.20 ||
-                        fail "$model: probe's bandwidth is off the model"
-        fi
+        # The probe's figures are timings of an emulator that shares two CPUs
+        # with whatever else the host runs: it can only come out slower than
+        # its model, and a burst of load elsewhere makes it so.  A probe that
+        # is wrong is wrong every time; one that met a busy host is measured
+        # again (at most three attempts, each printed).
+        attempt=1
+        until probe_matches $model "$dev"; do
+                [ $attempt -lt 3 ] || fail "$model: probe's figures are off the model in $attempt attempts"
+                attempt=$((attempt + 1))
+                echo "$model: measuring again (attempt $attempt)"
+        done
         want=$(awk '$1 == "rotational" { print $2 }' "$TMP/expect")
         [ "$rot" = "$want" ] || fail "$model: probe says rotational=$rot, the model $want"
         echo "$model: rotational flag $(cat /sys/block/${dev#/dev/}/queue/rotational), probe $rot"
@@ -71,8 +87,9 @@ m=$TMP/share; UP="$UP $m"
 "$SLOWDEV" up share "$m" --source "$TMP/src" --rtt 5 || fail "up share"
 cmp "$TMP/src/d/f7" "$m/d/f7" || fail "share: wrong data"
 touch "$m/x" 2>/dev/null && fail "share: writable"
-"$READSET" probe --quick --cold --json "$m" > "$TMP/probe.json" || fail "probe share"
-"$PY" - "$TMP/probe.json" <<'PYEOF' || fail "share: probe's metadata figures are off the 5 ms round trip"
+share_matches() {
+        "$READSET" probe --quick --cold --json "$m" > "$TMP/probe.json" || fail "probe share"
+        "$PY" - "$TMP/probe.json" <<'PYEOF'
 import json, sys
 p = json.load(open(sys.argv[1]))
 m = p["metadata"]
@@ -81,6 +98,13 @@ assert p["probed"] == "metadata only" and m["files"] >= 100
 assert 2 * 5000 * 0.9 <= m["open_stat_us"] <= 2 * 5000 * 1.25, "lookup + open = 2 round trips"
 assert 5000 * 0.9 <= m["first_read_us"] <= 5000 * 1.25, "a read = 1 round trip"
 PYEOF
+}
+attempt=1
+until share_matches; do   # as for the block models: a busy host, measured again
+        [ $attempt -lt 3 ] || fail "share: probe's metadata figures are off the 5 ms round trip in $attempt attempts"
+        attempt=$((attempt + 1))
+        echo "share: measuring again (attempt $attempt)"
+done
 "$SLOWDEV" down "$m" || fail "down share"
 mountpoint -q "$m" && fail "share: still mounted"
 
