@@ -48,6 +48,17 @@ probe_matches() {   # model device
         fi
 }
 
+# every loop device there is now: the devices taken down must leave no other
+# (a loop device whose emulator is gone lists its file as "/image", not $TMP)
+loops_before=$(losetup -n -l -O NAME | sort)
+no_new_loops() {   # (detaching is asynchronous: given 5 s)
+        for i in $(seq 50); do
+                [ "$(losetup -n -l -O NAME | sort)" = "$loops_before" ] && return 0
+                sleep 0.1
+        done
+        losetup -l; fail "$1: loop device left"
+}
+
 for model in ${SLOWDEV_MODELS:-hdd usb sd nvme}; do
         m=$TMP/$model
         UP="$UP $m"
@@ -77,7 +88,7 @@ for model in ${SLOWDEV_MODELS:-hdd usb sd nvme}; do
         "$SLOWDEV" stats "$m" | grep -q "^reads [1-9]" || fail "$model: no reads counted"
         "$SLOWDEV" down "$m" || fail "down $model"
         mountpoint -q "$m" && fail "$model: still mounted"
-        losetup -l | grep -q "$TMP" && fail "$model: loop device left"
+        no_new_loops "$model"
 done
 
 # The share: every open is a lookup and an open, every first read one more trip.
@@ -114,7 +125,7 @@ m=$TMP/dead; UP="$UP $m"
 kill -9 "$(cat /run/readset-slowdev/*dead/pid)"
 timeout 60 "$SLOWDEV" down "$m" || fail "down after the emulator was killed"
 mountpoint -q "$m" && fail "dead: still mounted"
-losetup -l | grep -q "$TMP" && fail "dead: loop device left"
+no_new_loops dead
 ls /run/readset-slowdev 2>/dev/null | grep -q dead && fail "dead: state left"
 pgrep -f "slowdev-fuse disk usb $TMP" && fail "dead: emulator left running"
 # An interrupted "up" undoes what it had done.
@@ -129,8 +140,14 @@ for delay in 0.3 0.8; do
                 "$SLOWDEV" down "$m" || fail "down after a completed up"
         fi
         mountpoint -q "$m" && fail "interrupted up: still mounted"
-        losetup -l | grep -q "$TMP" && fail "interrupted up: loop device left"
+        no_new_loops "interrupted up"
         ls /run/readset-slowdev 2>/dev/null | grep -q intr && fail "interrupted up: state left"
         pgrep -f "slowdev-fuse disk usb $TMP" >/dev/null && fail "interrupted up: emulator left running"
 done
+# An "up" interrupted between attaching its loop device and noting which it
+# was: down finds the device by its backing file.
+"$SLOWDEV" up usb "$m" --size 256M --image "$TMP/intr.img" || fail "up usb"
+rm /run/readset-slowdev/*intr/loop
+"$SLOWDEV" down "$m" || fail "down without the loop device noted"
+no_new_loops "loop device not noted"
 echo "slowdev: ok"
