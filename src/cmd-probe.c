@@ -3,11 +3,13 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 
 #include "cmd.h"
+#include "device.h"
 #include "json.h"
 #include "probe.h"
 #include "util.h"
@@ -41,10 +43,13 @@ static void probe_help(void)
                "                       that the metadata figures are cold\n"
                "  -j, --json           the profile as JSON on stdout\n"
                "  -o, --output FILE    also save the profile (JSON) to FILE\n"
+               "  -s, --save           also save it where replay, run and report look for the\n"
+               "                       device's profile (/var/cache/readset/probe-MAJ:MIN.json):\n"
+               "                       they then plan by what was measured, not by sysfs's flag\n"
                "  -h, --help           show this help\n");
 }
 
-static void print_json(FILE *f, const char *target, const char *kind, const struct probe_result *p,
+static void print_json(FILE *f, const char *target, const char *kind, const char *id, const struct probe_result *p,
                        const struct probe_meta *m)
 {
         struct json j;
@@ -53,6 +58,8 @@ static void print_json(FILE *f, const char *target, const char *kind, const stru
         json_object_open(&j, NULL);
         json_string(&j, "target", target);
         json_string(&j, "probed", kind);
+        if (id)
+                json_string(&j, "device_id", id);
         if (p) {
                 json_u64(&j, "region_bytes", p->region_bytes);
                 json_double(&j, "latency_qd1_us", p->lat_qd1_us);
@@ -92,6 +99,31 @@ static void print_json(FILE *f, const char *target, const char *kind, const stru
         json_end(&j);
 }
 
+/* The profile to path, whole or not at all: replay may be reading it. */
+static int save_json(const char *path, const char *target, const char *kind, const char *id,
+                     const struct probe_result *p, const struct probe_meta *m)
+{
+        char tmp[PATH_MAX];
+        FILE *f;
+        int r = 0;
+
+        if (snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid()) >= (int)sizeof(tmp))
+                return -ENAMETOOLONG;
+        f = fopen(tmp, "wex");
+        if (!f)
+                return -errno;
+        print_json(f, target, kind, id, p, m);
+        if (fflush(f) != 0 || ferror(f) || fsync(fileno(f)) < 0)
+                r = errno ? -errno : -EIO;
+        if (fclose(f) != 0 && r == 0)
+                r = -errno;
+        if (r == 0 && rename(tmp, path) < 0)
+                r = -errno;
+        if (r < 0)
+                (void)unlink(tmp);
+        return r;
+}
+
 int cmd_probe(int argc, char **argv)
 {
         static const struct option opts[] = {
@@ -101,12 +133,13 @@ int cmd_probe(int argc, char **argv)
                 { "cold", no_argument, NULL, 'C' },
                 { "json", no_argument, NULL, 'j' },
                 { "output", required_argument, NULL, 'o' },
+                { "save", no_argument, NULL, 's' },
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
         _cleanup_close_ int direct = -1, buffered = -1;
         const char *target = ".", *arg_output = NULL, *kind;
-        bool arg_json = false, arg_quick = false, arg_cold = false, have_block = true;
+        bool arg_json = false, arg_quick = false, arg_cold = false, arg_save = false, have_block = true;
         struct probe_meta meta = {};
         const struct probe_meta *mp = NULL;
         const char *why_not = NULL;
@@ -114,10 +147,11 @@ int cmd_probe(int argc, char **argv)
         double seconds = 0;
         struct probe_result res;
         struct stat st;
-        char b1[32];
+        char b1[32], id[1024];
+        dev_t dev;
         int c, r;
 
-        while ((c = getopt_long(argc, argv, "+qjo:h", opts, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, "+qjo:sh", opts, NULL)) >= 0) {
                 switch (c) {
                 case 'q': arg_quick = true; break;
                 case 'S':
@@ -132,6 +166,7 @@ int cmd_probe(int argc, char **argv)
                 case 'C': arg_cold = true; break;
                 case 'j': arg_json = true; break;
                 case 'o': arg_output = optarg; break;
+                case 's': arg_save = true; break;
                 case 'h': probe_help(); return 0;
                 default: return log_usage("probe", "invalid option");
                 }
@@ -147,6 +182,10 @@ int cmd_probe(int argc, char **argv)
 
         if (stat(target, &st) < 0)
                 return log_errno(-errno, "cannot probe '%s'", target);
+        /* which device was measured, so that its saved profile is not taken
+         * for another one's when the numbers are reused */
+        dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
+        device_identity(dev, id, sizeof(id));
         if (S_ISBLK(st.st_mode)) {
                 kind = "block device";
                 direct = open(target, O_RDONLY | O_DIRECT | O_CLOEXEC);
@@ -192,12 +231,26 @@ int cmd_probe(int argc, char **argv)
                 _cleanup_fclose_ FILE *f = fopen(arg_output, "we");
                 if (!f)
                         return log_errno(-errno, "cannot write '%s'", arg_output);
-                print_json(f, target, kind, have_block ? &res : NULL, mp);
+                print_json(f, target, kind, id, have_block ? &res : NULL, mp);
                 if (fflush(f) != 0 || ferror(f))
                         return log_error("cannot write '%s'", arg_output);
         }
+        if (arg_save) {
+                char path[PATH_MAX];
+                if (!have_block)
+                        return log_error("nothing to save for '%s': its device could not be measured (%s)",
+                                         target, why_not);
+                device_probe_cache_path(dev, path, sizeof(path));
+                r = device_probe_cache_mkdir(path);
+                if (r >= 0)
+                        r = save_json(path, target, kind, id, &res, mp);
+                if (r < 0)
+                        return log_errno(r, "cannot save the profile to '%s'", path);
+                log_info("saved as %s: replay, run and report now plan for %s", path,
+                         res.rotational ? "a rotational device" : "a device where distance does not matter");
+        }
         if (arg_json) {
-                print_json(stdout, target, kind, have_block ? &res : NULL, mp);
+                print_json(stdout, target, kind, id, have_block ? &res : NULL, mp);
                 return 0;
         }
         if (!have_block)

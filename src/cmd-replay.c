@@ -100,15 +100,17 @@ int cmd_replay(int argc, char **argv)
         if (arg_dry) {
                 char b1[32], b2[32];
                 if (arg_json) {
-                        printf("{\"device\": \"%s\", \"rotational\": %s, \"reads\": %zu, \"metadata_reads\": %zu, "
-                               "\"bytes\": %" PRIu64 ", \"bytes_over_budget\": %" PRIu64 ", \"lookups\": %zu, "
-                               "\"plan_us\": %" PRIu64 "}\n", dev.name, dev.rotational ? "true" : "false",
+                        printf("{\"device\": \"%s\", \"rotational\": %s, \"measured\": %s, \"reads\": %zu, "
+                               "\"metadata_reads\": %zu, \"bytes\": %" PRIu64 ", \"bytes_over_budget\": %" PRIu64
+                               ", \"lookups\": %zu, \"plan_us\": %" PRIu64 "}\n", dev.name,
+                               dev.rotational ? "true" : "false", dev.measured ? "true" : "false",
                                plan->n_reads, plan->n_meta, plan->bytes, plan->bytes_cut, plan->n_lookups,
                                now_us() - t_start);
                         return 0;
                 }
-                printf("device:    %s (%s; %u threads, requests up to %s, gaps under %s read through)\n",
-                       dev.name, dev.rotational ? "rotational" : "solid-state", engine_threads(&eo),
+                printf("device:    %s (%s%s; %u threads, requests up to %s, gaps under %s read through)\n",
+                       dev.name, dev.rotational ? "rotational" : "solid-state",
+                       dev.measured ? " as probe measured it" : "", engine_threads(&eo),
                        format_bytes(dev.max_request, b1), format_bytes(dev.bridge_bytes, b2));
                 printf("plan:      %zu reads (%zu of metadata), %s; %s over the budget\n", plan->n_reads,
                        plan->n_meta, format_bytes(plan->bytes, b1), format_bytes(plan->bytes_cut, b2));

@@ -106,23 +106,32 @@ static int load_profile(const char *path, const char *name, struct cost_profile 
  * /var/cache/readset), made by a quick probe of dir when missing. */
 static int local_profile(const char *dir, bool may_probe, struct cost_profile *ret)
 {
-        const char *cache = getenv("READSET_CACHE_DIR") ? getenv("READSET_CACHE_DIR") : "/var/cache/readset";
         char path[PATH_MAX];
         struct stat st;
+        bool have;
         int r;
 
         if (stat(dir, &st) < 0)
                 return -errno;
-        snprintf(path, sizeof(path), "%s/probe-%u:%u.json", cache, major(st.st_dev), minor(st.st_dev));
-        if (access(path, F_OK) != 0 && may_probe) {
-                char *argv[] = { (char *)"readset", (char *)"probe", (char *)"--quick", (char *)"-o", path,
+        device_probe_cache_path(st.st_dev, path, sizeof(path));
+        have = access(path, F_OK) == 0;
+        if (have && !device_probe_cache_current(path, st.st_dev)) {
+                log_warning("the cached profile %s was measured on another device with these numbers%s", path,
+                            may_probe ? ": probing this one" : "");
+                if (!may_probe)
+                        return -ESTALE;
+                have = false;
+        }
+        if (!have && may_probe) {
+                char *argv[] = { (char *)"readset", (char *)"probe", (char *)"--quick", (char *)"--save",
                                  (char *)"--", (char *)dir, NULL };
                 posix_spawn_file_actions_t fa;
                 pid_t pid;
                 int status;
 
-                if (mkdir(cache, 0755) < 0 && errno != EEXIST)
-                        return -errno;
+                r = device_probe_cache_mkdir(path);
+                if (r < 0)
+                        return r;
                 log_info("no profile of this device yet: probing %s (about 3 s; cached in %s)", dir, path);
                 posix_spawn_file_actions_init(&fa);
                 posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
@@ -771,7 +780,7 @@ int cmd_report(int argc, char **argv)
         snprintf(ref.name, sizeof(ref.name), "%.60s", tail(device, 40, path, sizeof(path)));
 
         /* this machine's device: the one most bytes come from */
-        e = report_main_device(rs, &main_dev);
+        e = readset_main_device(rs, &main_dev);
         if (e < 0)
                 return log_errno(e, "out of memory");
         for (size_t i = 0; i < rs->n_files; i++)

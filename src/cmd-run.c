@@ -316,7 +316,12 @@ int cmd_run(int argc, char **argv)
                 } else if (replay_device_option(&peeked))
                         plan_first = peeked.rotational;
                 else if (first && device_profile_for_path(first, &peeked) >= 0)
-                        plan_first = peeked.rotational;   /* the probe replay_plan() makes */
+                        /* the first file's device: the program's own.  The
+                         * plan is for the device most bytes come from, which
+                         * needs the whole read set decoded; when that one is
+                         * a disk and the program's is not, the command starts
+                         * while FIEMAP is asked (a known cost, not measured) */
+                        plan_first = peeked.rotational;
         }
 
         /* On a rotational device the command waits for the plan, which asks

@@ -4,10 +4,13 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
+#include "json.h"
 #include "util.h"
 #include "banned.h"
 
@@ -62,6 +65,164 @@ static int read_u64_file(const char *path, uint64_t *ret)
         return parse_u64(s, ret);
 }
 
+void device_probe_cache_path(dev_t dev, char *buf, size_t size)
+{
+        const char *dir = getenv("READSET_CACHE_DIR");
+
+        snprintf(buf, size, "%s/probe-%u:%u.json", dir && *dir ? dir : "/var/cache/readset", major(dev), minor(dev));
+}
+
+int device_probe_cache_mkdir(const char *path)
+{
+        _cleanup_free_ char *dir = strndup(path, (size_t)(strrchr(path, '/') - path));
+
+        if (!dir)
+                return -ENOMEM;
+        if (*dir && mkdir(dir, 0755) < 0 && errno != EEXIST)
+                return -errno;
+        return 0;
+}
+
+/* Appends ";name=value" for a sysfs attribute that has a value. */
+static void add_attr(char *buf, size_t size, const char *dir, const char *attr, const char *name)
+{
+        _cleanup_free_ char *s = NULL;
+        char path[PATH_MAX];
+        size_t used = strlen(buf);
+
+        snprintf(path, sizeof(path), "%s/%s", dir, attr);
+        if (read_small_file(path, &s, 512) < 0)
+                return;
+        s[strcspn(s, "\n")] = 0;
+        for (char *c = s; *c; c++)       /* keep the string plain JSON, one line */
+                if (*c < 0x20 || *c == '"' || *c == '\\' || *c == ';')
+                        *c = '_';
+        if (*s && used < size)
+                snprintf(buf + used, size - used, ";%s=%s", name, s);
+}
+
+void device_identity(dev_t dev, char *buf, size_t size)
+{
+        char dir[128], disk[160], q[200];
+        _cleanup_free_ char *sz = NULL;
+
+        snprintf(dir, sizeof(dir), "/sys/dev/block/%u:%u", major(dev), minor(dev));
+        snprintf(q, sizeof(q), "%s/size", dir);
+        if (read_small_file(q, &sz, 64) < 0) {
+                /* tmpfs, overlayfs, a share: nothing to tell it by */
+                snprintf(buf, size, "no block device");
+                return;
+        }
+        sz[strcspn(sz, "\n")] = 0;
+        snprintf(buf, size, "size=%s", sz);
+        snprintf(q, sizeof(q), "%s/partition", dir);
+        snprintf(disk, sizeof(disk), access(q, F_OK) == 0 ? "%s/.." : "%s", dir);
+        if (access(q, F_OK) == 0)
+                add_attr(buf, size, dir, "partition", "partition");
+        add_attr(buf, size, disk, "wwid", "wwid");
+        add_attr(buf, size, disk, "serial", "serial");
+        add_attr(buf, size, disk, "device/wwid", "wwid");
+        add_attr(buf, size, disk, "device/serial", "serial");
+        add_attr(buf, size, disk, "device/vendor", "vendor");
+        add_attr(buf, size, disk, "device/model", "model");
+        add_attr(buf, size, disk, "loop/backing_file", "backing_file");
+}
+
+/* The profile saved at path; when id is given, only if it was measured on
+ * the device with that identity (-ESTALE otherwise). */
+static int load_probe(const char *path, const char *id, struct device_profile *ret)
+{
+        _cleanup_free_ char *text = NULL;
+        _cleanup_jv_ struct jv *profile = NULL;
+        const struct jv *v, *rot;
+        int r;
+
+        r = read_small_file(path, &text, 1 << 20);     /* a FIFO here is refused, not waited on */
+        if (r < 0)
+                return r;
+        r = jv_parse(text, &profile);
+        if (r < 0)
+                return r;
+        /* the one field the planner uses from a probe profile */
+        rot = jv_get(profile, "rotational");
+        if (!rot || rot->type != JV_BOOL)
+                return -EINVAL;
+        if (id) {
+                v = jv_get(profile, "device_id");
+                if (!v || v->type != JV_STRING || strcmp(v->s, id) != 0)
+                        return -ESTALE;
+        }
+        if (rot->b)
+                device_profile_rotational(ret);
+        else
+                device_profile_solid(ret);
+        ret->measured = true;
+        return 0;
+}
+
+int device_profile_from_probe(const char *path, struct device_profile *ret)
+{
+        return load_probe(path, NULL, ret);
+}
+
+bool device_probe_cache_current(const char *path, dev_t dev)
+{
+        char id[1024];
+        struct device_profile p;
+
+        device_identity(dev, id, sizeof(id));
+        return load_probe(path, id, &p) != -ESTALE;
+}
+
+/* The saved probe profile of dev, else of the disk it is a partition of
+ * (sysfs directory base), if it was measured on the device now there;
+ * keeps ret's name. */
+static bool measured_profile(dev_t dev, const char *base, struct device_profile *ret)
+{
+        char path[PATH_MAX], q[128], id[1024];
+        _cleanup_free_ char *s = NULL;
+        struct device_profile p;
+        struct stat st;
+        unsigned maj, min;
+        int r;
+
+        device_probe_cache_path(dev, path, sizeof(path));
+        if (access(path, F_OK) != 0) {
+                snprintf(q, sizeof(q), "%s/partition", base);
+                if (access(q, F_OK) != 0)
+                        return false;
+                snprintf(q, sizeof(q), "%s/../dev", base);
+                if (read_small_file(q, &s, 64) < 0 || sscanf(s, "%u:%u", &maj, &min) != 2)
+                        return false;
+                dev = makedev(maj, min);
+                device_probe_cache_path(dev, path, sizeof(path));
+                if (access(path, F_OK) != 0)
+                        return false;
+        }
+        device_identity(dev, id, sizeof(id));
+        if (stat(path, &st) < 0 || !S_ISREG(st.st_mode)) {
+                log_warning("ignoring %s: not a regular file", path);
+                return false;
+        }
+        r = load_probe(path, id, &p);
+        if (r == -ESTALE) {
+                log_warning("ignoring %s: not measured on the device now numbered %u:%u (readset probe --save "
+                            "measures it)", path, major(dev), minor(dev));
+                return false;
+        }
+        if (r == -EINVAL) {
+                log_warning("ignoring %s: no rotational verdict in it (a metadata-only probe?)", path);
+                return false;
+        }
+        if (r < 0) {
+                log_warning_errno(r, "ignoring %s", path);
+                return false;
+        }
+        memcpy(p.name, ret->name, sizeof(p.name));
+        *ret = p;
+        return true;
+}
+
 int device_profile_for_path(const char *path, struct device_profile *ret)
 {
         struct stat st;
@@ -97,6 +258,8 @@ int device_profile_for_path(const char *path, struct device_profile *ret)
                         snprintf(ret->name, sizeof(ret->name), "%.63s", strrchr(target, '/') ? strrchr(target, '/') + 1 : target);
                 }
         }
+        /* what readset probe measured here, when it was saved */
+        (void)measured_profile(dev, devlink, ret);
         snprintf(q, sizeof(q), "%s/queue/read_ahead_kb", base);
         if (read_u64_file(q, &v) >= 0)
                 ret->readahead_cap = MAX(v << 10, ret->readahead_cap);

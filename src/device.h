@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /* What a storage device wants from a replay: how many requests in flight,
- * how large, whether seeks dominate.  readset probe (to come) measures it;
- * until then it is derived from the block layer's settings, with the
- * rotational flag trusted only as a hint. */
+ * how large, whether seeks dominate.  Derived from the block layer's
+ * settings, with the rotational flag trusted only as a hint, unless readset
+ * probe measured the device and its profile was saved (probe --save, or
+ * report's own probe): then the measured verdict decides. */
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct device_profile {
         char name[64];           /* e.g. "vda" or a reference profile's name */
+        bool measured;           /* rotational is readset probe's verdict, not sysfs's */
         bool rotational;         /* seeks dominate: sort by position inside time windows */
         uint32_t queue_depth;    /* requests to keep in flight */
         uint64_t max_request;    /* bytes per request */
@@ -23,5 +27,22 @@ struct device_profile {
 void device_profile_solid(struct device_profile *p);
 /* A profile for a single-actuator disk. */
 void device_profile_rotational(struct device_profile *p);
-/* The profile of the block device holding path (sysfs queue settings). */
+/* The profile of the block device holding path: sysfs queue settings, and
+ * the saved probe profile of the device (or of its whole disk) if any. */
 int device_profile_for_path(const char *path, struct device_profile *ret);
+/* Where probe profiles are saved: $READSET_CACHE_DIR (default
+ * /var/cache/readset)/probe-MAJOR:MINOR.json. */
+void device_probe_cache_path(dev_t dev, char *buf, size_t size);
+/* Make the directory that cache path (from the above) goes in. */
+int device_probe_cache_mkdir(const char *path);
+/* Who the device with these numbers is: its size and what sysfs tells
+ * apart (WWID, serial, model, a loop device's backing file).  Numbers are
+ * reused (loop devices, one USB disk plugged in after another): a saved
+ * profile counts only on the device it measured.  "no block device" for
+ * tmpfs, overlayfs and the like. */
+void device_identity(dev_t dev, char *buf, size_t size);
+/* Was the profile saved at path measured on the device now numbered dev? */
+bool device_probe_cache_current(const char *path, dev_t dev);
+/* The planner's profile from a profile saved by readset probe: its
+ * "rotational" verdict.  -EINVAL when it has none (metadata only). */
+int device_profile_from_probe(const char *path, struct device_profile *ret);

@@ -116,6 +116,9 @@ int readset_validate(const struct readset *rs);
  * off_t can address when the size is unknown (so that a hostile read set
  * cannot make a plan or an analysis huge). */
 uint64_t readset_read_limit(const struct readset *rs, const struct rs_file *f);
+/* The device most of rs's bytes come from (st_dev of its files, st_rdev of
+ * its block devices); 0 when none is known. */
+int readset_main_device(const struct readset *rs, uint64_t *ret);
 
 const char *rs_file_kind_name(uint32_t kind);
 const char *rs_lookup_op_name(uint32_t op);

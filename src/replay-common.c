@@ -44,9 +44,6 @@ static bool arg_all_lookups;
 
 static int device_from_option(const char *arg, struct device_profile *ret)
 {
-        _cleanup_free_ char *text = NULL;
-        _cleanup_jv_ struct jv *profile = NULL;
-        const struct jv *v;
         int r;
 
         if (strcmp(arg, "rotational") == 0) {
@@ -57,20 +54,9 @@ static int device_from_option(const char *arg, struct device_profile *ret)
                 device_profile_solid(ret);
                 return 0;
         }
-        r = read_small_file(arg, &text, 1 << 20);     /* a FIFO here is refused, not waited on */
+        r = device_profile_from_probe(arg, ret);
         if (r < 0)
                 return r;
-        r = jv_parse(text, &profile);
-        if (r < 0)
-                return r;
-        /* the one field the planner uses from a probe profile */
-        v = jv_get(profile, "rotational");
-        if (!v || v->type != JV_BOOL)
-                return -EINVAL;
-        if (v->b)
-                device_profile_rotational(ret);
-        else
-                device_profile_solid(ret);
         snprintf(ret->name, sizeof(ret->name), "%.63s", arg);
         return 0;
 }
@@ -161,16 +147,22 @@ int replay_plan(const struct readset *rs, uint64_t max_bytes, bool accessed_only
 {
         struct plan_options o = { .accessed_only = accessed_only };
         struct device_profile dev;
-        uint64_t budget;
+        uint64_t budget, main_dev;
         const char *probe = "/";
         int r;
 
-        /* the device of the first regular file that still exists */
-        for (size_t i = 0; i < rs->n_files; i++)
-                if (rs->files[i].kind == RS_FILE_REGULAR && access(rs->files[i].path, F_OK) == 0) {
-                        probe = rs->files[i].path;
-                        break;
-                }
+        /* the device most of the bytes come from, as found through the
+         * first of its files that still exists (a program on the system
+         * disk reading its data from a USB disk is planned for the USB disk) */
+        if (readset_main_device(rs, &main_dev) < 0)
+                return -ENOMEM;
+        for (int any = 0; any < 2 && strcmp(probe, "/") == 0; any++)  /* else any device's */
+                for (size_t i = 0; i < rs->n_files; i++)
+                        if (rs->files[i].kind == RS_FILE_REGULAR && (any || rs->files[i].dev == main_dev) &&
+                            access(rs->files[i].path, F_OK) == 0) {
+                                probe = rs->files[i].path;
+                                break;
+                        }
         if (have_arg_device)
                 dev = arg_device;
         else if (device_profile_for_path(probe, &dev) < 0)

@@ -154,49 +154,6 @@ static int find_alternation(const struct readset *rs, struct report *r)
         return 0;
 }
 
-struct devbytes {
-        uint64_t dev, bytes;
-};
-
-static int cmp_devbytes(const void *a, const void *b)
-{
-        const struct devbytes *x = a, *y = b;
-        return x->dev < y->dev ? -1 : x->dev > y->dev;
-}
-
-/* The device most of the bytes come from (0 when nothing is known). */
-int report_main_device(const struct readset *rs, uint64_t *ret)
-{
-        _cleanup_free_ struct devbytes *d = malloc((rs->n_files ? rs->n_files : 1) * sizeof(*d));
-        uint64_t best_bytes = 0;
-        size_t n = 0;
-
-        if (!d)
-                return -ENOMEM;
-        for (size_t i = 0; i < rs->n_files; i++) {
-                if (rs->files[i].kind == RS_FILE_UNRESOLVED)
-                        continue;
-                d[n] = (struct devbytes){ rs->files[i].dev, 0 };
-                for (size_t k = 0; k < rs->files[i].n_ranges; k++)
-                        d[n].bytes += rs->files[i].ranges[k].length;
-                n++;
-        }
-        qsort_safe(d, n, sizeof(*d), cmp_devbytes);
-        *ret = 0;
-        for (size_t i = 0; i < n;) {
-                uint64_t bytes = 0;
-                size_t j = i;
-                for (; j < n && d[j].dev == d[i].dev; j++)
-                        bytes += d[j].bytes;
-                if (bytes > best_bytes) {
-                        best_bytes = bytes;
-                        *ret = d[i].dev;
-                }
-                i = j;
-        }
-        return 0;
-}
-
 static bool on_other_device(const struct readset *rs, const struct report *r, uint32_t file)
 {
         return rs->files[file].kind == RS_FILE_UNRESOLVED ? false : rs->files[file].dev != r->main_dev;
@@ -251,7 +208,7 @@ int report_build(const struct readset *rs, const struct rp_layout *layouts, uint
                 }
         }
         qsort_safe(refs, nr, sizeof(*refs), cmp_rref);
-        ret_r = report_main_device(rs, &r->main_dev);
+        ret_r = readset_main_device(rs, &r->main_dev);
         if (ret_r < 0)
                 return ret_r;
 

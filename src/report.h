@@ -82,10 +82,6 @@ struct report {
         uint64_t request_bytes;     /* the program's request size used for the plain estimate */
 };
 
-/* The device most of rs's bytes come from (st_dev of its files, st_rdev of
- * its block devices); 0 when none is known. */
-int report_main_device(const struct readset *rs, uint64_t *ret);
-
 /* Analyse rs with the given layouts (one per file, n = rs->n_files; may be
  * NULL: no positions known; a block-device file's offsets are positions
  * already).  request_bytes: the largest request the program's reads

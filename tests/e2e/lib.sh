@@ -23,6 +23,8 @@ need_loop() {
 }
 
 TMP=$(mktemp -d /tmp/readset-e2e.XXXXXX)
+# saved probe profiles change plans: only those a test saves itself count
+export READSET_CACHE_DIR="$TMP/cache"
 MNT=
 LOOPDEV=
 cleanup() {

@@ -9,10 +9,14 @@ LOOPDEV=$(losetup --find --show --direct-io=on "$TMP/dev.img")
 dd if=/dev/zero of="$LOOPDEV" bs=1M count=256 oflag=direct status=none
 
 t0=$(date +%s%N)
-"$READSET" probe --quick --json -o "$TMP/p.json" "$LOOPDEV" > "$TMP/stdout.json" || fail "probe of $LOOPDEV"
+"$READSET" probe --quick --json -o "$TMP/p.json" --save "$LOOPDEV" > "$TMP/stdout.json" || fail "probe of $LOOPDEV"
 t1=$(date +%s%N)
 [ $(( (t1 - t0) / 1000000 )) -lt 6000 ] || fail "probe --quick took $(( (t1 - t0) / 1000000 )) ms"
 cmp -s "$TMP/p.json" "$TMP/stdout.json" || fail "-o and --json differ"
+# --save: where replay, run and report look, under the device's numbers
+saved="$READSET_CACHE_DIR/probe-$(lsblk -dno MAJ:MIN "$LOOPDEV" | tr -d ' ').json"
+cmp -s "$TMP/p.json" "$saved" || fail "--save did not write $saved"
+[ "$(ls "$READSET_CACHE_DIR")" = "$(basename "$saved")" ] || fail "--save left other files: $(ls "$READSET_CACHE_DIR")"
 "$PY" - "$TMP/p.json" <<'PYEOF' || fail "implausible probe results"
 import json, sys
 p = json.load(open(sys.argv[1]))
@@ -36,6 +40,8 @@ grep -q "^per request:" "$TMP/out" && grep -q "^random 4 KiB:" "$TMP/out" || { c
 [ -z "$(ls -A "$TMP/dir")" ] || fail "probe left files behind: $(ls -A "$TMP/dir")"
 
 # Clear refusals.
+rc=0; READSET_CACHE_DIR=/proc/none "$READSET" probe --quick --size 32M --save "$TMP/dir" >/dev/null 2>"$TMP/err" || rc=$?
+[ "$rc" = 1 ] && grep -q "cannot save the profile" "$TMP/err" || fail "--save where it cannot be written: exit $rc"
 rc=0; "$READSET" probe "$TMP/missing" 2>"$TMP/err" || rc=$?
 [ "$rc" = 1 ] && grep -q "cannot probe" "$TMP/err" || fail "missing path: exit $rc"
 mkfifo "$TMP/fifo"

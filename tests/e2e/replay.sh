@@ -97,4 +97,45 @@ rc=0; "$READSET" replay -n --device "$TMP/none.json" "$TMP/r.readset" 2>/dev/nul
 mkfifo "$TMP/prof.fifo"
 rc=0; timeout 10 "$READSET" replay -n --device "$TMP/prof.fifo" "$TMP/r.readset" 2>/dev/null || rc=$?
 [ "$rc" = 2 ] || fail "--device FIFO: exit $rc (124: it blocked)"
+# 7. A profile saved by "readset probe --save" for the device the read set
+#    lives on decides without --device (--device still wins).  One measured
+#    on another device with the same numbers, one without a verdict, or a
+#    FIFO in its place is passed over with a warning, without hanging.
+#    The device is the one most bytes come from (here the test's file
+#    system, not the system disk that holds sh).
+first=$("$READSET" show --json "$TMP/r.readset" | "$PY" -c '
+import collections, json, os, sys
+files = json.load(sys.stdin)["files"]
+per_dev = collections.Counter()
+for f in files:
+    per_dev[f["dev"]] += f["bytes"]
+main = per_dev.most_common(1)[0][0]
+print(next(f["path"] for f in files if f["kind"] == "file" and f["dev"] == main and os.path.exists(f["path"])))')
+case $first in "$MNT"/*) ;; *) fail "the read set should come mostly from $MNT, not $first's device" ;; esac
+key=$("$PY" -c 'import os, sys; d = os.stat(sys.argv[1]).st_dev; print(f"{os.major(d)}:{os.minor(d)}")' "$first")
+saved="$READSET_CACHE_DIR/probe-$key.json"
+"$READSET" probe --quick --size 32M --save "$(dirname "$first")" >/dev/null 2>&1 || fail "probe --save"
+[ -f "$saved" ] || fail "probe --save wrote no $saved"
+edit_saved() { "$PY" -c "import json, sys; p = json.load(open(sys.argv[1])); $1; json.dump(p, open(sys.argv[1], 'w'))" "$saved"; }
+for rot in True False; do
+        edit_saved "p['rotational'] = $rot"
+        "$READSET" replay -n -j "$TMP/r.readset" > "$TMP/n.json" || fail "replay -n with a saved profile"
+        json_check_stats "$TMP/n.json" "d['rotational'] == $rot and d['measured']"
+done
+"$READSET" replay -n -j --device rotational "$TMP/r.readset" > "$TMP/n.json" || fail "replay -n --device"
+json_check_stats "$TMP/n.json" "d['rotational'] and not d['measured']"
+edit_saved "p['device_id'] = 'size=1;serial=another disk'"
+"$READSET" replay -n -j "$TMP/r.readset" > "$TMP/n.json" 2>"$TMP/err" || fail "replay -n, profile of another device"
+json_check_stats "$TMP/n.json" "not d['measured']"
+grep -q "ignoring .*probe-$key.json: not measured on the device now numbered $key" "$TMP/err" ||
+        fail "no warning for another device's profile"
+printf '{ "probed": "metadata only" }\n' > "$saved"
+"$READSET" replay -n -j "$TMP/r.readset" > "$TMP/n.json" 2>"$TMP/err" || fail "replay -n with a metadata-only profile"
+json_check_stats "$TMP/n.json" "not d['measured']"
+grep -q "ignoring .*probe-$key.json: no rotational verdict" "$TMP/err" || fail "no warning for a profile without a verdict"
+rm "$saved"; mkfifo "$saved"
+timeout 10 "$READSET" replay -n -j "$TMP/r.readset" > "$TMP/n.json" 2>"$TMP/err" || fail "a FIFO as the saved profile (124: it blocked)"
+grep -q "ignoring .*probe-$key.json: not a regular file" "$TMP/err" || fail "no warning for a FIFO as the saved profile"
+json_check_stats "$TMP/n.json" "not d['measured']"
+rm "$saved"
 echo "replay: ok"

@@ -6,7 +6,6 @@
 # rendered by a real browser (headless Chromium), also for 100 000 ranges.
 . "$(dirname "$0")/lib.sh"
 need_root; need_tracefs; need_loop; need_python
-export READSET_CACHE_DIR="$TMP/cache"
 
 make_ext4 1200 128
 # Two 16 MiB files written in alternating 256 KiB chunks, synced each time:
@@ -111,6 +110,16 @@ grep -q "^  this machine " "$TMP/two" || fail "no column for this machine"
 # without --profile and --no-probe: a quick probe, cached for the next time
 "$READSET" report "$TMP/r.readset" > /dev/null 2>"$TMP/err" || { cat "$TMP/err"; fail "report with a probe"; }
 ls "$TMP/cache"/probe-*.json > /dev/null 2>&1 || fail "the probe was not cached"
+cached=$(ls "$TMP/cache"/probe-*.json)
+"$READSET" report "$TMP/r.readset" > /dev/null 2>"$TMP/err" || { cat "$TMP/err"; fail "report with a cached profile"; }
+grep -q probing "$TMP/err" && fail "probed again although the profile was cached"
+# a profile cached for another device that had these numbers: probed again
+id=$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["device_id"])' "$cached")
+"$PY" -c 'import json, sys; p = json.load(open(sys.argv[1])); p["device_id"] = "size=1"; json.dump(p, open(sys.argv[1], "w"))' "$cached"
+"$READSET" report "$TMP/r.readset" > /dev/null 2>"$TMP/err" || { cat "$TMP/err"; fail "report with a stale profile"; }
+grep -q "measured on another device.*probing this one" "$TMP/err" || { cat "$TMP/err"; fail "a stale profile was used"; }
+[ "$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["device_id"])' "$cached")" = "$id" ] ||
+        fail "the stale profile was not replaced"
 
 # 4. refused: unknown device, garbage, a FIFO (no hang), a corrupt read set
 set +e

@@ -27,7 +27,7 @@ print(f'{sys.argv[1]}: measured {m:.1f}, model {e:.1f} ({(m / e - 1) * 100:+.0f}
 probe_matches() {   # model device
         # the disk gets longer: its sequential zones at --quick are a few dozen requests
         if [ $1 = hdd ]; then secs="--seconds 5"; else secs=--quick; fi
-        "$READSET" probe $secs --json "$2" > "$TMP/probe.json" || fail "probe $1"
+        "$READSET" probe $secs --json --save "$2" > "$TMP/probe.json" 2>/dev/null || fail "probe $1"
         lat=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["latency_qd1_us"])' "$TMP/probe.json")
         bw=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["sequential_mbps"])' "$TMP/probe.json")
         rot=$("$PY" -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["rotational"]))' "$TMP/probe.json")
@@ -85,6 +85,12 @@ for model in ${SLOWDEV_MODELS:-hdd usb sd nvme}; do
         want=$(awk '$1 == "rotational" { print $2 }' "$TMP/expect")
         [ "$rot" = "$want" ] || fail "$model: probe says rotational=$rot, the model $want"
         echo "$model: rotational flag $(cat /sys/block/${dev#/dev/}/queue/rotational), probe $rot"
+        # the saved profile (probe --save) is what replay plans by, whatever the flag
+        head -c 4M /dev/urandom > "$m/big"; sync
+        "$READSET" record -q -o "$TMP/$model.readset" -- cat "$m/big" > /dev/null || fail "$model: record"
+        "$READSET" replay -n -j "$TMP/$model.readset" > "$TMP/plan.json" || fail "$model: replay -n"
+        "$PY" -c "import json, sys; d = json.load(open(sys.argv[1])); sys.exit(0 if d['measured'] and int(d['rotational']) == $want else 1)" \
+                "$TMP/plan.json" || { cat "$TMP/plan.json"; fail "$model: replay did not plan by the saved profile"; }
         "$SLOWDEV" stats "$m" | grep -q "^reads [1-9]" || fail "$model: no reads counted"
         "$SLOWDEV" down "$m" || fail "down $model"
         mountpoint -q "$m" && fail "$model: still mounted"
