@@ -101,9 +101,10 @@ rc=0; timeout 10 "$READSET" replay -n --device "$TMP/prof.fifo" "$TMP/r.readset"
 #    lives on decides without --device (--device still wins).  One measured
 #    on another device with the same numbers, one without a verdict, or a
 #    FIFO in its place is passed over with a warning, without hanging.
-#    The device is the one most bytes come from (here the test's file
-#    system, not the system disk that holds sh).
-first=$("$READSET" show --json "$TMP/r.readset" | "$PY" -c '
+#    The device is the one most bytes come from: here the test's file
+#    system (6 MiB), not the system disk that holds cat (its first file).
+"$READSET" record -q -o "$TMP/m.readset" -- cat "$MNT/f3" "$MNT/f6" > /dev/null || fail "record cat"
+first=$("$READSET" show --json "$TMP/m.readset" | "$PY" -c '
 import collections, json, os, sys
 files = json.load(sys.stdin)["files"]
 per_dev = collections.Counter()
@@ -119,22 +120,22 @@ saved="$READSET_CACHE_DIR/probe-$key.json"
 edit_saved() { "$PY" -c "import json, sys; p = json.load(open(sys.argv[1])); $1; json.dump(p, open(sys.argv[1], 'w'))" "$saved"; }
 for rot in True False; do
         edit_saved "p['rotational'] = $rot"
-        "$READSET" replay -n -j "$TMP/r.readset" > "$TMP/n.json" || fail "replay -n with a saved profile"
+        "$READSET" replay -n -j "$TMP/m.readset" > "$TMP/n.json" || fail "replay -n with a saved profile"
         json_check_stats "$TMP/n.json" "d['rotational'] == $rot and d['measured']"
 done
-"$READSET" replay -n -j --device rotational "$TMP/r.readset" > "$TMP/n.json" || fail "replay -n --device"
+"$READSET" replay -n -j --device rotational "$TMP/m.readset" > "$TMP/n.json" || fail "replay -n --device"
 json_check_stats "$TMP/n.json" "d['rotational'] and not d['measured']"
 edit_saved "p['device_id'] = 'size=1;serial=another disk'"
-"$READSET" replay -n -j "$TMP/r.readset" > "$TMP/n.json" 2>"$TMP/err" || fail "replay -n, profile of another device"
+"$READSET" replay -n -j "$TMP/m.readset" > "$TMP/n.json" 2>"$TMP/err" || fail "replay -n, profile of another device"
 json_check_stats "$TMP/n.json" "not d['measured']"
 grep -q "ignoring .*probe-$key.json: not measured on the device now numbered $key" "$TMP/err" ||
         fail "no warning for another device's profile"
 printf '{ "probed": "metadata only" }\n' > "$saved"
-"$READSET" replay -n -j "$TMP/r.readset" > "$TMP/n.json" 2>"$TMP/err" || fail "replay -n with a metadata-only profile"
+"$READSET" replay -n -j "$TMP/m.readset" > "$TMP/n.json" 2>"$TMP/err" || fail "replay -n with a metadata-only profile"
 json_check_stats "$TMP/n.json" "not d['measured']"
 grep -q "ignoring .*probe-$key.json: no rotational verdict" "$TMP/err" || fail "no warning for a profile without a verdict"
 rm "$saved"; mkfifo "$saved"
-timeout 10 "$READSET" replay -n -j "$TMP/r.readset" > "$TMP/n.json" 2>"$TMP/err" || fail "a FIFO as the saved profile (124: it blocked)"
+timeout 10 "$READSET" replay -n -j "$TMP/m.readset" > "$TMP/n.json" 2>"$TMP/err" || fail "a FIFO as the saved profile (124: it blocked)"
 grep -q "ignoring .*probe-$key.json: not a regular file" "$TMP/err" || fail "no warning for a FIFO as the saved profile"
 json_check_stats "$TMP/n.json" "not d['measured']"
 rm "$saved"
