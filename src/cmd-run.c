@@ -28,7 +28,8 @@ static void run_help(void)
                "\n"
                "Start CMD at once and replay the read set FILE beside it, first-needed\n"
                "first, so that CMD finds in the page cache what it would otherwise wait\n"
-               "for.  Exits with CMD's exit status.\n"
+               "for.  Exits with CMD's exit status; signals sent to readset (INT, TERM,\n"
+               "HUP, QUIT) are passed on to CMD.\n"
                "\n"
                "With --auto, the read set lives in DIR, named after the command: the first\n"
                "run records it (root), later runs replay it and record again, and the\n"
@@ -69,6 +70,36 @@ static bool child_done(void *userdata)
         if (!c->exited && waitpid(c->pid, &c->status, WNOHANG) == c->pid)
                 c->exited = true;
         return c->exited;
+}
+
+/* readset run stands in for the command: a signal sent to readset (kill, a
+ * supervisor stopping it) is passed on, and readset goes on waiting for the
+ * command and exits with its status, as without readset.  Signals from the
+ * terminal reached the command already (the whole foreground process group
+ * gets them): they are not sent twice. */
+static volatile sig_atomic_t forward_pid;
+
+static void forward_signal(int sig, siginfo_t *si, void *ctx)
+{
+        int saved = errno;
+
+        (void)ctx;
+        if (si->si_code != SI_KERNEL && forward_pid > 0)
+                (void)kill((pid_t)forward_pid, sig);
+        errno = saved;
+}
+
+static void forward_signals(pid_t pid)
+{
+        static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+        struct sigaction sa = { .sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO | SA_RESTART }, old;
+
+        forward_pid = pid;
+        sigemptyset(&sa.sa_mask);
+        for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
+                /* one readset was started ignoring, the command ignores too (inherited) */
+                if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+                        (void)sigaction(sigs[i], &sa, NULL);
 }
 
 static pid_t spawn(char **argv)
@@ -374,6 +405,7 @@ int cmd_run(int argc, char **argv)
         child.pid = spawn(recording ? rec : cmd);
         if (child.pid < 0)
                 return log_errno(child.pid, "cannot fork");
+        forward_signals(child.pid);
         /* The command comes first: the replay (and, when it comes after the
          * start, its decoding and planning) runs at a lower CPU priority; it
          * mostly waits for the device, and where it would compete for the

@@ -76,4 +76,19 @@ printf '\377' | dd of="$RS" bs=1 seek=$((sz - 1)) conv=notrunc 2>/dev/null
 "$READSET" run --auto "$AUTO" -- $PROG2 2>"$TMP/err4" || fail "auto 4"
 grep -q "unusable" "$TMP/err4" || { cat "$TMP/err4"; fail "auto 4: damage not reported"; }
 "$READSET" show "$RS" >/dev/null || fail "auto 4: the read set was not recorded anew"
+# A signal sent to readset run (a supervisor stopping it) reaches the
+# command; readset waits for it and exits with its status, leaving nothing
+# behind, also while recording (--auto).
+for mode in plain auto; do
+        rm -f "$TMP/sig"
+        if [ $mode = plain ]; then set -- "$TMP/x.readset"; else set -- --auto "$TMP/auto-sig"; fi
+        "$READSET" run "$@" -- sh -c "trap 'echo TERM > $TMP/sig; kill \$!; exit 9' TERM; sleep 30 & wait" &
+        pid=$!
+        for i in $(seq 50); do pgrep -P $pid >/dev/null && break; sleep 0.1; done
+        sleep 0.5   # the command's trap is set
+        kill -TERM $pid
+        rc=0; wait $pid || rc=$?
+        [ "$rc" = 9 ] && [ "$(cat "$TMP/sig" 2>/dev/null)" = TERM ] || fail "$mode: TERM not passed on (exit $rc)"
+done
+ls "$TMP/auto-sig" | grep -q '\.new\.' && fail "auto: a temporary recording left after TERM"
 echo "run: ok"
