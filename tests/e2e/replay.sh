@@ -22,8 +22,14 @@ umount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
 umount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
 sums_before=$(cd "$MNT" && md5sum f3 f6 && stat -c '%n %s %Y %X' f3 f6)
 umount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
-check_resident() {   # replay options...: every accessed range of the read set is resident
-"$PY" - "$TMP/r.readset" "$READSET" "$TESTPROG" "$MNT" <<'PYEOF' || fail "not resident after replay $*"
+# These VMs run DAMON with a pageout scheme: unmapped page cache in memory
+# that looks idle is evicted within seconds, also pages a replay has just
+# read (measured: 1 MiB of 245 MiB replayed gone in 15 s, nothing else
+# running).  So a check that a page is resident, or that a replay found
+# everything cached, is made again, from a cold start, when it fails; a
+# replay that leaves pages out or reads what is cached does so every time.
+resident_now() {
+"$PY" - "$TMP/r.readset" "$READSET" "$TESTPROG" "$MNT" <<'PYEOF'
 import json, subprocess, sys
 rs, readset, prog, mnt = sys.argv[1:]
 d = json.loads(subprocess.run([readset, "show", "--json", rs], capture_output=True, check=True).stdout)
@@ -45,6 +51,13 @@ print(f"  checked every accessed range: {bad} not resident")
 sys.exit(1 if bad else 0)
 PYEOF
 }
+check_resident() {   # replay options...: every accessed range of the read set is resident
+        resident_now && return 0
+        echo "  again, from a cold start (see above)"
+        umount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
+        "$READSET" replay -q "$@" "$TMP/r.readset" || fail "replay $*"
+        resident_now || fail "not resident after replay $*"
+}
 "$READSET" replay -j "$TMP/r.readset" > "$TMP/s.json" || fail "replay"
 check_resident
 # the same in one FIEMAP-ordered sweep, all threads in plan order (rotational)
@@ -59,7 +72,11 @@ json_check_stats "$TMP/s.json" "d['bytes_read'] > 0 and d['bytes_not_resident'] 
 json_check_stats "$TMP/s.json" "d['lookups'] > 0"
 
 # 2. Warm: nothing to read.
-"$READSET" replay -j "$TMP/r.readset" > "$TMP/w.json" || fail "warm replay"
+for try in 1 2 3; do   # (DAMON, above: each try right after a replay)
+        "$READSET" replay -j "$TMP/r.readset" > "$TMP/w.json" || fail "warm replay"
+        "$PY" -c "import json, sys; d = json.load(open('$TMP/w.json')); sys.exit(0 if d['bytes_read'] == 0 else 1)" && break
+        echo "  a warm replay read $(grep bytes_read "$TMP/w.json"): again"
+done
 json_check_stats "$TMP/w.json" "d['bytes_read'] == 0 and d['bytes_already_cached'] > 0"
 
 # 3. The budget holds.
