@@ -54,7 +54,8 @@ static void run_help(void)
                "      --all-lookups       stat every one (default on a local filesystem:\n"
                "                          per directory the first, then one in 64)\n"
                "      --device KIND       plan for KIND: rotational, solid, or a profile\n"
-               "                          saved by readset probe -o (default: from sysfs)\n"
+               "                          saved by readset probe -o (default: what probe --save\n"
+               "                          kept for the device, else sysfs's settings)\n"
                "  -h, --help              show this help\n", DEFAULT_STALE_PERCENT, DEFAULT_NICE);
 }
 
