@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* readset run: start a command at once and replay its read set beside it. */
+#include <dirent.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -138,6 +139,42 @@ static int auto_path(const char *dir, char **cmd, char **ret)
         if (asprintf(ret, "%s/%s-%08lx.readset", dir, n ? clean : "cmd", (unsigned long)h) < 0)
                 return -ENOMEM;
         return 0;
+}
+
+/* What an --auto run killed outright (SIGKILL, a power cut) left in dir:
+ * its recording in progress, "NAME.new.PID" (and the writer's own
+ * "NAME.new.PID.tmp.XXXXXX"), whose PID is gone.  Removed; a file of a run
+ * still going, or of a PID reused since, is left alone. */
+static void remove_stale_recordings(const char *dir, const char *auto_file)
+{
+        _cleanup_free_ char *prefix = NULL;
+        const char *base = strrchr(auto_file, '/');
+        DIR *d;
+        struct dirent *de;
+
+        base = base ? base + 1 : auto_file;
+        if (asprintf(&prefix, "%s.new.", base) < 0) {
+                prefix = NULL;
+                return;
+        }
+        d = opendir(dir);
+        if (!d)
+                return;
+        while ((de = readdir(d))) {
+                char *end;
+                long pid;
+
+                if (strncmp(de->d_name, prefix, strlen(prefix)) != 0)
+                        continue;
+                errno = 0;
+                pid = strtol(de->d_name + strlen(prefix), &end, 10);
+                if (errno || pid <= 0 || pid > INT_MAX || end == de->d_name + strlen(prefix) ||
+                    (*end && strncmp(end, ".tmp.", 5) != 0))
+                        continue;
+                if (kill((pid_t)pid, 0) < 0 && errno == ESRCH && unlinkat(dirfd(d), de->d_name, 0) == 0)
+                        log_info("removed '%s/%s', left by a run that was killed", dir, de->d_name);
+        }
+        closedir(d);
 }
 
 /* argv for "readset record -q -o OUT -- CMD..." (this very binary). */
@@ -327,6 +364,7 @@ int cmd_run(int argc, char **argv)
                 if (r < 0)
                         return log_errno(r, "out of memory");
                 file = auto_file;
+                remove_stale_recordings(arg_auto, auto_file);
         }
         /* Where the replay will read, from the read set's first file: on a
          * rotational device the plan comes first (below); elsewhere the

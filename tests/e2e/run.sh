@@ -91,4 +91,17 @@ for mode in plain auto; do
         [ "$rc" = 9 ] && [ "$(cat "$TMP/sig" 2>/dev/null)" = TERM ] || fail "$mode: TERM not passed on (exit $rc)"
 done
 ls "$TMP/auto-sig" | grep -q '\.new\.' && fail "auto: a temporary recording left after TERM"
+# What a run killed outright left behind (its PID gone) is removed by the
+# next run; a running one's, and anything else, is not.
+base=$(basename "$(ls "$TMP"/auto-sig/*.readset)")
+sh -c 'exit 0' & dead=$!; wait $dead
+for f in "$base.new.$dead" "$base.new.$dead.tmp.Ab12Cd" "$base.new.$$" "$base.new.x$dead" "other.new.$dead"; do
+        echo junk > "$TMP/auto-sig/$f"
+done
+"$READSET" run --auto "$TMP/auto-sig" -- sh -c "trap 'echo TERM > $TMP/sig; kill \$!; exit 9' TERM; sleep 30 & wait" \
+        2>"$TMP/err" &
+pid=$!; sleep 1; kill -TERM $pid; wait $pid || true
+grep -q "left by a run that was killed" "$TMP/err" || { cat "$TMP/err"; fail "stale recordings not reported"; }
+[ "$(cd "$TMP/auto-sig" && ls | grep -v '\.readset$' | sort | tr '\n' ' ')" = "$(printf '%s\n' "$base.new.$$" "$base.new.x$dead" "other.new.$dead" | sort | tr '\n' ' ')" ] ||
+        fail "stale recordings: $(ls "$TMP/auto-sig")"
 echo "run: ok"
