@@ -867,8 +867,8 @@ int main(int argc, char **argv)
         signal(SIGUSR1, on_signal);
         signal(SIGUSR2, on_signal);
         prctl(PR_SET_TIMERSLACK, 1UL);  /* wake up on time: the models are in microseconds */
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        ncpus = n > 0 ? (int)n : 1;
+        cpu_set_t cpus;         /* the CPUs this daemon may run on (a cpuset may allow fewer) */
+        ncpus = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) > 0 ? CPU_COUNT(&cpus) : 1;
 
         fuse_opt_add_arg(&args, argv[0]);
         for (int i = 5; i < argc; i++)

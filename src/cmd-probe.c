@@ -147,7 +147,8 @@ int cmd_probe(int argc, char **argv)
         double seconds = 0;
         struct probe_result res;
         struct stat st;
-        char b1[32], id[1024];
+        char b1[32], id[1024], save_path[PATH_MAX] = "";
+        bool have_id;
         dev_t dev;
         int c, r;
 
@@ -185,7 +186,18 @@ int cmd_probe(int argc, char **argv)
         /* which device was measured, so that its saved profile is not taken
          * for another one's when the numbers are reused */
         dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
-        device_identity(dev, id, sizeof(id));
+        have_id = device_identity(dev, id, sizeof(id)) >= 0;
+        if (arg_save) {
+                /* before measuring: where it goes must be writable */
+                if (!have_id)
+                        return log_error("cannot --save a profile of '%s': no block device tells its file system "
+                                         "apart (-o FILE and --device FILE do)", target);
+                r = device_probe_cache_path(dev, save_path, sizeof(save_path));
+                if (r >= 0)
+                        r = device_probe_cache_mkdir(save_path);
+                if (r < 0)
+                        return log_errno(r, "cannot save the profile to '%s'", save_path);
+        }
         if (S_ISBLK(st.st_mode)) {
                 kind = "block device";
                 direct = open(target, O_RDONLY | O_DIRECT | O_CLOEXEC);
@@ -231,26 +243,22 @@ int cmd_probe(int argc, char **argv)
                 _cleanup_fclose_ FILE *f = fopen(arg_output, "we");
                 if (!f)
                         return log_errno(-errno, "cannot write '%s'", arg_output);
-                print_json(f, target, kind, id, have_block ? &res : NULL, mp);
+                print_json(f, target, kind, have_id ? id : NULL, have_block ? &res : NULL, mp);
                 if (fflush(f) != 0 || ferror(f))
                         return log_error("cannot write '%s'", arg_output);
         }
         if (arg_save) {
-                char path[PATH_MAX];
                 if (!have_block)
                         return log_error("nothing to save for '%s': its device could not be measured (%s)",
                                          target, why_not);
-                device_probe_cache_path(dev, path, sizeof(path));
-                r = device_probe_cache_mkdir(path);
-                if (r >= 0)
-                        r = save_json(path, target, kind, id, &res, mp);
+                r = save_json(save_path, target, kind, id, &res, mp);
                 if (r < 0)
-                        return log_errno(r, "cannot save the profile to '%s'", path);
-                log_info("saved as %s: replay, run and report now plan for %s", path,
+                        return log_errno(r, "cannot save the profile to '%s'", save_path);
+                log_info("saved as %s: replay, run and report now plan for %s", save_path,
                          res.rotational ? "a rotational device" : "a device where distance does not matter");
         }
         if (arg_json) {
-                print_json(stdout, target, kind, id, have_block ? &res : NULL, mp);
+                print_json(stdout, target, kind, have_id ? id : NULL, have_block ? &res : NULL, mp);
                 return 0;
         }
         if (!have_block)

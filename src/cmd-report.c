@@ -102,57 +102,71 @@ static int load_profile(const char *path, const char *name, struct cost_profile 
         return cost_profile_parse(text, name, ret);
 }
 
-/* This machine's profile: cached per device under $READSET_CACHE_DIR (or
- * /var/cache/readset), made by a quick probe of dir when missing. */
+/* This machine's profile: the one probe --save kept for the device (or its
+ * disk) under $READSET_CACHE_DIR (or /var/cache/readset), made by a quick
+ * probe --save of dir when missing or measured on another device.  A file
+ * system that no block device tells apart (tmpfs, overlayfs) is probed
+ * each time, into a temporary file. */
 static int local_profile(const char *dir, bool may_probe, struct cost_profile *ret)
 {
-        char path[PATH_MAX];
+        char path[PATH_MAX], tmp[] = "/tmp/readset-probe.XXXXXX";
+        char *argv[] = { (char *)"readset", (char *)"probe", (char *)"--quick", (char *)"--save",
+                         (char *)"--", (char *)dir, NULL, NULL };
+        posix_spawn_file_actions_t fa;
         struct stat st;
-        bool have;
-        int r;
+        bool keep;
+        pid_t pid;
+        int status, r;
 
         if (stat(dir, &st) < 0)
                 return -errno;
-        device_probe_cache_path(st.st_dev, path, sizeof(path));
-        have = access(path, F_OK) == 0;
-        if (have && !device_probe_cache_current(path, st.st_dev)) {
-                log_warning("the cached profile %s was measured on another device with these numbers%s", path,
-                            may_probe ? ": probing this one" : "");
-                if (!may_probe)
-                        return -ESTALE;
-                have = false;
+        r = device_saved_profile(st.st_dev, path, sizeof(path), NULL);
+        if (r >= 0) {
+                r = load_profile(path, "this machine", ret);
+                if (r == -EINVAL)
+                        log_warning("the cached profile %s cannot cost reads; remove it to probe again", path);
+                return r;
         }
-        if (!have && may_probe) {
-                char *argv[] = { (char *)"readset", (char *)"probe", (char *)"--quick", (char *)"--save",
-                                 (char *)"--", (char *)dir, NULL };
-                posix_spawn_file_actions_t fa;
-                pid_t pid;
-                int status;
-
-                r = device_probe_cache_mkdir(path);
+        if (r == -ESTALE)
+                log_warning("the cached profile %s was measured on another device that had these numbers%s", path,
+                            may_probe ? ": probing this one" : "");
+        if (!may_probe)
+                return r;
+        keep = r != -ENODEV;
+        if (keep) {
+                r = device_probe_cache_path(st.st_dev, path, sizeof(path));
+                if (r >= 0)
+                        r = device_probe_cache_mkdir(path);
                 if (r < 0)
                         return r;
                 log_info("no profile of this device yet: probing %s (about 3 s; cached in %s)", dir, path);
-                posix_spawn_file_actions_init(&fa);
-                posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-                r = posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, environ);
-                posix_spawn_file_actions_destroy(&fa);
-                if (r != 0)
-                        return -r;
-                while (waitpid(pid, &status, 0) < 0)
-                        if (errno != EINTR)
-                                return -errno;
-                if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-                        return -EIO;
-                r = load_profile(path, "this machine", ret);
-                if (r < 0)      /* metadata only (a read-only or remote directory): no use next time either */
-                        unlink(path);
-                return r;
+        } else {
+                int fd = mkstemp(tmp);
+                if (fd < 0)
+                        return -errno;
+                close(fd);
+                snprintf(path, sizeof(path), "%s", tmp);
+                argv[3] = (char *)"-o";
+                argv[4] = path;
+                argv[5] = (char *)"--";
+                argv[6] = (char *)dir;
+                log_info("probing %s (about 3 s; not cached: no block device tells this file system apart)", dir);
         }
-        r = load_profile(path, "this machine", ret);
-        if (r == -EINVAL)
-                log_warning("the cached profile %s cannot cost reads (metadata only?); remove it to probe again",
-                            path);
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+        r = posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, environ);
+        posix_spawn_file_actions_destroy(&fa);
+        if (r == 0) {
+                while (waitpid(pid, &status, 0) < 0)
+                        if (errno != EINTR) {
+                                status = -1;
+                                break;
+                        }
+                r = WIFEXITED(status) && WEXITSTATUS(status) == 0 ? load_profile(path, "this machine", ret) : -EIO;
+        } else
+                r = -r;
+        if (!keep)
+                unlink(tmp);
         return r;
 }
 

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <zlib.h>
 
@@ -78,37 +79,59 @@ static bool child_done(void *userdata)
  * supervisor stopping it) is passed on, and readset goes on waiting for the
  * command and exits with its status, as without readset.  Signals from the
  * terminal reached the command already (the whole foreground process group
- * gets them): they are not sent twice. */
-static volatile sig_atomic_t forward_pid;
+ * gets them): they are not sent twice.  Sent through a pidfd, so that once
+ * the command is reaped a late signal cannot reach a process that took its
+ * PID. */
+static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+static volatile sig_atomic_t forward_fd = -1;
+static volatile sig_atomic_t signal_forwarded;
 
 static void forward_signal(int sig, siginfo_t *si, void *ctx)
 {
         int saved = errno;
 
         (void)ctx;
-        if (si->si_code != SI_KERNEL && forward_pid > 0)
-                (void)kill((pid_t)forward_pid, sig);
+        if (si->si_code != SI_KERNEL && forward_fd >= 0 &&
+            syscall(SYS_pidfd_send_signal, (int)forward_fd, sig, NULL, 0) == 0)
+                signal_forwarded = 1;
         errno = saved;
 }
 
-static void forward_signals(pid_t pid)
+/* Called with the signals blocked (see spawn); a signal readset was started
+ * ignoring stays ignored (the command inherited that). */
+static void forward_signals(int pidfd)
 {
-        static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
         struct sigaction sa = { .sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO | SA_RESTART }, old;
 
-        forward_pid = pid;
+        forward_fd = pidfd;
         sigemptyset(&sa.sa_mask);
-        for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
-                /* one readset was started ignoring, the command ignores too (inherited) */
-                if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
-                        (void)sigaction(sigs[i], &sa, NULL);
+        for (size_t i = 0; i < ARRAY_SIZE(forwarded_signals); i++)
+                if (sigaction(forwarded_signals[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+                        (void)sigaction(forwarded_signals[i], &sa, NULL);
 }
 
-static pid_t spawn(char **argv)
+/* The command is gone: signals stop readset again, as they would have before. */
+static void stop_forwarding(void)
+{
+        struct sigaction sa = { .sa_handler = SIG_DFL }, old;
+
+        forward_fd = -1;
+        sigemptyset(&sa.sa_mask);
+        for (size_t i = 0; i < ARRAY_SIZE(forwarded_signals); i++)
+                if (sigaction(forwarded_signals[i], NULL, &old) == 0 && (old.sa_flags & SA_SIGINFO) &&
+                    old.sa_sigaction == forward_signal)
+                        (void)sigaction(forwarded_signals[i], &sa, NULL);
+}
+
+/* The command, started with the signals to forward blocked (*oldmask: the
+ * mask before), so that none arrives between the fork and forward_signals();
+ * the command gets readset's original mask back before exec. */
+static pid_t spawn(char **argv, const sigset_t *oldmask)
 {
         pid_t pid = fork();
 
         if (pid == 0) {
+                sigprocmask(SIG_SETMASK, oldmask, NULL);
                 execvp(argv[0], argv);
                 fprintf(stderr, "readset: error: cannot run '%s': %s\n", argv[0], strerror(errno));
                 _exit(errno == ENOENT ? 127 : 126);
@@ -319,6 +342,8 @@ int cmd_run(int argc, char **argv)
         struct engine_stats st = { 0 };
         struct device_profile dev;
         struct child_state child = { 0 };
+        _cleanup_close_ int pidfd = -1;
+        sigset_t block, oldmask;
         char **cmd;
         int c, r, exit_code;
 
@@ -441,10 +466,21 @@ int cmd_run(int argc, char **argv)
         }
 
         /* Otherwise the command starts first and never waits for the replay. */
-        child.pid = spawn(recording ? rec : cmd);
-        if (child.pid < 0)
+        sigemptyset(&block);
+        for (size_t i = 0; i < ARRAY_SIZE(forwarded_signals); i++)
+                sigaddset(&block, forwarded_signals[i]);
+        sigprocmask(SIG_BLOCK, &block, &oldmask);
+        child.pid = spawn(recording ? rec : cmd, &oldmask);
+        if (child.pid < 0) {
+                sigprocmask(SIG_SETMASK, &oldmask, NULL);
                 return log_errno(child.pid, "cannot fork");
-        forward_signals(child.pid);
+        }
+        pidfd = (int)syscall(SYS_pidfd_open, child.pid, 0);
+        if (pidfd >= 0)
+                forward_signals(pidfd);
+        else
+                log_warning_errno(-errno, "cannot watch the command (pidfd_open); signals to readset stop readset only");
+        sigprocmask(SIG_SETMASK, &oldmask, NULL);
         /* The command comes first: the replay (and, when it comes after the
          * start, its decoding and planning) runs at a lower CPU priority; it
          * mostly waits for the device, and where it would compete for the
@@ -486,6 +522,7 @@ int cmd_run(int argc, char **argv)
                 else if (errno != EINTR)
                         return log_errno(-errno, "cannot wait for the command");
         }
+        stop_forwarding();
         exit_code = WIFEXITED(child.status) ? WEXITSTATUS(child.status) :
                     WIFSIGNALED(child.status) ? 128 + WTERMSIG(child.status) : 1;
 
@@ -505,6 +542,11 @@ int cmd_run(int argc, char **argv)
                 if (rs)
                         compare(rs, cur, &u);
                 replace = arg_auto && (!rs || u.old_bytes == 0 || u.still_used * 100 < arg_stale * u.old_bytes);
+                /* a start cut short records only part of what it needs */
+                if (replace && (signal_forwarded || WIFSIGNALED(child.status))) {
+                        log_info("the command was interrupted: its recording is not kept");
+                        replace = false;
+                }
                 if (arg_stats) {
                         char b1[32], b2[32], b3[32];
                         double hit = u.new_accessed ? 1.0 - (double)MIN(u.new_filled, u.new_accessed) / (double)u.new_accessed : 1.0;

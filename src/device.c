@@ -65,11 +65,13 @@ static int read_u64_file(const char *path, uint64_t *ret)
         return parse_u64(s, ret);
 }
 
-void device_probe_cache_path(dev_t dev, char *buf, size_t size)
+int device_probe_cache_path(dev_t dev, char *buf, size_t size)
 {
         const char *dir = getenv("READSET_CACHE_DIR");
+        int n = snprintf(buf, size, "%s/probe-%u:%u.json", dir && *dir ? dir : "/var/cache/readset", major(dev),
+                         minor(dev));
 
-        snprintf(buf, size, "%s/probe-%u:%u.json", dir && *dir ? dir : "/var/cache/readset", major(dev), minor(dev));
+        return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
 int device_probe_cache_mkdir(const char *path)
@@ -79,6 +81,8 @@ int device_probe_cache_mkdir(const char *path)
         if (!dir)
                 return -ENOMEM;
         if (*dir && mkdir(dir, 0755) < 0 && errno != EEXIST)
+                return -errno;
+        if (access(*dir ? dir : "/", W_OK) < 0)
                 return -errno;
         return 0;
 }
@@ -101,35 +105,37 @@ static void add_attr(char *buf, size_t size, const char *dir, const char *attr, 
                 snprintf(buf + used, size - used, ";%s=%s", name, s);
 }
 
-void device_identity(dev_t dev, char *buf, size_t size)
+int device_identity(dev_t dev, char *buf, size_t size)
 {
-        char dir[128], disk[160], q[200];
+        char dir[64], disk[80], q[128];
         _cleanup_free_ char *sz = NULL;
+        static const char *const attrs[][2] = {
+                { "wwid", "wwid" }, { "serial", "serial" }, { "device/wwid", "wwid" },
+                { "device/serial", "serial" }, { "device/cid", "cid" }, { "device/vendor", "vendor" },
+                { "device/model", "model" }, { "dm/uuid", "dm_uuid" }, { "md/uuid", "md_uuid" },
+                { "loop/backing_file", "backing_file" },
+        };
 
+        /* tmpfs, overlayfs, btrfs subvolumes, shares: their numbers are
+         * handed out anew at every mount, and nothing tells them apart */
         snprintf(dir, sizeof(dir), "/sys/dev/block/%u:%u", major(dev), minor(dev));
         snprintf(q, sizeof(q), "%s/size", dir);
-        if (read_small_file(q, &sz, 64) < 0) {
-                /* tmpfs, overlayfs, a share: nothing to tell it by */
-                snprintf(buf, size, "no block device");
-                return;
-        }
+        if (read_small_file(q, &sz, 64) < 0)
+                return -ENODEV;
         sz[strcspn(sz, "\n")] = 0;
         snprintf(buf, size, "size=%s", sz);
         snprintf(q, sizeof(q), "%s/partition", dir);
         snprintf(disk, sizeof(disk), access(q, F_OK) == 0 ? "%s/.." : "%s", dir);
         if (access(q, F_OK) == 0)
                 add_attr(buf, size, dir, "partition", "partition");
-        add_attr(buf, size, disk, "wwid", "wwid");
-        add_attr(buf, size, disk, "serial", "serial");
-        add_attr(buf, size, disk, "device/wwid", "wwid");
-        add_attr(buf, size, disk, "device/serial", "serial");
-        add_attr(buf, size, disk, "device/vendor", "vendor");
-        add_attr(buf, size, disk, "device/model", "model");
-        add_attr(buf, size, disk, "loop/backing_file", "backing_file");
+        for (size_t i = 0; i < ARRAY_SIZE(attrs); i++)
+                add_attr(buf, size, disk, attrs[i][0], attrs[i][1]);
+        return 0;
 }
 
 /* The profile saved at path; when id is given, only if it was measured on
- * the device with that identity (-ESTALE otherwise). */
+ * the device with that identity (-ESTALE otherwise; -ENOKEY when the file
+ * has none: made before identities were kept). */
 static int load_probe(const char *path, const char *id, struct device_profile *ret)
 {
         _cleanup_free_ char *text = NULL;
@@ -149,7 +155,9 @@ static int load_probe(const char *path, const char *id, struct device_profile *r
                 return -EINVAL;
         if (id) {
                 v = jv_get(profile, "device_id");
-                if (!v || v->type != JV_STRING || strcmp(v->s, id) != 0)
+                if (!v || v->type != JV_STRING)
+                        return -ENOKEY;
+                if (strcmp(v->s, id) != 0)
                         return -ESTALE;
         }
         if (rot->b)
@@ -165,62 +173,77 @@ int device_profile_from_probe(const char *path, struct device_profile *ret)
         return load_probe(path, NULL, ret);
 }
 
-bool device_probe_cache_current(const char *path, dev_t dev)
+int device_saved_profile(dev_t dev, char *path, size_t size, struct device_profile *ret)
 {
-        char id[1024];
-        struct device_profile p;
-
-        device_identity(dev, id, sizeof(id));
-        return load_probe(path, id, &p) != -ESTALE;
-}
-
-/* The saved probe profile of dev, else of the disk it is a partition of
- * (sysfs directory base), if it was measured on the device now there;
- * keeps ret's name. */
-static bool measured_profile(dev_t dev, const char *base, struct device_profile *ret)
-{
-        char path[PATH_MAX], q[128], id[1024];
+        char q[128], id[1024];
         _cleanup_free_ char *s = NULL;
         struct device_profile p;
         struct stat st;
         unsigned maj, min;
         int r;
 
-        device_probe_cache_path(dev, path, sizeof(path));
+        r = device_probe_cache_path(dev, path, size);
+        if (r < 0)
+                return r;
         if (access(path, F_OK) != 0) {
-                snprintf(q, sizeof(q), "%s/partition", base);
+                /* a partition: its disk's */
+                snprintf(q, sizeof(q), "/sys/dev/block/%u:%u/partition", major(dev), minor(dev));
                 if (access(q, F_OK) != 0)
-                        return false;
-                snprintf(q, sizeof(q), "%s/../dev", base);
+                        return -ENOENT;
+                snprintf(q, sizeof(q), "/sys/dev/block/%u:%u/../dev", major(dev), minor(dev));
                 if (read_small_file(q, &s, 64) < 0 || sscanf(s, "%u:%u", &maj, &min) != 2)
-                        return false;
+                        return -ENOENT;
                 dev = makedev(maj, min);
-                device_probe_cache_path(dev, path, sizeof(path));
+                r = device_probe_cache_path(dev, path, size);
+                if (r < 0)
+                        return r;
                 if (access(path, F_OK) != 0)
-                        return false;
+                        return -ENOENT;
         }
-        device_identity(dev, id, sizeof(id));
-        if (stat(path, &st) < 0 || !S_ISREG(st.st_mode)) {
-                log_warning("ignoring %s: not a regular file", path);
-                return false;
-        }
+        r = device_identity(dev, id, sizeof(id));
+        if (r < 0)
+                return r;
+        if (stat(path, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -EBADF;
         r = load_probe(path, id, &p);
-        if (r == -ESTALE) {
-                log_warning("ignoring %s: not measured on the device now numbered %u:%u (readset probe --save "
-                            "measures it)", path, major(dev), minor(dev));
-                return false;
+        if (r >= 0 && ret)
+                *ret = p;
+        return r;
+}
+
+/* The saved probe profile for dev, if it was measured on the device now
+ * there; keeps ret's name.  Why one is passed over is said once. */
+static bool measured_profile(dev_t dev, struct device_profile *ret)
+{
+        static char warned[PATH_MAX];
+        char path[PATH_MAX];
+        struct device_profile p;
+        const char *why = NULL;
+        int r;
+
+        r = device_saved_profile(dev, path, sizeof(path), &p);
+        if (r >= 0) {
+                memcpy(p.name, ret->name, sizeof(p.name));
+                *ret = p;
+                return true;
         }
-        if (r == -EINVAL) {
-                log_warning("ignoring %s: no rotational verdict in it (a metadata-only probe?)", path);
-                return false;
+        if (r == -ESTALE)
+                why = "measured on another device that had these numbers (readset probe --save measures this one)";
+        else if (r == -EINVAL)
+                why = "no rotational verdict in it (a metadata-only probe?)";
+        else if (r == -EBADF)
+                why = "not a regular file";
+        else if (r != -ENOENT && r != -ENODEV && r != -ENOKEY)
+                why = strerror(-r);
+        /* (-ENOKEY: saved before profiles named their device; not trusted,
+         * and not worth a word on every run) */
+        if (why && strcmp(warned, path) != 0) {
+                log_warning("ignoring %s: %s", path, why);
+                snprintf(warned, sizeof(warned), "%s", path);
         }
-        if (r < 0) {
-                log_warning_errno(r, "ignoring %s", path);
-                return false;
-        }
-        memcpy(p.name, ret->name, sizeof(p.name));
-        *ret = p;
-        return true;
+        return false;
 }
 
 int device_profile_for_path(const char *path, struct device_profile *ret)
@@ -259,7 +282,7 @@ int device_profile_for_path(const char *path, struct device_profile *ret)
                 }
         }
         /* what readset probe measured here, when it was saved */
-        (void)measured_profile(dev, devlink, ret);
+        (void)measured_profile(dev, ret);
         snprintf(q, sizeof(q), "%s/queue/read_ahead_kb", base);
         if (read_u64_file(q, &v) >= 0)
                 ret->readahead_cap = MAX(v << 10, ret->readahead_cap);

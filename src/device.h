@@ -31,18 +31,23 @@ void device_profile_rotational(struct device_profile *p);
  * the saved probe profile of the device (or of its whole disk) if any. */
 int device_profile_for_path(const char *path, struct device_profile *ret);
 /* Where probe profiles are saved: $READSET_CACHE_DIR (default
- * /var/cache/readset)/probe-MAJOR:MINOR.json. */
-void device_probe_cache_path(dev_t dev, char *buf, size_t size);
-/* Make the directory that cache path (from the above) goes in. */
+ * /var/cache/readset)/probe-MAJOR:MINOR.json; -ENAMETOOLONG. */
+int device_probe_cache_path(dev_t dev, char *buf, size_t size);
+/* Make the directory that cache path (from the above) goes in; -errno
+ * also when it cannot be written. */
 int device_probe_cache_mkdir(const char *path);
-/* Who the device with these numbers is: its size and what sysfs tells
- * apart (WWID, serial, model, a loop device's backing file).  Numbers are
- * reused (loop devices, one USB disk plugged in after another): a saved
- * profile counts only on the device it measured.  "no block device" for
- * tmpfs, overlayfs and the like. */
-void device_identity(dev_t dev, char *buf, size_t size);
-/* Was the profile saved at path measured on the device now numbered dev? */
-bool device_probe_cache_current(const char *path, dev_t dev);
+/* Who the block device with these numbers is: its size and what sysfs tells
+ * apart (WWID, serial, CID, model, dm/md UUID, a loop device's backing
+ * file).  Numbers are reused (loop devices, one USB disk plugged in after
+ * another): a saved profile counts only on the device it measured.
+ * -ENODEV for tmpfs, overlayfs and the like, which nothing tells apart. */
+int device_identity(dev_t dev, char *buf, size_t size);
+/* The profile probe --save kept for dev, else for the disk dev is a
+ * partition of (path: the file found), if measured on the device now there:
+ * 0; -ENOENT none; -ESTALE another device's; -ENOKEY one that names no
+ * device; -ENODEV dev cannot be told apart; -EINVAL no verdict; -EBADF not
+ * a regular file. */
+int device_saved_profile(dev_t dev, char *path, size_t size, struct device_profile *ret);
 /* The planner's profile from a profile saved by readset probe: its
  * "rotational" verdict.  -EINVAL when it has none (metadata only). */
 int device_profile_from_probe(const char *path, struct device_profile *ret);

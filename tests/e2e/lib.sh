@@ -27,9 +27,11 @@ TMP=$(mktemp -d /tmp/readset-e2e.XXXXXX)
 export READSET_CACHE_DIR="$TMP/cache"
 MNT=
 LOOPDEV=
+MORE_MNTS=      # more mount points and loop devices a test made, undone the same way
+MORE_LOOPS=
 cleanup() {
-        if [ -n "$MNT" ]; then umount "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null || true; fi
-        if [ -n "$LOOPDEV" ]; then losetup -d "$LOOPDEV" 2>/dev/null || true; fi
+        for m in $MORE_MNTS $MNT; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; done
+        for l in $MORE_LOOPS $LOOPDEV; do losetup -d "$l" 2>/dev/null || true; done
         rm -rf "$TMP"
 }
 trap cleanup EXIT

@@ -145,8 +145,13 @@ json_check_stats "$TMP/n.json" "d['rotational'] and not d['measured']"
 edit_saved "p['device_id'] = 'size=1;serial=another disk'"
 "$READSET" replay -n -j "$TMP/m.readset" > "$TMP/n.json" 2>"$TMP/err" || fail "replay -n, profile of another device"
 json_check_stats "$TMP/n.json" "not d['measured']"
-grep -q "ignoring .*probe-$key.json: not measured on the device now numbered $key" "$TMP/err" ||
+grep -q "ignoring .*probe-$key.json: measured on another device that had these numbers" "$TMP/err" ||
         fail "no warning for another device's profile"
+# one saved before profiles named their device: not trusted, quietly
+edit_saved "del p['device_id']"
+"$READSET" replay -n -j "$TMP/m.readset" > "$TMP/n.json" 2>"$TMP/err" || fail "replay -n, profile naming no device"
+json_check_stats "$TMP/n.json" "not d['measured']"
+[ ! -s "$TMP/err" ] || { cat "$TMP/err"; fail "a warning for a profile naming no device"; }
 printf '{ "probed": "metadata only" }\n' > "$saved"
 "$READSET" replay -n -j "$TMP/m.readset" > "$TMP/n.json" 2>"$TMP/err" || fail "replay -n with a metadata-only profile"
 json_check_stats "$TMP/n.json" "not d['measured']"
@@ -156,4 +161,37 @@ timeout 10 "$READSET" replay -n -j "$TMP/m.readset" > "$TMP/n.json" 2>"$TMP/err"
 grep -q "ignoring .*probe-$key.json: not a regular file" "$TMP/err" || fail "no warning for a FIFO as the saved profile"
 json_check_stats "$TMP/n.json" "not d['measured']"
 rm "$saved"
+# 8. On a partition, the profile saved for its whole disk counts (the
+#    partition's own, if any, first).
+truncate -s 96M "$TMP/part.img"
+"$PY" - "$TMP/part.img" <<'PYEOF'
+import struct, sys
+# an MBR with one Linux partition from sector 2048 to the end
+sectors = 96 * 2048
+entry = struct.pack("<B3sB3sII", 0, b"\xfe\xff\xff", 0x83, b"\xfe\xff\xff", 2048, sectors - 2048)
+with open(sys.argv[1], "r+b") as f:
+    f.seek(446); f.write(entry); f.seek(510); f.write(b"\x55\xaa")
+PYEOF
+PARTDISK=$(losetup --find --show -P "$TMP/part.img"); MORE_LOOPS=$PARTDISK
+# (a kernel without the MBR parser gets the partition from partx, by BLKPG)
+[ -b "${PARTDISK}p1" ] || partx -a "$PARTDISK" 2>/dev/null || true
+for i in $(seq 50); do [ -b "${PARTDISK}p1" ] && break; sleep 0.1; done
+[ -b "${PARTDISK}p1" ] || fail "no partition ${PARTDISK}p1"
+mkfs.ext4 -q "${PARTDISK}p1"
+mkdir "$TMP/pmnt"; mount "${PARTDISK}p1" "$TMP/pmnt"; MORE_MNTS="$TMP/pmnt"
+head -c 4M /dev/urandom > "$TMP/pmnt/big"; sync
+"$READSET" record -q -o "$TMP/p.readset" -- cat "$TMP/pmnt/big" > /dev/null || fail "record on the partition"
+"$READSET" replay -n -j "$TMP/p.readset" > "$TMP/n.json" || fail "replay -n on the partition"
+json_check_stats "$TMP/n.json" "not d['measured']"
+"$READSET" probe --quick --save "$PARTDISK" > /dev/null 2>&1 || fail "probe --save $PARTDISK"
+"$READSET" replay -n -j "$TMP/p.readset" > "$TMP/n.json" || fail "replay -n on the partition"
+json_check_stats "$TMP/n.json" "d['measured']"
+umount "$TMP/pmnt"; MORE_MNTS=; losetup -d "$PARTDISK"; MORE_LOOPS=
+
+# 9. tmpfs and the like: nothing tells one from the next mounted with the
+#    same numbers, so --save refuses, before measuring.
+mkdir -p /dev/shm/readset-e2e.$$
+rc=0; "$READSET" probe --quick --save /dev/shm/readset-e2e.$$ > /dev/null 2>"$TMP/err" || rc=$?
+rmdir /dev/shm/readset-e2e.$$
+[ "$rc" = 1 ] && grep -q "no block device tells" "$TMP/err" || { cat "$TMP/err"; fail "--save on tmpfs: exit $rc"; }
 echo "replay: ok"

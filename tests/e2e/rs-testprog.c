@@ -8,7 +8,9 @@
  *   rs-testprog resident FILE OFFSET LENGTH  print how many of those bytes are cached
  *   rs-testprog sigdfl PROG ARGS...        exec PROG with SIGINT and SIGQUIT at their
  *                                          defaults (a shell's background jobs ignore
- *                                          them; a terminal's foreground job does not) */
+ *                                          them; a terminal's foreground job does not)
+ *   rs-testprog countint READY SECONDS     touch READY, then count the SIGINTs that
+ *                                          arrive in SECONDS; print the count */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -18,7 +20,16 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+
+static volatile sig_atomic_t ints;
+
+static void count_int(int sig)
+{
+        (void)sig;
+        ints++;
+}
 
 static unsigned long long num(const char *s)
 {
@@ -143,6 +154,24 @@ int main(int argc, char **argv)
                 execvp(argv[2], argv + 2);
                 perror(argv[2]);
                 return 127;
+        }
+        if (strcmp(argv[1], "countint") == 0 && argc == 4) {
+                struct sigaction sa = { .sa_handler = count_int };
+                struct timespec left = { (time_t)num(argv[3]), 0 };
+                int fd;
+
+                sigemptyset(&sa.sa_mask);
+                sigaction(SIGINT, &sa, NULL);
+                fd = open(argv[2], O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+                if (fd < 0)
+                        return 1;
+                close(fd);
+                /* each delivery runs the handler once; one arriving while it
+                 * runs waits (SIGINT is blocked there) and runs it again */
+                while (nanosleep(&left, &left) < 0 && errno == EINTR)
+                        ;
+                printf("%d\n", (int)ints);
+                return 0;
         }
         if (strcmp(argv[1], "spawn") == 0) {
                 int status;

@@ -78,30 +78,60 @@ grep -q "unusable" "$TMP/err4" || { cat "$TMP/err4"; fail "auto 4: damage not re
 "$READSET" show "$RS" >/dev/null || fail "auto 4: the read set was not recorded anew"
 # A signal sent to readset run (a supervisor stopping it) reaches the
 # command; readset waits for it and exits with its status, leaving nothing
-# behind, also while recording (--auto).
+# behind, also while recording (--auto), where the recording of a start cut
+# short is not kept.
 for mode in plain auto; do
-        rm -f "$TMP/sig"
+        rm -f "$TMP/sig" "$TMP/ready"
         if [ $mode = plain ]; then set -- "$TMP/x.readset"; else set -- --auto "$TMP/auto-sig"; fi
-        "$READSET" run "$@" -- sh -c "trap 'echo TERM > $TMP/sig; kill \$!; exit 9' TERM; sleep 30 & wait" &
+        "$READSET" run "$@" -- sh -c "trap 'echo TERM > $TMP/sig; kill \$!; exit 9' TERM; touch $TMP/ready; sleep 30 & wait" \
+                2>"$TMP/err" &
         pid=$!
-        for i in $(seq 50); do pgrep -P $pid >/dev/null && break; sleep 0.1; done
-        sleep 0.5   # the command's trap is set
+        for i in $(seq 100); do [ -e "$TMP/ready" ] && break; sleep 0.1; done   # the trap is set
         kill -TERM $pid
         rc=0; wait $pid || rc=$?
         [ "$rc" = 9 ] && [ "$(cat "$TMP/sig" 2>/dev/null)" = TERM ] || fail "$mode: TERM not passed on (exit $rc)"
 done
-ls "$TMP/auto-sig" | grep -q '\.new\.' && fail "auto: a temporary recording left after TERM"
+grep -q "interrupted: its recording is not kept" "$TMP/err" || { cat "$TMP/err"; fail "auto: no word of the recording dropped"; }
+[ -z "$(ls "$TMP/auto-sig")" ] || fail "auto: left after TERM: $(ls "$TMP/auto-sig")"
+
+# A terminal's ^C reaches the command from the terminal, once: readset does
+# not send it again.
+"$PY" - "$READSET" "$TESTPROG" "$TMP" <<'PYEOF' || fail "terminal ^C"
+import os, pty, re, sys, time
+readset, prog, tmp = sys.argv[1:]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(readset, [readset, "run", f"{tmp}/x.readset", "--", prog, "countint", f"{tmp}/tty-ready", "2"])
+for _ in range(100):
+    if os.path.exists(f"{tmp}/tty-ready"):
+        break
+    time.sleep(0.1)
+os.write(fd, b"\x03")
+out = b""
+try:
+    while True:
+        chunk = os.read(fd, 1024)
+        if not chunk:
+            break
+        out += chunk
+except OSError:
+    pass
+_, status = os.waitpid(pid, 0)
+ints = re.findall(r"\d+", out.decode(errors="replace"))[-1:]   # (the terminal echoes "^C")
+print(f"terminal ^C: the command counted {ints} INT, readset exited {os.waitstatus_to_exitcode(status)}")
+sys.exit(0 if ints == ["1"] and os.waitstatus_to_exitcode(status) == 0 else 1)
+PYEOF
+
 # What a run killed outright left behind (its PID gone) is removed by the
 # next run; a running one's, and anything else, is not.
-base=$(basename "$(ls "$TMP"/auto-sig/*.readset)")
+"$READSET" run --auto "$TMP/auto-st" -- true 2>/dev/null || fail "auto-st"
+base=$(basename "$(ls "$TMP"/auto-st/*.readset)")
 sh -c 'exit 0' & dead=$!; wait $dead
 for f in "$base.new.$dead" "$base.new.$dead.tmp.Ab12Cd" "$base.new.$$" "$base.new.x$dead" "other.new.$dead"; do
-        echo junk > "$TMP/auto-sig/$f"
+        echo junk > "$TMP/auto-st/$f"
 done
-"$READSET" run --auto "$TMP/auto-sig" -- sh -c "trap 'echo TERM > $TMP/sig; kill \$!; exit 9' TERM; sleep 30 & wait" \
-        2>"$TMP/err" &
-pid=$!; sleep 1; kill -TERM $pid; wait $pid || true
+"$READSET" run --auto "$TMP/auto-st" -- true 2>"$TMP/err" || fail "auto-st 2"
 grep -q "left by a run that was killed" "$TMP/err" || { cat "$TMP/err"; fail "stale recordings not reported"; }
-[ "$(cd "$TMP/auto-sig" && ls | grep -v '\.readset$' | sort | tr '\n' ' ')" = "$(printf '%s\n' "$base.new.$$" "$base.new.x$dead" "other.new.$dead" | sort | tr '\n' ' ')" ] ||
-        fail "stale recordings: $(ls "$TMP/auto-sig")"
+[ "$(cd "$TMP/auto-st" && ls | grep -v '\.readset$' | sort | tr '\n' ' ')" = "$(printf '%s\n' "$base.new.$$" "$base.new.x$dead" "other.new.$dead" | sort | tr '\n' ' ')" ] ||
+        fail "stale recordings: $(ls "$TMP/auto-st")"
 echo "run: ok"

@@ -48,12 +48,14 @@ probe_matches() {   # model device
         fi
 }
 
-# every loop device there is now: the devices taken down must leave no other
-# (a loop device whose emulator is gone lists its file as "/image", not $TMP)
-loops_before=$(losetup -n -l -O NAME | sort)
+# The devices taken down must leave no loop device on an emulator's file:
+# one under $TMP or the state directory, or "/image" (how a loop device
+# lists the file once its emulator is gone).
+ours() { losetup -n -l -O NAME,BACK-FILE | awk -v t="$TMP" '$2 == "/image" || index($2, t) == 1 || index($2, "/run/readset-slowdev/") == 1'; }
+loops_before=$(ours)
 no_new_loops() {   # (detaching is asynchronous: given 5 s)
         for i in $(seq 50); do
-                [ "$(losetup -n -l -O NAME | sort)" = "$loops_before" ] && return 0
+                [ "$(ours)" = "$loops_before" ] && return 0
                 sleep 0.1
         done
         losetup -l; fail "$1: loop device left"
