@@ -219,6 +219,8 @@ int cmd_probe(int argc, char **argv)
                 region = arg_size;
         } else
                 return log_error("cannot probe '%s': not a directory nor a block device", target);
+        if (arg_save && !have_block)
+                return log_error("nothing to save for '%s': no reads can be timed there (%s)", target, why_not);
 
         if (arg_cold) {
                 r = drop_caches();
@@ -248,9 +250,6 @@ int cmd_probe(int argc, char **argv)
                         return log_error("cannot write '%s'", arg_output);
         }
         if (arg_save) {
-                if (!have_block)
-                        return log_error("nothing to save for '%s': its device could not be measured (%s)",
-                                         target, why_not);
                 r = save_json(save_path, target, kind, id, &res, mp);
                 if (r < 0)
                         return log_errno(r, "cannot save the profile to '%s'", save_path);

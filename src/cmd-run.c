@@ -83,27 +83,38 @@ static bool child_done(void *userdata)
  * the command is reaped a late signal cannot reach a process that took its
  * PID. */
 static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
-static volatile sig_atomic_t forward_fd = -1;
+static volatile sig_atomic_t forward_fd = -1, forward_pid, session_leader;
 static volatile sig_atomic_t signal_forwarded;
 
 static void forward_signal(int sig, siginfo_t *si, void *ctx)
 {
         int saved = errno;
+        long r = -1;
 
         (void)ctx;
-        if (si->si_code != SI_KERNEL && forward_fd >= 0 &&
-            syscall(SYS_pidfd_send_signal, (int)forward_fd, sig, NULL, 0) == 0)
+        /* a hangup the kernel sends to the session leader alone, which
+         * readset may be (setsid, a terminal window's command), is passed on */
+        if (si->si_code == SI_KERNEL && !(sig == SIGHUP && session_leader))
+                goto out;
+        if (forward_fd >= 0)
+                r = syscall(SYS_pidfd_send_signal, (int)forward_fd, sig, NULL, 0);
+        else if (forward_pid > 0)       /* no pidfd (seccomp, old kernel): by PID while not reaped */
+                r = kill((pid_t)forward_pid, sig);
+        if (r == 0)
                 signal_forwarded = 1;
+out:
         errno = saved;
 }
 
 /* Called with the signals blocked (see spawn); a signal readset was started
  * ignoring stays ignored (the command inherited that). */
-static void forward_signals(int pidfd)
+static void forward_signals(pid_t pid, int pidfd)
 {
         struct sigaction sa = { .sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO | SA_RESTART }, old;
 
         forward_fd = pidfd;
+        forward_pid = pid;
+        session_leader = getsid(0) == getpid();
         sigemptyset(&sa.sa_mask);
         for (size_t i = 0; i < ARRAY_SIZE(forwarded_signals); i++)
                 if (sigaction(forwarded_signals[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
@@ -116,6 +127,7 @@ static void stop_forwarding(void)
         struct sigaction sa = { .sa_handler = SIG_DFL }, old;
 
         forward_fd = -1;
+        forward_pid = 0;
         sigemptyset(&sa.sa_mask);
         for (size_t i = 0; i < ARRAY_SIZE(forwarded_signals); i++)
                 if (sigaction(forwarded_signals[i], NULL, &old) == 0 && (old.sa_flags & SA_SIGINFO) &&
@@ -476,10 +488,7 @@ int cmd_run(int argc, char **argv)
                 return log_errno(child.pid, "cannot fork");
         }
         pidfd = (int)syscall(SYS_pidfd_open, child.pid, 0);
-        if (pidfd >= 0)
-                forward_signals(pidfd);
-        else
-                log_warning_errno(-errno, "cannot watch the command (pidfd_open); signals to readset stop readset only");
+        forward_signals(child.pid, pidfd);
         sigprocmask(SIG_SETMASK, &oldmask, NULL);
         /* The command comes first: the replay (and, when it comes after the
          * start, its decoding and planning) runs at a lower CPU priority; it
@@ -523,6 +532,8 @@ int cmd_run(int argc, char **argv)
                         return log_errno(-errno, "cannot wait for the command");
         }
         stop_forwarding();
+        /* (the PID fallback could reach a reused PID between the reap, in
+         * child_done or above, and here: only where pidfd_open fails) */
         exit_code = WIFEXITED(child.status) ? WEXITSTATUS(child.status) :
                     WIFSIGNALED(child.status) ? 128 + WTERMSIG(child.status) : 1;
 
@@ -542,8 +553,11 @@ int cmd_run(int argc, char **argv)
                 if (rs)
                         compare(rs, cur, &u);
                 replace = arg_auto && (!rs || u.old_bytes == 0 || u.still_used * 100 < arg_stale * u.old_bytes);
-                /* a start cut short records only part of what it needs */
-                if (replace && (signal_forwarded || WIFSIGNALED(child.status))) {
+                /* A start cut short records only part of what it needs.  The
+                 * child is readset record, which exits 128+N when the command
+                 * died of signal N, as shells report it. */
+                if (replace && (signal_forwarded || WIFSIGNALED(child.status) ||
+                                (WIFEXITED(child.status) && WEXITSTATUS(child.status) > 128))) {
                         log_info("the command was interrupted: its recording is not kept");
                         replace = false;
                 }

@@ -109,6 +109,7 @@ int device_identity(dev_t dev, char *buf, size_t size)
 {
         char dir[64], disk[80], q[128];
         _cleanup_free_ char *sz = NULL;
+        size_t before;
         static const char *const attrs[][2] = {
                 { "wwid", "wwid" }, { "serial", "serial" }, { "device/wwid", "wwid" },
                 { "device/serial", "serial" }, { "device/cid", "cid" }, { "device/vendor", "vendor" },
@@ -128,8 +129,14 @@ int device_identity(dev_t dev, char *buf, size_t size)
         snprintf(disk, sizeof(disk), access(q, F_OK) == 0 ? "%s/.." : "%s", dir);
         if (access(q, F_OK) == 0)
                 add_attr(buf, size, dir, "partition", "partition");
+        before = strlen(buf);
         for (size_t i = 0; i < ARRAY_SIZE(attrs); i++)
                 add_attr(buf, size, disk, attrs[i][0], attrs[i][1]);
+        /* nothing but a size (virtio without a serial, nbd, zram): the
+         * kernel's sequence number of the disk, new at every attach and
+         * boot, so such a profile lasts until then */
+        if (strlen(buf) == before)
+                add_attr(buf, size, disk, "diskseq", "diskseq");
         return 0;
 }
 
@@ -173,41 +180,49 @@ int device_profile_from_probe(const char *path, struct device_profile *ret)
         return load_probe(path, NULL, ret);
 }
 
-int device_saved_profile(dev_t dev, char *path, size_t size, struct device_profile *ret)
+/* The profile saved for dev itself: 0 or the errors of device_saved_profile. */
+static int saved_profile_of(dev_t dev, char *path, size_t size, struct device_profile *ret)
 {
-        char q[128], id[1024];
-        _cleanup_free_ char *s = NULL;
-        struct device_profile p;
+        char id[1024];
         struct stat st;
-        unsigned maj, min;
         int r;
 
         r = device_probe_cache_path(dev, path, size);
         if (r < 0)
                 return r;
-        if (access(path, F_OK) != 0) {
-                /* a partition: its disk's */
-                snprintf(q, sizeof(q), "/sys/dev/block/%u:%u/partition", major(dev), minor(dev));
-                if (access(q, F_OK) != 0)
-                        return -ENOENT;
-                snprintf(q, sizeof(q), "/sys/dev/block/%u:%u/../dev", major(dev), minor(dev));
-                if (read_small_file(q, &s, 64) < 0 || sscanf(s, "%u:%u", &maj, &min) != 2)
-                        return -ENOENT;
-                dev = makedev(maj, min);
-                r = device_probe_cache_path(dev, path, size);
-                if (r < 0)
-                        return r;
-                if (access(path, F_OK) != 0)
-                        return -ENOENT;
-        }
+        if (stat(path, &st) < 0)
+                return errno == ENOENT ? -ENOENT : -errno;
+        if (!S_ISREG(st.st_mode))
+                return -EBADF;
         r = device_identity(dev, id, sizeof(id));
         if (r < 0)
                 return r;
-        if (stat(path, &st) < 0)
-                return -errno;
-        if (!S_ISREG(st.st_mode))
-                return -EBADF;
-        r = load_probe(path, id, &p);
+        return load_probe(path, id, ret);
+}
+
+int device_saved_profile(dev_t dev, char *path, size_t size, struct device_profile *ret)
+{
+        char q[128], disk_path[PATH_MAX];
+        _cleanup_free_ char *s = NULL;
+        struct device_profile p;
+        unsigned maj, min;
+        int r, r_disk;
+
+        r = saved_profile_of(dev, path, size, &p);
+        /* a partition with no profile of its own that counts: its disk's */
+        if (r == -ENOENT || r == -ESTALE || r == -ENOKEY) {
+                snprintf(q, sizeof(q), "/sys/dev/block/%u:%u/partition", major(dev), minor(dev));
+                if (access(q, F_OK) == 0) {
+                        snprintf(q, sizeof(q), "/sys/dev/block/%u:%u/../dev", major(dev), minor(dev));
+                        if (read_small_file(q, &s, 64) >= 0 && sscanf(s, "%u:%u", &maj, &min) == 2) {
+                                r_disk = saved_profile_of(makedev(maj, min), disk_path, sizeof(disk_path), &p);
+                                if (r_disk >= 0 || r == -ENOENT) {
+                                        snprintf(path, size, "%s", disk_path);
+                                        r = r_disk;
+                                }
+                        }
+                }
+        }
         if (r >= 0 && ret)
                 *ret = p;
         return r;
