@@ -555,9 +555,11 @@ int cmd_run(int argc, char **argv)
                 replace = arg_auto && (!rs || u.old_bytes == 0 || u.still_used * 100 < arg_stale * u.old_bytes);
                 /* A start cut short records only part of what it needs.  The
                  * child is readset record, which exits 128+N when the command
-                 * died of signal N, as shells report it. */
+                 * died of signal N, as shells report it (255, a common
+                 * "failed", is no signal's). */
                 if (replace && (signal_forwarded || WIFSIGNALED(child.status) ||
-                                (WIFEXITED(child.status) && WEXITSTATUS(child.status) > 128))) {
+                                (WIFEXITED(child.status) && WEXITSTATUS(child.status) > 128 &&
+                                 WEXITSTATUS(child.status) < 128 + SIGRTMAX + 1))) {
                         log_info("the command was interrupted: its recording is not kept");
                         replace = false;
                 }
