@@ -100,6 +100,9 @@ grep -q "interrupted: its recording is not kept" "$TMP/err" || { cat "$TMP/err";
 "$PY" - "$READSET" "$TESTPROG" "$TMP" <<'PYEOF' || fail "terminal ^C"
 import os, pty, re, sys, time
 readset, prog, tmp = sys.argv[1:]
+if not os.path.exists("/dev/ptmx"):
+    print("terminal ^C: not checked, no pseudo-terminals here (/dev/ptmx)")
+    sys.exit(0)
 
 def under_terminal(args, ready):
     """run args on a new terminal, type ^C once ready exists; (exit code, output)"""
