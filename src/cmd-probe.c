@@ -99,29 +99,17 @@ static void print_json(FILE *f, const char *target, const char *kind, const char
         json_end(&j);
 }
 
-/* The profile to path, whole or not at all: replay may be reading it. */
-static int save_json(const char *path, const char *target, const char *kind, const char *id,
-                     const struct probe_result *p, const struct probe_meta *m)
-{
-        char tmp[PATH_MAX];
-        FILE *f;
-        int r = 0;
+struct profile_job {
+        const char *target, *kind, *id;
+        const struct probe_result *p;
+        const struct probe_meta *m;
+};
 
-        if (snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid()) >= (int)sizeof(tmp))
-                return -ENAMETOOLONG;
-        f = fopen(tmp, "wex");
-        if (!f)
-                return -errno;
-        print_json(f, target, kind, id, p, m);
-        if (fflush(f) != 0 || ferror(f) || fsync(fileno(f)) < 0)
-                r = errno ? -errno : -EIO;
-        if (fclose(f) != 0 && r == 0)
-                r = -errno;
-        if (r == 0 && rename(tmp, path) < 0)
-                r = -errno;
-        if (r < 0)
-                (void)unlink(tmp);
-        return r;
+static int write_profile_job(FILE *f, void *userdata)
+{
+        const struct profile_job *j = userdata;
+        print_json(f, j->target, j->kind, j->id, j->p, j->m);
+        return 0;
 }
 
 int cmd_probe(int argc, char **argv)
@@ -250,7 +238,9 @@ int cmd_probe(int argc, char **argv)
                         return log_error("cannot write '%s'", arg_output);
         }
         if (arg_save) {
-                r = save_json(save_path, target, kind, id, &res, mp);
+                /* whole or not at all: replay may be reading it */
+                struct profile_job job = { target, kind, id, &res, mp };
+                r = write_file_atomic(save_path, write_profile_job, &job);
                 if (r < 0)
                         return log_errno(r, "cannot save the profile to '%s'", save_path);
                 log_info("saved as %s: replay, run and report now plan for %s", save_path,

@@ -2,8 +2,6 @@
 #include "report-svg.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -404,35 +402,21 @@ static int write_svg(FILE *f, const struct readset *rs, const struct report *r)
         return 0;
 }
 
+struct svg_job {
+        const struct readset *rs;
+        const struct report *r;
+};
+
+static int write_svg_job(FILE *f, void *userdata)
+{
+        const struct svg_job *j = userdata;
+        return write_svg(f, j->rs, j->r);
+}
+
 int report_svg_write(const char *path, const struct readset *rs, const struct report *r)
 {
-        _cleanup_free_ char *tmp = NULL;
-        FILE *f;
-        int fd, e;
+        struct svg_job j = { rs, r };
 
         /* written beside the target and renamed: never half a picture */
-        if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
-                return -ENOMEM;
-        fd = mkostemp(tmp, O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        f = fdopen(fd, "w");
-        if (!f) {
-                e = -errno;
-                close(fd);
-                unlink(tmp);
-                return e;
-        }
-        e = write_svg(f, rs, r);
-        if (fflush(f) != 0 || ferror(f))
-                e = e < 0 ? e : -EIO;
-        if (fchmod(fd, 0644) < 0 && e >= 0)
-                e = -errno;
-        if (fclose(f) != 0 && e >= 0)
-                e = -errno;
-        if (e >= 0 && rename(tmp, path) < 0)
-                e = -errno;
-        if (e < 0)
-                unlink(tmp);
-        return e;
+        return write_file_atomic(path, write_svg_job, &j);
 }

@@ -240,6 +240,40 @@ int write_file_at(int dirfd, const char *path, const char *s)
 
 int write_file(const char *path, const char *s) { return write_file_at(AT_FDCWD, path, s); }
 
+int write_file_atomic(const char *path, int (*write_fn)(FILE *f, void *userdata), void *userdata)
+{
+        _cleanup_free_ char *tmp = NULL;
+        FILE *f;
+        int fd, e;
+
+        if (asprintf(&tmp, "%s.XXXXXX", path) < 0) {
+                tmp = NULL;
+                return -ENOMEM;
+        }
+        fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        f = fdopen(fd, "w");
+        if (!f) {
+                e = -errno;
+                close(fd);
+                unlink(tmp);
+                return e;
+        }
+        e = write_fn(f, userdata);
+        if (fflush(f) != 0 || ferror(f))
+                e = e < 0 ? e : -EIO;
+        if ((fchmod(fd, 0644) < 0 || fsync(fd) < 0) && e >= 0)
+                e = -errno;
+        if (fclose(f) != 0 && e >= 0)
+                e = -errno;
+        if (e >= 0 && rename(tmp, path) < 0)
+                e = -errno;
+        if (e < 0)
+                unlink(tmp);
+        return e;
+}
+
 int drop_caches(void)
 {
         sync();
