@@ -87,6 +87,21 @@ int device_probe_cache_mkdir(const char *path)
         return 0;
 }
 
+/* The sysfs directory of block device dev, and its disk's: the same for a
+ * whole disk, "DIR/.." for a partition.  Returns whether it is a partition. */
+#define SYSFS_DIR_MAX 64
+static bool sysfs_dirs(dev_t dev, char dir[SYSFS_DIR_MAX], char disk[SYSFS_DIR_MAX])
+{
+        char q[SYSFS_DIR_MAX + 16];
+        bool part;
+
+        snprintf(dir, SYSFS_DIR_MAX, "/sys/dev/block/%u:%u", major(dev), minor(dev));
+        snprintf(q, sizeof(q), "%s/partition", dir);
+        part = access(q, F_OK) == 0;
+        snprintf(disk, SYSFS_DIR_MAX, part ? "%s/.." : "%s", dir);
+        return part;
+}
+
 /* Appends ";name=value" for a sysfs attribute that has a value. */
 static void add_attr(char *buf, size_t size, const char *dir, const char *attr, const char *name)
 {
@@ -107,9 +122,10 @@ static void add_attr(char *buf, size_t size, const char *dir, const char *attr, 
 
 int device_identity(dev_t dev, char *buf, size_t size)
 {
-        char dir[64], disk[80], q[128];
+        char dir[SYSFS_DIR_MAX], disk[SYSFS_DIR_MAX], q[128];
         _cleanup_free_ char *sz = NULL;
         size_t before;
+        bool part;
         static const char *const attrs[][2] = {
                 { "wwid", "wwid" }, { "serial", "serial" }, { "device/wwid", "wwid" },
                 { "device/serial", "serial" }, { "device/cid", "cid" }, { "device/vendor", "vendor" },
@@ -117,17 +133,15 @@ int device_identity(dev_t dev, char *buf, size_t size)
                 { "loop/backing_file", "backing_file" },
         };
 
-        /* tmpfs, overlayfs, btrfs subvolumes, shares: their numbers are
-         * handed out anew at every mount, and nothing tells them apart */
-        snprintf(dir, sizeof(dir), "/sys/dev/block/%u:%u", major(dev), minor(dev));
+        part = sysfs_dirs(dev, dir, disk);
+        /* no size: tmpfs, overlayfs, btrfs subvolumes, shares, whose numbers
+         * are handed out anew at every mount, and nothing tells them apart */
         snprintf(q, sizeof(q), "%s/size", dir);
         if (read_small_file(q, &sz, 64) < 0)
                 return -ENODEV;
         sz[strcspn(sz, "\n")] = 0;
         snprintf(buf, size, "size=%s", sz);
-        snprintf(q, sizeof(q), "%s/partition", dir);
-        snprintf(disk, sizeof(disk), access(q, F_OK) == 0 ? "%s/.." : "%s", dir);
-        if (access(q, F_OK) == 0)
+        if (part)
                 add_attr(buf, size, dir, "partition", "partition");
         before = strlen(buf);
         for (size_t i = 0; i < ARRAY_SIZE(attrs); i++)
@@ -202,7 +216,7 @@ static int saved_profile_of(dev_t dev, char *path, size_t size, struct device_pr
 
 int device_saved_profile(dev_t dev, char *path, size_t size, struct device_profile *ret)
 {
-        char q[128], disk_path[PATH_MAX];
+        char q[128], dir[SYSFS_DIR_MAX], disk[SYSFS_DIR_MAX], disk_path[PATH_MAX];
         _cleanup_free_ char *s = NULL;
         struct device_profile p;
         unsigned maj, min;
@@ -211,9 +225,8 @@ int device_saved_profile(dev_t dev, char *path, size_t size, struct device_profi
         r = saved_profile_of(dev, path, size, &p);
         /* a partition with no profile of its own that counts: its disk's */
         if (r == -ENOENT || r == -ESTALE || r == -ENOKEY) {
-                snprintf(q, sizeof(q), "/sys/dev/block/%u:%u/partition", major(dev), minor(dev));
-                if (access(q, F_OK) == 0) {
-                        snprintf(q, sizeof(q), "/sys/dev/block/%u:%u/../dev", major(dev), minor(dev));
+                if (sysfs_dirs(dev, dir, disk)) {
+                        snprintf(q, sizeof(q), "%s/dev", disk);
                         if (read_small_file(q, &s, 64) >= 0 && sscanf(s, "%u:%u", &maj, &min) == 2) {
                                 r_disk = saved_profile_of(makedev(maj, min), disk_path, sizeof(disk_path), &p);
                                 if (r_disk >= 0 || r == -ENOENT) {
@@ -264,19 +277,15 @@ static bool measured_profile(dev_t dev, struct device_profile *ret)
 int device_profile_for_path(const char *path, struct device_profile *ret)
 {
         struct stat st;
-        char q[128], base[96], devlink[96];
+        char q[128], base[SYSFS_DIR_MAX], devlink[SYSFS_DIR_MAX];
         uint64_t v;
         dev_t dev;
 
         if (stat(path, &st) < 0)
                 return -errno;
         dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
-        snprintf(base, sizeof(base), "/sys/dev/block/%u:%u", major(dev), minor(dev));
-        snprintf(devlink, sizeof(devlink), "%s", base);
         /* a partition's queue is its disk's */
-        snprintf(q, sizeof(q), "%s/partition", base);
-        if (access(q, F_OK) == 0)
-                snprintf(base + strlen(base), sizeof(base) - strlen(base), "/..");
+        (void)sysfs_dirs(dev, devlink, base);
         snprintf(q, sizeof(q), "%s/queue/rotational", base);
         if (read_u64_file(q, &v) >= 0 && v == 1)
                 device_profile_rotational(ret);
