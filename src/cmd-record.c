@@ -457,7 +457,7 @@ int cmd_record(int argc, char **argv)
                         if (si.ssi_signo == SIGCHLD)
                                 continue;
                         /* Terminal signals already reached the command; pass on the rest. */
-                        if (si.ssi_code != SI_KERNEL && child > 0)
+                        if (signal_to_pass_on((int)si.ssi_signo, si.ssi_code, getsid(0) == getpid()) && child > 0)
                                 kill(child, (int)si.ssi_signo);
                 }
                 if (waitpid(child, &status, WNOHANG) == child)

@@ -92,9 +92,7 @@ static void forward_signal(int sig, siginfo_t *si, void *ctx)
         long r = -1;
 
         (void)ctx;
-        /* a hangup the kernel sends to the session leader alone, which
-         * readset may be (setsid, a terminal window's command), is passed on */
-        if (si->si_code == SI_KERNEL && !(sig == SIGHUP && session_leader))
+        if (!signal_to_pass_on(sig, si->si_code, session_leader))
                 goto out;
         if (forward_fd >= 0)
                 r = syscall(SYS_pidfd_send_signal, (int)forward_fd, sig, NULL, 0);
