@@ -758,7 +758,6 @@ int cmd_report(int argc, char **argv)
         struct device_profile local_dev;
         char path[PATH_MAX];
         const char *first = NULL;
-        uint64_t main_dev;
         int c, ret = -1, e;
 
         while ((c = getopt_long(argc, argv, "d:p:n:js:h", opts, NULL)) >= 0) {
@@ -794,15 +793,9 @@ int cmd_report(int argc, char **argv)
         snprintf(ref.name, sizeof(ref.name), "%.60s", tail(device, 40, path, sizeof(path)));
 
         /* this machine's device: the one most bytes come from */
-        e = readset_main_device(rs, &main_dev);
+        e = readset_main_file(rs, &first);
         if (e < 0)
                 return log_errno(e, "out of memory");
-        for (size_t i = 0; i < rs->n_files; i++)
-                if (rs->files[i].kind == RS_FILE_REGULAR && rs->files[i].dev == main_dev &&
-                    rs->files[i].path[0] == '/' && access(rs->files[i].path, F_OK) == 0) {
-                        first = rs->files[i].path;
-                        break;
-                }
         if (!first || device_profile_for_path(first, &local_dev) < 0)
                 device_profile_solid(&local_dev);
         /* this machine first, when its profile is known; the reference last */

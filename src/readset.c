@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util.h"
 #include "banned.h"
@@ -567,5 +568,22 @@ int readset_main_device(const struct readset *rs, uint64_t *ret)
                 }
                 i = j;
         }
+        return 0;
+}
+
+int readset_main_file(const struct readset *rs, const char **ret)
+{
+        uint64_t dev;
+        int r = readset_main_device(rs, &dev);
+
+        *ret = NULL;
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < rs->n_files; i++)
+                if (rs->files[i].kind == RS_FILE_REGULAR && rs->files[i].dev == dev &&
+                    rs->files[i].path[0] == '/' && access(rs->files[i].path, F_OK) == 0) {
+                        *ret = rs->files[i].path;
+                        break;
+                }
         return 0;
 }

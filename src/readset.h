@@ -119,6 +119,9 @@ uint64_t readset_read_limit(const struct readset *rs, const struct rs_file *f);
 /* The device most of rs's bytes come from (st_dev of its files, st_rdev of
  * its block devices); 0 when none is known. */
 int readset_main_device(const struct readset *rs, uint64_t *ret);
+/* The first regular file of rs on that device that still exists, by which
+ * the device is found now (NULL when none); -ENOMEM. */
+int readset_main_file(const struct readset *rs, const char **ret);
 
 const char *rs_file_kind_name(uint32_t kind);
 const char *rs_lookup_op_name(uint32_t op);

@@ -147,22 +147,20 @@ int replay_plan(const struct readset *rs, uint64_t max_bytes, bool accessed_only
 {
         struct plan_options o = { .accessed_only = accessed_only };
         struct device_profile dev;
-        uint64_t budget, main_dev;
-        const char *probe = "/";
+        uint64_t budget;
+        const char *probe;
         int r;
 
-        /* the device most of the bytes come from, as found through the
-         * first of its files that still exists (a program on the system
-         * disk reading its data from a USB disk is planned for the USB disk) */
-        if (readset_main_device(rs, &main_dev) < 0)
+        /* the device most of the bytes come from (a program on the system
+         * disk reading its data from a USB disk is planned for the USB
+         * disk), else that of any file still there */
+        if (readset_main_file(rs, &probe) < 0)
                 return -ENOMEM;
-        for (int any = 0; any < 2 && strcmp(probe, "/") == 0; any++)  /* else any device's */
-                for (size_t i = 0; i < rs->n_files; i++)
-                        if (rs->files[i].kind == RS_FILE_REGULAR && (any || rs->files[i].dev == main_dev) &&
-                            access(rs->files[i].path, F_OK) == 0) {
-                                probe = rs->files[i].path;
-                                break;
-                        }
+        for (size_t i = 0; !probe && i < rs->n_files; i++)
+                if (rs->files[i].kind == RS_FILE_REGULAR && access(rs->files[i].path, F_OK) == 0)
+                        probe = rs->files[i].path;
+        if (!probe)
+                probe = "/";
         if (have_arg_device)
                 dev = arg_device;
         else if (device_profile_for_path(probe, &dev) < 0)
