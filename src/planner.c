@@ -265,14 +265,18 @@ static size_t dir_len(const char *path)
         return slash ? (size_t)(slash - path) : 0;
 }
 
+struct dir_sort {
+        const struct readset *rs;
+        const size_t *dlen;     /* per lookup: dir_len of its path, worked out once */
+};
+
 /* by directory (the path up to its last slash), then by first use */
 static int cmp_u32_dir(const void *a, const void *b, void *userdata)
 {
-        const struct readset *rs = userdata;
+        const struct dir_sort *d = userdata;
         uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-        const char *px = rs->lookups[x].path, *py = rs->lookups[y].path;
-        size_t lx = dir_len(px), ly = dir_len(py);
-        int c = memcmp(px, py, MIN(lx, ly));
+        size_t lx = d->dlen[x], ly = d->dlen[y];
+        int c = memcmp(d->rs->lookups[x].path, d->rs->lookups[y].path, MIN(lx, ly));
 
         if (c)
                 return c;
@@ -285,26 +289,33 @@ static int cmp_u32_dir(const void *a, const void *b, void *userdata)
  * blocks and, with the inode table read ahead around it, the inodes of its
  * neighbours: keep every listing, and of the other lookups the first of
  * each directory and one in the caller's stride for it after that. */
-static void thin_lookups(struct pctx *c)
+static int thin_lookups(struct pctx *c)
 {
         const struct readset *rs = c->rs;
         uint32_t *l = c->p->lookups, stride = 1;
         size_t n = c->p->n_lookups, kept = 0, in_dir = 0;
+        _cleanup_free_ size_t *dlen = malloc((rs->n_lookups ? rs->n_lookups : 1) * sizeof(*dlen));
+        struct dir_sort d = { rs, dlen };
 
+        if (!dlen)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                dlen[l[i]] = dir_len(rs->lookups[l[i]].path);
         if (n > 1)
-                qsort_r(l, n, sizeof(*l), cmp_u32_dir, (void *)rs);
+                qsort_r(l, n, sizeof(*l), cmp_u32_dir, &d);
         for (size_t i = 0; i < n; i++) {
                 const char *p = rs->lookups[l[i]].path;
-                if (i == 0 || dir_len(p) != dir_len(rs->lookups[l[i - 1]].path) ||
-                    memcmp(p, rs->lookups[l[i - 1]].path, dir_len(p)) != 0) {
+                size_t len = dlen[l[i]];
+                if (i == 0 || len != dlen[l[i - 1]] || memcmp(p, rs->lookups[l[i - 1]].path, len) != 0) {
                         in_dir = 0;
-                        stride = MAX(c->opt->lookup_stride(c->opt->lookup_stride_userdata, p, dir_len(p)), 1u);
+                        stride = MAX(c->opt->lookup_stride(c->opt->lookup_stride_userdata, p, len), 1u);
                 }
                 if (rs->lookups[l[i]].op == RS_LOOKUP_READDIR || in_dir++ % stride == 0)
                         l[kept++] = l[i];
         }
         c->p->lookups_thinned = n - kept;
         c->p->n_lookups = kept;
+        return 0;
 }
 
 /* Distinct lookup paths (a stat of each warms the dentry cache, positive or
@@ -361,8 +372,11 @@ static int plan_lookups(struct pctx *c)
                 }
                 c->p->lookups[c->p->n_lookups++] = idx[i];
         }
-        if (c->opt->lookup_stride)
-                thin_lookups(c);
+        if (c->opt->lookup_stride) {
+                int r = thin_lookups(c);
+                if (r < 0)
+                        return r;
+        }
         qsort_safe(c->p->lookups, c->p->n_lookups, sizeof(uint32_t), cmp_u32);
         return 0;
 }
