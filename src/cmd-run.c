@@ -418,15 +418,15 @@ int cmd_run(int argc, char **argv)
                                              log_errno(r, "cannot read '%s'", file);
                         log_warning("'%s' is unusable (%s): recording it again", file, why ? why : strerror(-r));
                         have_file = false;
-                } else if (replay_device_option(&peeked))
-                        plan_first = peeked.rotational;
-                else if (first && device_profile_for_path(first, &peeked) >= 0)
+                } else {
                         /* the first file's device: the program's own.  The
                          * plan is for the device most bytes come from, which
                          * needs the whole read set decoded; when that one is
                          * a disk and the program's is not, the command starts
                          * while FIEMAP is asked (a known cost, not measured) */
+                        replay_device_for(first, &peeked);
                         plan_first = peeked.rotational;
+                }
         }
 
         /* On a rotational device the command waits for the plan, which asks

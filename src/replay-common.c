@@ -61,11 +61,12 @@ static int device_from_option(const char *arg, struct device_profile *ret)
         return 0;
 }
 
-bool replay_device_option(struct device_profile *ret)
+void replay_device_for(const char *path, struct device_profile *ret)
 {
         if (have_arg_device)
                 *ret = arg_device;
-        return have_arg_device;
+        else if (!path || device_profile_for_path(path, ret) < 0)
+                device_profile_solid(ret);
 }
 
 /* Where a file's data lies on the device, for sorting by position on a
@@ -161,10 +162,7 @@ int replay_plan(const struct readset *rs, uint64_t max_bytes, bool accessed_only
                         probe = rs->files[i].path;
         if (!probe)
                 probe = "/";
-        if (have_arg_device)
-                dev = arg_device;
-        else if (device_profile_for_path(probe, &dev) < 0)
-                device_profile_solid(&dev);
+        replay_device_for(probe, &dev);
         _cleanup_(mounts_free) struct mounts mt = { 0 };
         if (!arg_all_lookups && mounts_read(&mt) == 0) {
                 o.lookup_stride = lookup_stride_of;

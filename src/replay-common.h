@@ -20,8 +20,10 @@ int replay_memory_budget(uint64_t *ret);
 int replay_plan(const struct readset *rs, uint64_t max_bytes, bool accessed_only, struct plan **ret,
                 struct device_profile *ret_dev);
 
-/* The profile given with --device, if one was. */
-bool replay_device_option(struct device_profile *ret);
+/* The profile replay plans by when the read set's data is on path's
+ * device: --device if given, else the device's (saved probe profile, else
+ * sysfs), else solid-state. */
+void replay_device_for(const char *path, struct device_profile *ret);
 
 /* The long options of replay_parse_option(), for a getopt_long table. */
 #define REPLAY_OPT_ALL_LOOKUPS 0x100
