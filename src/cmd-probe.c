@@ -180,9 +180,7 @@ int cmd_probe(int argc, char **argv)
                 if (!have_id)
                         return log_error("cannot --save a profile of '%s': no block device tells its file system "
                                          "apart (-o FILE and --device FILE do)", target);
-                r = device_probe_cache_path(dev, save_path, sizeof(save_path));
-                if (r >= 0)
-                        r = device_probe_cache_mkdir(save_path);
+                r = device_probe_cache_prepare(dev, save_path, sizeof(save_path));
                 if (r < 0)
                         return log_errno(r, "cannot save the profile to '%s'", save_path);
         }

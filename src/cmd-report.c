@@ -134,9 +134,7 @@ static int local_profile(const char *dir, bool may_probe, struct cost_profile *r
                 return r;
         keep = r != -ENODEV;
         if (keep) {
-                r = device_probe_cache_path(st.st_dev, path, sizeof(path));
-                if (r >= 0)
-                        r = device_probe_cache_mkdir(path);
+                r = device_probe_cache_prepare(st.st_dev, path, sizeof(path));
                 if (r < 0)
                         return r;
                 log_info("no profile of this device yet: probing %s (about 3 s; cached in %s)", dir, path);

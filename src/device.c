@@ -74,10 +74,14 @@ int device_probe_cache_path(dev_t dev, char *buf, size_t size)
         return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
-int device_probe_cache_mkdir(const char *path)
+int device_probe_cache_prepare(dev_t dev, char *buf, size_t size)
 {
-        _cleanup_free_ char *dir = strndup(path, (size_t)(strrchr(path, '/') - path));
+        _cleanup_free_ char *dir = NULL;
+        int r = device_probe_cache_path(dev, buf, size);
 
+        if (r < 0)
+                return r;
+        dir = strndup(buf, (size_t)(strrchr(buf, '/') - buf));
         if (!dir)
                 return -ENOMEM;
         if (*dir && mkdir(dir, 0755) < 0 && errno != EEXIST)

@@ -33,9 +33,9 @@ int device_profile_for_path(const char *path, struct device_profile *ret);
 /* Where probe profiles are saved: $READSET_CACHE_DIR (default
  * /var/cache/readset)/probe-MAJOR:MINOR.json; -ENAMETOOLONG. */
 int device_probe_cache_path(dev_t dev, char *buf, size_t size);
-/* Make the directory that cache path (from the above) goes in; -errno
- * also when it cannot be written. */
-int device_probe_cache_mkdir(const char *path);
+/* The same path, with the directory it goes in made; -errno also when that
+ * cannot be written. */
+int device_probe_cache_prepare(dev_t dev, char *buf, size_t size);
 /* Who the block device with these numbers is: its size and what sysfs tells
  * apart (WWID, serial, CID, model, dm/md UUID, a loop device's backing
  * file).  Numbers are reused (loop devices, one USB disk plugged in after

@@ -513,50 +513,29 @@ int format_decode(const uint8_t *buf, size_t len, struct readset **ret, const ch
         return 0;
 }
 
+struct encoded {
+        const uint8_t *buf;
+        size_t len;
+};
+
+static int write_encoded(FILE *f, void *userdata)
+{
+        const struct encoded *e = userdata;
+        return fwrite(e->buf, 1, e->len, f) == e->len ? 0 : errno ? -errno : -EIO;
+}
+
 int format_write(const struct readset *rs, const char *path)
 {
         _cleanup_free_ uint8_t *buf = NULL;
-        _cleanup_free_ char *tmp = NULL;
-        _cleanup_close_ int fd = -1;
-        size_t len = 0, off = 0;
+        struct encoded e;
+        size_t len = 0;
         int r;
 
         r = format_encode(rs, &buf, &len);
         if (r < 0)
                 return r;
-        if (asprintf(&tmp, "%s.tmp.XXXXXX", path) < 0) {
-                tmp = NULL;
-                return -ENOMEM;
-        }
-        fd = mkostemp(tmp, O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        while (off < len) {
-                ssize_t k = write(fd, buf + off, len - off);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        r = -errno;
-                        goto fail;
-                }
-                off += (size_t)k;
-        }
-        if (fchmod(fd, 0644) < 0 || fsync(fd) < 0) {
-                r = -errno;
-                goto fail;
-        }
-        if (close(TAKE_FD(fd)) < 0) {
-                r = -errno;
-                goto fail;
-        }
-        if (rename(tmp, path) < 0) {
-                r = -errno;
-                goto fail;
-        }
-        return 0;
-fail:
-        unlink(tmp);
-        return r;
+        e = (struct encoded){ buf, len };
+        return write_file_atomic(path, write_encoded, &e);
 }
 
 /* The whole file, which must be a regular file of plausible size. */

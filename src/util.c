@@ -246,7 +246,7 @@ int write_file_atomic(const char *path, int (*write_fn)(FILE *f, void *userdata)
         FILE *f;
         int fd, e;
 
-        if (asprintf(&tmp, "%s.XXXXXX", path) < 0) {
+        if (asprintf(&tmp, "%s.tmp.XXXXXX", path) < 0) {
                 tmp = NULL;
                 return -ENOMEM;
         }
@@ -261,8 +261,10 @@ int write_file_atomic(const char *path, int (*write_fn)(FILE *f, void *userdata)
                 return e;
         }
         e = write_fn(f, userdata);
-        if (fflush(f) != 0 || ferror(f))
-                e = e < 0 ? e : -EIO;
+        if (fflush(f) != 0 && e >= 0)
+                e = -errno;     /* a full disk says so */
+        if (ferror(f) && e >= 0)
+                e = -EIO;
         if ((fchmod(fd, 0644) < 0 || fsync(fd) < 0) && e >= 0)
                 e = -errno;
         if (fclose(f) != 0 && e >= 0)
