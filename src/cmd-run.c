@@ -345,6 +345,8 @@ int cmd_run(int argc, char **argv)
         _cleanup_plan_ struct plan *plan = NULL;
         _cleanup_free_ char *auto_file = NULL, *tmp_out = NULL, *tmp_dir = NULL;
         _cleanup_free_ char **rec = NULL;
+        _cleanup_free_ uint8_t *rs_buf = NULL;  /* the read set's file, until decoded */
+        size_t rs_len = 0;
         const char *arg_auto = NULL, *file = NULL, *why = NULL;
         bool arg_stats = false, recording, have_file, plan_first = false;
         uint64_t arg_max = 0, arg_stale = DEFAULT_STALE_PERCENT, arg_nice = DEFAULT_NICE;
@@ -411,7 +413,10 @@ int cmd_run(int argc, char **argv)
                 _cleanup_free_ char *first = NULL;
                 struct device_profile peeked;
 
-                r = format_peek_first_file(file, &first, &why);
+                /* loaded once: peeked at now, decoded below */
+                r = format_load(file, &rs_buf, &rs_len, &why);
+                if (r >= 0)
+                        r = format_peek_first_file_buf(rs_buf, rs_len, &first, &why);
                 if (r < 0) {
                         if (!arg_auto)
                                 return why ? log_error("cannot read '%s': %s", file, why) :
@@ -434,7 +439,9 @@ int cmd_run(int argc, char **argv)
          * and sweeping gives 4.0 s, starting the command during the planning
          * 7.6 s, as both then compete for the head. */
         if (have_file && plan_first) {
-                r = format_read(file, &rs, &why);
+                why = NULL;
+                r = format_decode(rs_buf, rs_len, &rs, &why);
+                free(TAKE_PTR(rs_buf));
                 if (r >= 0) {
                         r = replay_plan(rs, arg_max, true, &plan, &dev);
                         if (r < 0 && !arg_auto)
@@ -497,7 +504,9 @@ int cmd_run(int argc, char **argv)
         /* (a recording needs the read set afterwards, to tell whether it
          * went stale, even if the command is done already) */
         if (have_file && !plan_first && (recording || !child_done(&child))) {
-                r = format_read(file, &rs, &why);
+                why = NULL;
+                r = format_decode(rs_buf, rs_len, &rs, &why);
+                free(TAKE_PTR(rs_buf));
                 if (r < 0) {
                         /* damage past the header: the command runs all the same */
                         if (arg_auto)

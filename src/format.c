@@ -276,6 +276,18 @@ static int parse_meta(struct rbuf *r, struct readset *rs)
         return r->err;
 }
 
+/* A file record up to its ranges: kind, flags, identity, path. */
+static void r_file_head(struct rbuf *r, struct rs_file *f)
+{
+        f->kind = r_u32(r);
+        f->flags = r_u32(r);
+        f->dev = r_varint(r);
+        f->ino = r_varint(r);
+        f->size = r_varint(r);
+        f->mtime_ns = unzigzag(r_varint(r));
+        f->path = r_string(r);
+}
+
 static int parse_files(struct rbuf *r, struct readset *rs)
 {
         uint64_t n = r_count(r, 8), total_ranges = 0;
@@ -292,13 +304,7 @@ static int parse_files(struct rbuf *r, struct readset *rs)
                 struct rs_file *f = &rs->files[i];
                 uint64_t prev_end = 0, t = 0, nr;
 
-                f->kind = r_u32(r);
-                f->flags = r_u32(r);
-                f->dev = r_varint(r);
-                f->ino = r_varint(r);
-                f->size = r_varint(r);
-                f->mtime_ns = unzigzag(r_varint(r));
-                f->path = r_string(r);
+                r_file_head(r, f);
                 if (r->err)
                         return r->err;
                 rs->n_files = i + 1;
@@ -538,8 +544,7 @@ int format_write(const struct readset *rs, const char *path)
         return write_file_atomic(path, write_encoded, &e);
 }
 
-/* The whole file, which must be a regular file of plausible size. */
-static int read_whole(const char *path, uint8_t **ret_buf, size_t *ret_len, const char **ret_why)
+int format_load(const char *path, uint8_t **ret_buf, size_t *ret_len, const char **ret_why)
 {
         _cleanup_free_ uint8_t *buf = NULL;
         _cleanup_close_ int fd = -1;
@@ -588,7 +593,7 @@ int format_read(const char *path, struct readset **ret, const char **ret_why)
         if (!ret_why)
                 ret_why = &why_dummy;
         *ret_why = NULL;
-        r = read_whole(path, &buf, &len, ret_why);
+        r = format_load(path, &buf, &len, ret_why);
         if (r < 0)
                 return r;
         return format_decode(buf, len, ret, ret_why);
@@ -602,20 +607,32 @@ int format_read(const char *path, struct readset **ret, const char **ret_why)
 
 int format_peek_first_file(const char *path, char **ret_path, const char **ret_why)
 {
-        _cleanup_free_ uint8_t *buf = NULL, *raw = NULL;
+        _cleanup_free_ uint8_t *buf = NULL;
+        const char *why_dummy;
+        size_t len;
+        int k;
+
+        if (!ret_why)
+                ret_why = &why_dummy;
+        *ret_path = NULL;
+        k = format_load(path, &buf, &len, ret_why);
+        if (k < 0)
+                return k;
+        return format_peek_first_file_buf(buf, len, ret_path, ret_why);
+}
+
+int format_peek_first_file_buf(const uint8_t *buf, size_t len, char **ret_path, const char **ret_why)
+{
+        _cleanup_free_ uint8_t *raw = NULL;
         const char *why_dummy;
         struct header h;
         struct rbuf r;
-        size_t len;
         int k;
 
         if (!ret_why)
                 ret_why = &why_dummy;
         *ret_why = NULL;
         *ret_path = NULL;
-        k = read_whole(path, &buf, &len, ret_why);
-        if (k < 0)
-                return k;
         k = decode_header(buf, len, &h, ret_why);
         if (k < 0)
                 return k;
@@ -681,21 +698,18 @@ int format_peek_first_file(const char *path, char **ret_path, const char **ret_w
                         r.n = r.off + slen;   /* (it may go on past the prefix) */
                 n = r_varint(&r);
                 for (uint64_t i = 0; i < n && !r.err; i++) {
-                        uint64_t kind = r_varint(&r), nr;
-                        char *fpath;
-                        (void)r_varint(&r);   /* flags */
-                        (void)r_varint(&r);   /* dev */
-                        (void)r_varint(&r);   /* ino */
-                        (void)r_varint(&r);   /* size */
-                        (void)r_varint(&r);   /* mtime */
-                        fpath = r_string(&r);
-                        if (r.err)
+                        struct rs_file file;
+                        uint64_t nr;
+                        r_file_head(&r, &file);
+                        if (r.err) {
+                                free(file.path);
                                 return r.err == -ENOMEM ? -ENOMEM : 0;
-                        if (kind == RS_FILE_REGULAR && fpath[0] == '/') {
-                                *ret_path = fpath;
+                        }
+                        if (file.kind == RS_FILE_REGULAR && file.path[0] == '/') {
+                                *ret_path = file.path;
                                 return 0;
                         }
-                        free(fpath);
+                        free(file.path);
                         nr = r_varint(&r);
                         for (uint64_t j = 0; j < nr && !r.err; j++)
                                 for (int f = 0; f < 4; f++)
