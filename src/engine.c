@@ -291,7 +291,7 @@ static void settle_range(int fd, const struct plan_read *pr, bool issued, uint8_
                 off += (uint64_t)k;
                 len -= (uint64_t)k;
         }
-        have = uptodate_bytes(fd, pr->offset, pr->length);   /* the reads waited: either would do */
+        have = engine_cached_bytes(fd, pr->offset, pr->length);   /* the reads waited: one cachestat will do */
         if (have < 0 || (uint64_t)have >= pr->length)
                 return;
         /* a range past the end of a file that shrank is not missing */
