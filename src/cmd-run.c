@@ -210,6 +210,20 @@ static void remove_stale_recordings(const char *dir, const char *auto_file)
         closedir(d);
 }
 
+/* A read set that cannot be used (r, why: from format_load/decode): with
+ * --auto it is recorded anew (0); otherwise refused before the command
+ * starts (-1), or, once it has, reported while it runs without a replay. */
+static int unusable(const char *file, int r, const char *why, bool arg_auto, bool started)
+{
+        if (arg_auto)
+                log_warning("'%s' is unusable (%s): recording it again", file, why ? why : strerror(-r));
+        else if (started)
+                log_error("cannot read '%s': %s; the command runs without a replay", file, why ? why : strerror(-r));
+        else
+                return why ? log_error("cannot read '%s': %s", file, why) : log_errno(r, "cannot read '%s'", file);
+        return 0;
+}
+
 /* argv for "readset record -q -o OUT -- CMD..." (this very binary). */
 static char **record_argv(const char *out, char **cmd)
 {
@@ -418,10 +432,8 @@ int cmd_run(int argc, char **argv)
                 if (r >= 0)
                         r = format_peek_first_file_buf(rs_buf, rs_len, &first, &why);
                 if (r < 0) {
-                        if (!arg_auto)
-                                return why ? log_error("cannot read '%s': %s", file, why) :
-                                             log_errno(r, "cannot read '%s'", file);
-                        log_warning("'%s' is unusable (%s): recording it again", file, why ? why : strerror(-r));
+                        if (unusable(file, r, why, arg_auto, false) < 0)
+                                return -1;
                         have_file = false;
                 } else {
                         /* the first file's device: the program's own.  The
@@ -448,11 +460,8 @@ int cmd_run(int argc, char **argv)
                                 return log_errno(r, "cannot plan the replay");
                         if (r < 0)
                                 log_warning_errno(r, "cannot plan the replay; the command runs without it");
-                } else if (!arg_auto)
-                        return why ? log_error("cannot read '%s': %s", file, why) :
-                                     log_errno(r, "cannot read '%s'", file);
-                else
-                        log_warning("'%s' is unusable (%s): recording it again", file, why ? why : strerror(-r));
+                } else if (unusable(file, r, why, arg_auto, false) < 0)
+                        return -1;
         }
 
         /* Recording alongside: for --stats, and for --auto (to learn, or to
@@ -507,14 +516,9 @@ int cmd_run(int argc, char **argv)
                 why = NULL;
                 r = format_decode(rs_buf, rs_len, &rs, &why);
                 free(TAKE_PTR(rs_buf));
-                if (r < 0) {
-                        /* damage past the header: the command runs all the same */
-                        if (arg_auto)
-                                log_warning("'%s' is unusable (%s): recording it again", file, why ? why : strerror(-r));
-                        else
-                                log_error("cannot read '%s': %s; the command runs without a replay",
-                                          file, why ? why : strerror(-r));
-                } else if (!child_done(&child)) {
+                if (r < 0)   /* damage past the header: the command runs all the same */
+                        (void)unusable(file, r, why, arg_auto, true);
+                else if (!child_done(&child)) {
                         r = replay_plan(rs, arg_max, true, &plan, &dev);
                         if (r < 0)
                                 log_warning_errno(r, "cannot plan the replay; the command runs without it");
