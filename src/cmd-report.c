@@ -110,8 +110,10 @@ static int load_profile(const char *path, const char *name, struct cost_profile 
 static int local_profile(const char *dir, bool may_probe, struct cost_profile *ret)
 {
         char path[PATH_MAX], tmp[] = "/tmp/readset-probe.XXXXXX";
-        char *argv[] = { (char *)"readset", (char *)"probe", (char *)"--quick", (char *)"--save",
-                         (char *)"--", (char *)dir, NULL, NULL };
+        char *save_argv[] = { (char *)"readset", (char *)"probe", (char *)"--quick", (char *)"--save",
+                              (char *)"--", (char *)dir, NULL };
+        char *tmp_argv[] = { (char *)"readset", (char *)"probe", (char *)"--quick", (char *)"-o", tmp,
+                             (char *)"--", (char *)dir, NULL };
         posix_spawn_file_actions_t fa;
         struct stat st;
         bool keep;
@@ -144,15 +146,11 @@ static int local_profile(const char *dir, bool may_probe, struct cost_profile *r
                         return -errno;
                 close(fd);
                 snprintf(path, sizeof(path), "%s", tmp);
-                argv[3] = (char *)"-o";
-                argv[4] = path;
-                argv[5] = (char *)"--";
-                argv[6] = (char *)dir;
                 log_info("probing %s (about 3 s; not cached: no block device tells this file system apart)", dir);
         }
         posix_spawn_file_actions_init(&fa);
         posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-        r = posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, environ);
+        r = posix_spawn(&pid, "/proc/self/exe", &fa, NULL, keep ? save_argv : tmp_argv, environ);
         posix_spawn_file_actions_destroy(&fa);
         if (r == 0) {
                 while (waitpid(pid, &status, 0) < 0)
