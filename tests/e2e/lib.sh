@@ -7,7 +7,13 @@ set -eu
 PY=/usr/bin/python3
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
-skip() { echo "SKIP: $*"; exit 77; }
+# A check that goes on after failing sets FAILED; a skip after it is a failure.
+FAILED=
+check_fail() { echo "FAIL: $*" >&2; FAILED=1; }
+skip() {
+        [ -z "$FAILED" ] || fail "a check failed before this skip ($*)"
+        echo "SKIP: $*"; exit 77
+}
 
 need_root() { [ "$(id -u)" = 0 ] || skip "needs root"; }
 need_tracefs() {
@@ -15,11 +21,42 @@ need_tracefs() {
         [ -d /sys/kernel/tracing/instances ] || skip "needs tracefs"
         [ -d /sys/kernel/tracing/events/filemap/mm_filemap_get_pages ] || skip "kernel lacks filemap events"
 }
+# readset built with BPF (HAVE_BPF, from meson) and the kernel letting it load.
+# (after need_root and need_tracefs: it records once to find out)
+WHY_NO_BPF=
+have_bpf() {
+        if [ "${HAVE_BPF:-0}" != 1 ]; then
+                WHY_NO_BPF="readset was built without BPF (needs clang, bpftool, libbpf at build time)"
+                return 1
+        fi
+        "$READSET" record -o "$TMP/need-bpf.readset" -- true 2>"$TMP/need-bpf.err" ||
+                fail "record -- true: $(cat "$TMP/need-bpf.err")"
+        if grep -q "path lookups not traced" "$TMP/need-bpf.err"; then
+                WHY_NO_BPF="this kernel refuses readset's BPF programs: $(cat "$TMP/need-bpf.err")"
+                return 1
+        fi
+}
+need_bpf() { have_bpf || skip "$WHY_NO_BPF"; }
+need_bpftool() {
+        command -v bpftool >/dev/null || [ -x /usr/sbin/bpftool ] || skip "needs bpftool (to see BPF programs by id)"
+        command -v bpftool >/dev/null || PATH=$PATH:/usr/sbin
+}
 need_python() { [ -x "$PY" ] || skip "needs $PY"; }
 need_loop() {
         command -v losetup >/dev/null && command -v mkfs.ext4 >/dev/null || skip "needs losetup and mkfs.ext4"
         [ -e /dev/loop-control ] || modprobe loop 2>/dev/null || true
         [ -e /dev/loop-control ] || skip "needs loop devices"
+}
+
+# Wait (polling every 0.05 s) until a shell condition holds, at most
+# `seconds`; false if it never did.  For teardown that readset does in the
+# background (its guardian): bounded, never a fixed sleep.
+wait_until() {   # seconds condition
+        _end=$(( $(date +%s) + $1 ))
+        while ! eval "$2"; do
+                [ "$(date +%s)" -lt "$_end" ] || return 1
+                sleep 0.05
+        done
 }
 
 TMP=$(mktemp -d /tmp/readset-e2e.XXXXXX)

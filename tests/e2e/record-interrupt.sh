@@ -2,9 +2,11 @@
 # Ctrl-C, SIGTERM and SIGKILL of the recorder never leave a tracefs instance
 # or BPF programs behind: readset's guardian removes them once readset is
 # gone, however it went; instances orphaned anyway (guardian killed too) are
-# removed by the next record.
+# removed by the next record.  Only this test's own objects are checked (its
+# recorders' instances by name, their programs by id), each waited for with
+# a bound: the guardian of another test may still be at work.
 . "$(dirname "$0")/lib.sh"
-need_root; need_tracefs
+need_root; need_tracefs; need_bpf; need_bpftool
 command -v setsid >/dev/null || skip "needs setsid"
 INST=/sys/kernel/tracing/instances
 
@@ -15,69 +17,67 @@ inst_exists() {   # pid: readset-PID or readset-PID-N
         return 1
 }
 
-# Wait until the recorded command runs (it touches $TMP/started-N): by
-# then the instance and the guardian exist.
-wait_instance() {   # pid n
-        for _ in $(seq 200); do
-                inst_exists "$1" && [ -e "$TMP/started-$2" ] && return 0
-                sleep 0.05
-        done
-        fail "instance readset-$1 or command $2 never appeared"
+# The recorded command: notes the BPF programs its parent (the recorder)
+# holds, then its own PID, then sleeps.
+cmd() {   # n
+        echo "grep -h '^prog_id' /proc/\$PPID/fdinfo/* | cut -f2 | sort -u > $TMP/progs-$1; echo \$\$ > $TMP/cmd-$1; touch $TMP/started-$1; exec sleep 30"
 }
-wait_gone() {   # pid what
-        for _ in $(seq 100); do
-                inst_exists "$1" || return 0
-                sleep 0.05
-        done
-        fail "$2 left $INST/readset-$1 behind"
+# Wait until the recorded command runs: by then the instance and the
+# guardian exist.
+wait_started() {   # pid n
+        wait_until 30 "inst_exists $1 && [ -e $TMP/started-$2 ]" || fail "instance readset-$1 or command $2 never appeared"
+        [ -s "$TMP/progs-$2" ] || fail "recorder $1 holds no BPF programs"
 }
-bpf_progs() { command -v bpftool >/dev/null && bpftool prog list 2>/dev/null | grep -c 'on_sys_e' || echo 0; }
-progs_before=$(bpf_progs)
+progs_gone() {   # n: none of the programs recorder n held exists any more
+        for id in $(cat "$TMP/progs-$1"); do
+                bpftool prog show id "$id" >/dev/null 2>&1 && return 1
+        done
+        return 0
+}
+wait_gone() {   # pid n what
+        wait_until 30 "! inst_exists $1" || fail "$3 left $INST/readset-$1 behind"
+        wait_until 30 "progs_gone $2" || fail "$3 left BPF programs attached: $(cat "$TMP/progs-$2" | tr '\n' ' ')"
+}
 
 # Ctrl-C: the terminal sends SIGINT to the whole foreground process group;
 # the command dies of it and readset exits as the command did (130).
 # (a shell's background job ignores SIGINT; put it back as a terminal would)
-setsid "$TESTPROG" sigdfl "$READSET" record -q -o "$TMP/int.readset" -- sh -c "touch $TMP/started-1; exec sleep 30" &
+setsid "$TESTPROG" sigdfl "$READSET" record -q -o "$TMP/int.readset" -- sh -c "$(cmd 1)" &
 REC=$!
-wait_instance $REC 1
-sleep 0.2
+wait_started $REC 1
 /bin/kill -s INT -- -$REC
 rc=0; wait $REC || rc=$?
 [ "$rc" = 130 ] || fail "Ctrl-C: exit $rc, expected 130"
-wait_gone $REC "Ctrl-C"
+wait_gone $REC 1 "Ctrl-C"
 [ -s "$TMP/int.readset" ] || fail "Ctrl-C: no read set written"
 "$READSET" show "$TMP/int.readset" >/dev/null || fail "Ctrl-C: unreadable read set"
 
 # SIGTERM to the recorder alone is passed on to the command.
-"$READSET" record -q -o "$TMP/term.readset" -- sh -c "touch $TMP/started-2; exec sleep 30" &
+"$READSET" record -q -o "$TMP/term.readset" -- sh -c "$(cmd 2)" &
 REC=$!
-wait_instance $REC 2
+wait_started $REC 2
 kill -TERM $REC
 rc=0; wait $REC || rc=$?
 [ "$rc" = 143 ] || fail "SIGTERM: exit $rc, expected 143"
-wait_gone $REC "SIGTERM"
+wait_gone $REC 2 "SIGTERM"
 
-# SIGKILL cannot be caught: the guardian notices and cleans up.
-setsid "$READSET" record -q -o "$TMP/kill.readset" -- sh -c "touch $TMP/started-3; exec sleep 30" &
+# SIGKILL cannot be caught: the guardian notices and cleans up.  The
+# command, orphaned, is ended by its PID.
+setsid "$READSET" record -q -o "$TMP/kill.readset" -- sh -c "$(cmd 3)" &
 REC=$!
-wait_instance $REC 3
+wait_started $REC 3
 kill -KILL $REC
 wait $REC 2>/dev/null || true
-wait_gone $REC "SIGKILL"
-pkill -KILL -f "^sleep 30$" 2>/dev/null || true
+wait_gone $REC 3 "SIGKILL"
+kill -KILL "$(cat "$TMP/cmd-3")" 2>/dev/null || true
 
-# An instance whose owner and guardian are both gone: removed by the next record.
+# An instance whose owner and guardian are both gone: removed by the next
+# record, which itself leaves nothing.
 sh -c 'exit 0' & DEAD=$!; wait $DEAD
 mkdir "$INST/readset-$DEAD"
-"$READSET" record -q -o "$TMP/next.readset" -- true || fail "record with an orphan present"
+"$READSET" record -q -o "$TMP/next.readset" -- sh -c "$(cmd 4 | sed 's/; exec sleep 30//')" & REC=$!
+rc=0; wait $REC || rc=$?
+[ "$rc" = 0 ] || fail "record with an orphan present: exit $rc"
 [ ! -e "$INST/readset-$DEAD" ] || fail "orphaned instance readset-$DEAD not removed"
-
-# Nothing of ours is left: no instances, no attached programs.
-for _ in $(seq 100); do
-        ls "$INST" | grep -q '^readset-' || break
-        sleep 0.05
-done
-ls "$INST" | grep -q '^readset-' && fail "instances left: $(ls $INST)"
-sleep 0.3
-[ "$(bpf_progs)" = "$progs_before" ] || fail "BPF programs left attached: $(bpf_progs) vs $progs_before"
+wait_gone $REC 4 "a record that ended normally"
 echo "record-interrupt: ok"

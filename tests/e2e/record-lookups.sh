@@ -2,7 +2,7 @@
 # record keeps the path lookups of the tree, failed ones included, in order,
 # with relative names made absolute.
 . "$(dirname "$0")/lib.sh"
-need_root; need_tracefs; need_python
+need_root; need_tracefs; need_bpf; need_python
 
 mkdir -p "$TMP/dir"
 echo hello > "$TMP/dir/present"

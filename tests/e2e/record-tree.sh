@@ -2,7 +2,7 @@
 # record follows the whole process tree: children, grandchildren, execs,
 # background jobs; and their lookups.
 . "$(dirname "$0")/lib.sh"
-need_root; need_tracefs; need_python
+need_root; need_tracefs; need_bpf; need_python
 
 for i in 1 2 3; do
         head -c 200000 /dev/urandom > "$TMP/f$i"

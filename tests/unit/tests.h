@@ -22,7 +22,17 @@ static int tests_failed;
         } \
 } while (0)
 
-#define TEST_SKIP(why) do { printf("skip: %s\n", why); exit(77); } while (0)
+/* Skip the rest (exit 77) with a reason; after a failed check that is a
+ * failure, not a skip: a skip must never hide one. */
+#define TEST_SKIP(why) do { \
+        if (tests_failed) { \
+                fprintf(stderr, "%s:%d: %d checks failed before a skip (%s)\n", __FILE__, __LINE__, \
+                        tests_failed, why); \
+                exit(1); \
+        } \
+        printf("skip: %s\n", why); \
+        exit(77); \
+} while (0)
 
 #define TESTS_DONE() do { \
         if (tests_failed) { fprintf(stderr, "%d checks failed\n", tests_failed); return 1; } \

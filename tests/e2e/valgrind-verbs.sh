@@ -1,0 +1,29 @@
+#!/bin/sh
+# The verbs a user runs on untrusted files, under valgrind: valid or not, no
+# read set and no profile may make valgrind complain (its exit code: 99).
+# Run by make check's valgrind pass (meson test --suite valgrind).
+. "$(dirname "$0")/lib.sh"
+command -v valgrind >/dev/null || skip "needs valgrind"
+FIX=${SRCDIR:?}/tests/fixtures
+vg="valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite"
+
+for f in "$SRCDIR"/tests/fuzz/corpus/*; do
+        rc=0; $vg "$READSET" show --json "$f" >/dev/null 2>"$TMP/err" || rc=$?
+        [ "$rc" = 0 ] || [ "$rc" = 1 ] || { cat "$TMP/err"; fail "show $f exited $rc"; }
+done
+$vg "$READSET" build --no-walk -p "$FIX/small.paths" -o "$TMP/x.readset" "$FIX/small.trace" 2>"$TMP/err" ||
+        { cat "$TMP/err"; fail "build"; }
+printf 'garbage' > "$TMP/bad"
+rc=0; $vg "$READSET" show "$TMP/bad" 2>/dev/null || rc=$?
+[ "$rc" = 1 ] || fail "show of a bad file exited $rc"
+# report: text, JSON and SVG of the fixture, each reference profile, a bad profile
+for d in hdd usb sd nvme share; do
+        $vg "$READSET" report --no-probe --device $d --svg "$TMP/x.svg" "$TMP/x.readset" >/dev/null 2>"$TMP/err" ||
+                { cat "$TMP/err"; fail "report --device $d"; }
+done
+$vg "$READSET" report --no-probe --json "$TMP/x.readset" >/dev/null 2>"$TMP/err" || { cat "$TMP/err"; fail "report --json"; }
+$vg "$READSET" replay --dry-run --json "$TMP/x.readset" >/dev/null 2>"$TMP/err" || { cat "$TMP/err"; fail "replay --dry-run"; }
+printf '{"latency_qd1_us": [1, {"a": "\\u00' > "$TMP/bad.json"
+rc=0; $vg "$READSET" report --no-probe --device "$TMP/bad.json" "$TMP/x.readset" >/dev/null 2>&1 || rc=$?
+[ "$rc" = 1 ] || fail "report with a bad profile exited $rc"
+echo "valgrind-verbs: ok"
