@@ -18,9 +18,11 @@ logs=
 run_suite() {   # builddir logname [meson test args...]
         dir=$1; name=$2; shift 2
         ninja -C "$dir" >/dev/null
-        rm -f "$dir/meson-logs/$name.json"
+        # (meson names the log of a run under --wrapper LOGBASE-WRAPPER)
+        case "$*" in *--wrapper\ valgrind*) log=$name-valgrind ;; *) log=$name ;; esac
+        rm -f "$dir/meson-logs/$log.json"
         meson test -C "$dir" --print-errorlogs --logbase "$name" "$@" || status=1
-        logs="$logs $dir/meson-logs/$name.json"
+        logs="$logs $dir/meson-logs/$log.json"
 }
 
 [ -f build/build.ninja ] || meson setup build --werror >/dev/null
@@ -34,7 +36,7 @@ if [ "${READSET_SKIP_ASAN:-0}" != 1 ]; then
 fi
 
 if [ "${READSET_SKIP_VALGRIND:-0}" != 1 ]; then
-        run_suite build check-valgrind-unit --suite unit \
+        run_suite build check-unit --suite unit \
                 --wrapper "valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite"
         run_suite build check-valgrind-verbs --suite valgrind
 fi

@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cmd.h"
-#include "util.h"
-#include "banned.h"
+#include "cmd/cmd.h"
+#include "util/util.h"
+#include "util/banned.h"
 
 #ifndef READSET_VERSION
 #define READSET_VERSION "unknown"

@@ -2,8 +2,9 @@
 /* The builder: pages -> ranges in first-access order. */
 #include <string.h>
 
-#include "readset.h"
-#include "util.h"
+#include "model/readset.h"
+#include "record/builder.h"
+#include "util/util.h"
 #include "tests.h"
 
 #define P 4096

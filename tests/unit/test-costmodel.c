@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "costmodel.h"
-#include "json.h"
-#include "report.h"
-#include "util.h"
+#include "report/costmodel.h"
+#include "util/json.h"
+#include "report/report.h"
+#include "util/util.h"
 #include "tests.h"
 
 #define K 1024ULL

@@ -4,9 +4,9 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "format.h"
-#include "readset.h"
-#include "util.h"
+#include "model/format.h"
+#include "model/readset.h"
+#include "util/util.h"
 #include "tests.h"
 
 static struct readset *sample(size_t nfiles, size_t nranges)

@@ -2,9 +2,9 @@
 /* The planner, without any I/O. */
 #include <string.h>
 
-#include "planner.h"
-#include "readset.h"
-#include "util.h"
+#include "replay/planner.h"
+#include "model/readset.h"
+#include "util/util.h"
 #include "tests.h"
 
 #define K 1024ULL

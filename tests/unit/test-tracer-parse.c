@@ -2,7 +2,7 @@
 /* Parsing trace_pipe lines of the filemap events (formats of this kernel). */
 #include <errno.h>
 
-#include "tracer.h"
+#include "record/tracer.h"
 #include "tests.h"
 
 int main(void)

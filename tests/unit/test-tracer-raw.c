@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "tracer.h"
+#include "record/tracer.h"
 #include "tests.h"
 
 static const char header_page[] =

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "util.h"
+#include "util/util.h"
 #include "tests.h"
 
 int main(void)

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+#include "fs/extents.h"
+
+#include <errno.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include "replay/engine.h"
+#include "util/util.h"
+#include "util/banned.h"
+
+void extents_clear(struct rp_layout *l)
+{
+        free(l->extents);
+        *l = (struct rp_layout){};
+}
+
+int extents_read(int fd, struct rp_layout *ret)
+{
+        size_t cap = 0;
+        uint64_t start = 0;
+        struct {
+                struct fiemap fm;
+                struct fiemap_extent ext[128];
+        } q;
+
+        *ret = (struct rp_layout){};
+        for (;;) {
+                bool last = false;
+                memset(&q, 0, sizeof(q));
+                q.fm.fm_start = start;
+                q.fm.fm_length = UINT64_MAX - start;
+                q.fm.fm_extent_count = ARRAY_SIZE(q.ext);
+                if (ioctl(fd, FS_IOC_FIEMAP, &q.fm) < 0) {
+                        int e = errno == ENOTTY ? -EOPNOTSUPP : -errno;
+                        extents_clear(ret);
+                        return e;
+                }
+                if (q.fm.fm_mapped_extents == 0)
+                        break;
+                for (unsigned i = 0; i < q.fm.fm_mapped_extents; i++) {
+                        const struct fiemap_extent *e = &q.ext[i];
+                        if (e->fe_flags & FIEMAP_EXTENT_LAST)
+                                last = true;
+                        if (e->fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC | FIEMAP_EXTENT_ENCODED |
+                                           FIEMAP_EXTENT_DATA_INLINE | FIEMAP_EXTENT_NOT_ALIGNED))
+                                continue;
+                        if (ret->n_extents >= EXTENTS_MAX_PER_FILE) {
+                                last = true;
+                                break;
+                        }
+                        if (grow_array(&ret->extents, &cap, ret->n_extents + 1, sizeof(*ret->extents)) < 0) {
+                                extents_clear(ret);
+                                return -ENOMEM;
+                        }
+                        ret->extents[ret->n_extents++] = (struct rp_extent){ e->fe_logical, e->fe_physical,
+                                                                             e->fe_length };
+                }
+                const struct fiemap_extent *tail = &q.ext[q.fm.fm_mapped_extents - 1];
+                /* the end, or a map that does not move on (wrapped, or bogus) */
+                if (last || tail->fe_logical + tail->fe_length <= start)
+                        break;
+                start = tail->fe_logical + tail->fe_length;
+        }
+        ret->known = true;
+        return 0;
+}
+
+const struct rp_extent *extent_at(const struct rp_layout *l, uint64_t offset, size_t *ret_index)
+{
+        size_t lo = 0, hi = l->n_extents;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                const struct rp_extent *e = &l->extents[mid];
+                if (offset < e->logical)
+                        hi = mid;
+                else if (offset - e->logical >= e->length)
+                        lo = mid + 1;
+                else {
+                        if (ret_index)
+                                *ret_index = mid;
+                        return e;
+                }
+        }
+        if (ret_index)
+                *ret_index = lo;
+        return NULL;
+}
+
+int extents_read_recorded(const struct rs_file *f, struct rp_layout *ret)
+{
+        struct engine_stats ignored = {};
+        _cleanup_close_ int fd = engine_open_checked(f, &ignored);
+
+        if (fd < 0)
+                return -ENOENT;
+        return extents_read(fd, ret);
+}

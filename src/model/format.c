@@ -1,0 +1,721 @@
+/* SPDX-License-Identifier: MIT */
+#include "model/format.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "util/util.h"
+#include "util/banned.h"
+
+enum {
+        SEC_END = 0,
+        SEC_META = 1,
+        SEC_FILES = 2,
+        SEC_LOOKUPS = 3,
+};
+
+#define FLAG_ZSTD 1u
+
+/* ---- writer ----------------------------------------------------------- */
+
+struct wbuf {
+        uint8_t *p;
+        size_t n, cap;
+        int err;
+};
+
+static void w_bytes(struct wbuf *w, const void *d, size_t n)
+{
+        if (w->err || n == 0)
+                return;
+        if (grow_array(&w->p, &w->cap, w->n + n, 1) < 0) {
+                w->err = -ENOMEM;
+                return;
+        }
+        memcpy(w->p + w->n, d, n);
+        w->n += n;
+}
+
+static void w_varint(struct wbuf *w, uint64_t v)
+{
+        uint8_t b[10];
+        size_t n = 0;
+
+        do {
+                b[n] = v & 0x7f;
+                v >>= 7;
+                if (v)
+                        b[n] |= 0x80;
+                n++;
+        } while (v);
+        w_bytes(w, b, n);
+}
+
+static uint64_t zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+static int64_t unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
+
+static void w_string(struct wbuf *w, const char *s)
+{
+        size_t n = s ? strlen(s) : 0;
+
+        if (n > FORMAT_MAX_STRING) {
+                w->err = -ENAMETOOLONG;
+                return;
+        }
+        w_varint(w, n);
+        w_bytes(w, s, n);
+}
+
+static void w_section(struct wbuf *w, uint8_t tag, const struct wbuf *body)
+{
+        if (body->err) {
+                w->err = body->err;
+                return;
+        }
+        w_bytes(w, &tag, 1);
+        w_varint(w, body->n);
+        w_bytes(w, body->p, body->n);
+}
+
+
+static uint32_t crc(const uint8_t *p, size_t n)
+{
+        uLong c = crc32(0L, Z_NULL, 0);
+        while (n > 0) {
+                uInt k = n > UINT_MAX ? UINT_MAX : (uInt)n;
+                c = crc32(c, p, k);
+                p += k;
+                n -= k;
+        }
+        return (uint32_t)c;
+}
+
+int format_encode(const struct readset *rs, uint8_t **ret_buf, size_t *ret_len)
+{
+        struct wbuf payload = { 0 }, meta = { 0 }, files = { 0 }, lookups = { 0 };
+        _cleanup_free_ uint8_t *out = NULL;
+        size_t bound, clen;
+        uint64_t prev_time = 0;
+        uint8_t tag = SEC_END;
+        int r = 0;
+
+        w_varint(&meta, rs->created_unix);
+        w_varint(&meta, rs->duration_us);
+        w_varint(&meta, rs->page_size);
+        w_varint(&meta, rs->rec_flags);
+        w_varint(&meta, rs->events);
+        w_varint(&meta, rs->lost_events);
+        w_varint(&meta, rs->lookups_lost);
+        w_string(&meta, rs->command);
+
+        w_varint(&files, rs->n_files);
+        for (size_t i = 0; i < rs->n_files; i++) {
+                const struct rs_file *f = &rs->files[i];
+                uint64_t prev_end = 0, t = 0;
+
+                w_varint(&files, f->kind);
+                w_varint(&files, f->flags);
+                w_varint(&files, f->dev);
+                w_varint(&files, f->ino);
+                w_varint(&files, f->size);
+                w_varint(&files, zigzag(f->mtime_ns));
+                w_string(&files, f->path);
+                w_varint(&files, f->n_ranges);
+                for (size_t j = 0; j < f->n_ranges; j++) {
+                        const struct rs_range *rg = &f->ranges[j];
+                        w_varint(&files, zigzag((int64_t)(rg->offset - prev_end)));
+                        w_varint(&files, rg->length);
+                        w_varint(&files, zigzag((int64_t)(rg->time_us - t)));
+                        w_varint(&files, rg->flags);
+                        prev_end = rg->offset + rg->length;
+                        t = rg->time_us;
+                }
+        }
+
+        w_varint(&lookups, rs->n_lookups);
+        for (size_t i = 0; i < rs->n_lookups; i++) {
+                const struct rs_lookup *l = &rs->lookups[i];
+                w_varint(&lookups, zigzag((int64_t)(l->time_us - prev_time)));
+                w_varint(&lookups, l->op);
+                w_varint(&lookups, zigzag(l->result));
+                w_varint(&lookups, l->pid);
+                w_string(&lookups, l->path);
+                prev_time = l->time_us;
+        }
+
+        w_section(&payload, SEC_META, &meta);
+        w_section(&payload, SEC_FILES, &files);
+        w_section(&payload, SEC_LOOKUPS, &lookups);
+        w_bytes(&payload, &tag, 1);
+        free(meta.p);
+        free(files.p);
+        free(lookups.p);
+        if (payload.err) {
+                r = payload.err;
+                goto out;
+        }
+        if (payload.n > FORMAT_MAX_RAW) {
+                r = -EFBIG;
+                goto out;
+        }
+
+        bound = ZSTD_compressBound(payload.n);
+        out = malloc(FORMAT_HEADER_SIZE + bound);
+        if (!out) {
+                r = -ENOMEM;
+                goto out;
+        }
+        clen = ZSTD_compress(out + FORMAT_HEADER_SIZE, bound, payload.p, payload.n, 3);
+        if (ZSTD_isError(clen)) {
+                r = -EIO;
+                goto out;
+        }
+        memcpy(out, FORMAT_MAGIC, 8);
+        put_le(out + 8, FORMAT_MAJOR, 2);
+        put_le(out + 10, FORMAT_MINOR, 2);
+        put_le(out + 12, FLAG_ZSTD, 4);
+        put_le(out + 16, payload.n, 8);
+        put_le(out + 24, clen, 8);
+        put_le(out + 32, crc(payload.p, payload.n), 4);
+        put_le(out + 36, crc(out, 36), 4);
+        *ret_len = FORMAT_HEADER_SIZE + clen;
+        *ret_buf = TAKE_PTR(out);
+out:
+        free(payload.p);
+        return r;
+}
+
+/* ---- reader ----------------------------------------------------------- */
+
+struct rbuf {
+        const uint8_t *p;
+        size_t n, off;
+        int err;
+};
+
+static uint64_t r_varint(struct rbuf *r)
+{
+        uint64_t v = 0;
+
+        for (unsigned shift = 0; shift < 64; shift += 7) {
+                uint8_t b;
+                if (r->err)
+                        return 0;
+                if (r->off >= r->n) {
+                        r->err = -EBADMSG;
+                        return 0;
+                }
+                b = r->p[r->off++];
+                if (shift == 63 && b > 1) {
+                        r->err = -EBADMSG;
+                        return 0;
+                }
+                v |= (uint64_t)(b & 0x7f) << shift;
+                if (!(b & 0x80))
+                        return v;
+        }
+        r->err = -EBADMSG;
+        return 0;
+}
+
+/* A count of items each taking at least min_bytes: refuse counts the
+ * remaining input cannot possibly hold, before allocating anything. */
+static uint64_t r_count(struct rbuf *r, size_t min_bytes)
+{
+        uint64_t n = r_varint(r);
+        if (!r->err && n > (r->n - r->off) / min_bytes)
+                r->err = -EBADMSG;
+        return r->err ? 0 : n;
+}
+
+static char *r_string(struct rbuf *r)
+{
+        uint64_t n = r_varint(r);
+        char *s;
+
+        if (r->err)
+                return NULL;
+        if (n > FORMAT_MAX_STRING || n > r->n - r->off || memchr(r->p + r->off, 0, n)) {
+                r->err = -EBADMSG;
+                return NULL;
+        }
+        s = malloc(n + 1);
+        if (!s) {
+                r->err = -ENOMEM;
+                return NULL;
+        }
+        memcpy(s, r->p + r->off, n);
+        s[n] = 0;
+        r->off += n;
+        return s;
+}
+
+static uint32_t r_u32(struct rbuf *r)
+{
+        uint64_t v = r_varint(r);
+        if (v > UINT32_MAX && !r->err)
+                r->err = -EBADMSG;
+        return (uint32_t)v;
+}
+
+static int parse_meta(struct rbuf *r, struct readset *rs)
+{
+        rs->created_unix = r_varint(r);
+        rs->duration_us = r_varint(r);
+        rs->page_size = r_u32(r);
+        rs->rec_flags = r_u32(r);
+        rs->events = r_varint(r);
+        rs->lost_events = r_varint(r);
+        rs->lookups_lost = r_varint(r);
+        rs->command = r_string(r);
+        if (!r->err && (rs->page_size == 0 || (rs->page_size & (rs->page_size - 1))))
+                r->err = -EBADMSG;
+        return r->err;
+}
+
+/* A file record up to its ranges: kind, flags, identity, path. */
+static void r_file_head(struct rbuf *r, struct rs_file *f)
+{
+        f->kind = r_u32(r);
+        f->flags = r_u32(r);
+        f->dev = r_varint(r);
+        f->ino = r_varint(r);
+        f->size = r_varint(r);
+        f->mtime_ns = unzigzag(r_varint(r));
+        f->path = r_string(r);
+}
+
+static int parse_files(struct rbuf *r, struct readset *rs)
+{
+        uint64_t n = r_count(r, 8), total_ranges = 0;
+
+        if (r->err)
+                return r->err;
+        if (n > FORMAT_MAX_FILES)
+                return -EBADMSG;
+        rs->files = calloc(n ? n : 1, sizeof(*rs->files));
+        if (!rs->files)
+                return -ENOMEM;
+        rs->cap_files = n;
+        for (uint64_t i = 0; i < n; i++) {
+                struct rs_file *f = &rs->files[i];
+                uint64_t prev_end = 0, t = 0, nr;
+
+                r_file_head(r, f);
+                if (r->err)
+                        return r->err;
+                rs->n_files = i + 1;
+                nr = r_count(r, 4);
+                if (r->err)
+                        return r->err;
+                total_ranges += nr;
+                if (total_ranges > FORMAT_MAX_RANGES)
+                        return -EBADMSG;
+                f->ranges = calloc(nr ? nr : 1, sizeof(*f->ranges));
+                if (!f->ranges)
+                        return -ENOMEM;
+                f->cap_ranges = nr;
+                for (uint64_t j = 0; j < nr; j++) {
+                        struct rs_range *rg = &f->ranges[j];
+                        rg->offset = prev_end + (uint64_t)unzigzag(r_varint(r));
+                        rg->length = r_varint(r);
+                        rg->time_us = t + (uint64_t)unzigzag(r_varint(r));
+                        rg->flags = r_u32(r);
+                        if (r->err)
+                                return r->err;
+                        /* a range must be addressable by off_t */
+                        if (rg->length == 0 || rg->offset > (uint64_t)INT64_MAX ||
+                            rg->length > (uint64_t)INT64_MAX - rg->offset)
+                                return -EBADMSG;
+                        prev_end = rg->offset + rg->length;
+                        t = rg->time_us;
+                        f->n_ranges = j + 1;
+                }
+        }
+        return 0;
+}
+
+static int parse_lookups(struct rbuf *r, struct readset *rs)
+{
+        uint64_t n = r_count(r, 5), t = 0;
+
+        if (r->err)
+                return r->err;
+        if (n > FORMAT_MAX_LOOKUPS)
+                return -EBADMSG;
+        rs->lookups = calloc(n ? n : 1, sizeof(*rs->lookups));
+        if (!rs->lookups)
+                return -ENOMEM;
+        rs->cap_lookups = n;
+        for (uint64_t i = 0; i < n; i++) {
+                struct rs_lookup *l = &rs->lookups[i];
+                int64_t res;
+
+                l->time_us = t + (uint64_t)unzigzag(r_varint(r));
+                l->op = r_u32(r);
+                res = unzigzag(r_varint(r));
+                l->pid = r_u32(r);
+                l->path = r_string(r);
+                if (r->err)
+                        return r->err;
+                rs->n_lookups = i + 1;   /* owned now, whatever follows */
+                if (res > 0 || res < INT32_MIN)
+                        return -EBADMSG;
+                l->result = (int32_t)res;
+                t = l->time_us;
+        }
+        return 0;
+}
+
+/* What the header says, once every check on it has passed. */
+struct header {
+        uint32_t flags;
+        uint64_t raw_len, stored_len;
+};
+
+/* The header checks, against a file of len bytes starting at buf. */
+static int decode_header(const uint8_t *buf, size_t len, struct header *h, const char **ret_why)
+{
+        if (len < 8 || memcmp(buf, FORMAT_MAGIC, 8) != 0) {
+                *ret_why = "not a readset file (bad magic)";
+                return -ENOMSG;
+        }
+        if (len < FORMAT_HEADER_SIZE) {
+                *ret_why = "truncated header";
+                return -ENODATA;
+        }
+        if (crc(buf, 36) != get_le(buf + 36, 4)) {
+                *ret_why = "header checksum mismatch";
+                return -EBADMSG;
+        }
+        if (get_le(buf + 8, 2) != FORMAT_MAJOR) {
+                *ret_why = get_le(buf + 8, 2) > FORMAT_MAJOR ?
+                        "written by a newer readset (unsupported format version)" :
+                        "unsupported format version";
+                return -EPROTONOSUPPORT;
+        }
+        h->flags = (uint32_t)get_le(buf + 12, 4);
+        h->raw_len = get_le(buf + 16, 8);
+        h->stored_len = get_le(buf + 24, 8);
+        if (h->flags & ~FLAG_ZSTD) {
+                *ret_why = "unknown header flags";
+                return -EPROTONOSUPPORT;
+        }
+        if (h->raw_len > FORMAT_MAX_RAW || h->stored_len > FORMAT_MAX_RAW) {
+                *ret_why = "payload size out of range";
+                return -EBADMSG;
+        }
+        if ((h->flags & FLAG_ZSTD) && h->raw_len > h->stored_len * FORMAT_MAX_RATIO + (64 << 10)) {
+                /* a real read set compresses 3-6:1; a bomb does much better */
+                *ret_why = "implausible compression ratio";
+                return -EBADMSG;
+        }
+        if (h->stored_len > len - FORMAT_HEADER_SIZE) {
+                *ret_why = "truncated payload";
+                return -ENODATA;
+        }
+        if (h->stored_len < len - FORMAT_HEADER_SIZE) {
+                *ret_why = "trailing data after payload";
+                return -EBADMSG;
+        }
+        if (!(h->flags & FLAG_ZSTD) && h->stored_len != h->raw_len) {
+                *ret_why = "payload size mismatch";
+                return -EBADMSG;
+        }
+        return 0;
+}
+
+int format_decode(const uint8_t *buf, size_t len, struct readset **ret, const char **ret_why)
+{
+        _cleanup_readset_ struct readset *rs = NULL;
+        _cleanup_free_ uint8_t *raw = NULL;
+        uint64_t raw_len, stored_len;
+        uint32_t flags;
+        struct header h;
+        struct rbuf r;
+        bool seen[4] = { false };
+        const char *why_dummy;
+        int k;
+
+        if (!ret_why)
+                ret_why = &why_dummy;
+        k = decode_header(buf, len, &h, ret_why);
+        if (k < 0)
+                return k;
+        flags = h.flags;
+        raw_len = h.raw_len;
+        stored_len = h.stored_len;
+        if (flags & FLAG_ZSTD) {
+                unsigned long long fcs = ZSTD_getFrameContentSize(buf + FORMAT_HEADER_SIZE, stored_len);
+                size_t got;
+
+                if (fcs == ZSTD_CONTENTSIZE_ERROR || fcs == ZSTD_CONTENTSIZE_UNKNOWN || fcs != raw_len) {
+                        *ret_why = "corrupt compressed payload";
+                        return -EBADMSG;
+                }
+                raw = malloc(raw_len ? raw_len : 1);
+                if (!raw)
+                        return -ENOMEM;
+                got = ZSTD_decompress(raw, raw_len, buf + FORMAT_HEADER_SIZE, stored_len);
+                if (ZSTD_isError(got) || got != raw_len) {
+                        *ret_why = "corrupt compressed payload";
+                        return -EBADMSG;
+                }
+                r = (struct rbuf){ raw, raw_len, 0, 0 };
+        } else {
+                r = (struct rbuf){ buf + FORMAT_HEADER_SIZE, raw_len, 0, 0 };
+        }
+        if (crc(r.p, r.n) != get_le(buf + 32, 4)) {
+                *ret_why = "payload checksum mismatch";
+                return -EBADMSG;
+        }
+
+        rs = readset_new();
+        if (!rs)
+                return -ENOMEM;
+        *ret_why = "malformed payload";
+        for (;;) {
+                uint8_t tag;
+                uint64_t slen;
+                struct rbuf sec;
+
+                if (r.off >= r.n)
+                        return -EBADMSG;  /* missing end marker */
+                tag = r.p[r.off++];
+                if (tag == SEC_END)
+                        break;
+                slen = r_varint(&r);
+                if (r.err || slen > r.n - r.off)
+                        return -EBADMSG;
+                sec = (struct rbuf){ r.p + r.off, slen, 0, 0 };
+                r.off += slen;
+                if (tag < ARRAY_SIZE(seen)) {
+                        if (seen[tag])
+                                return -EBADMSG;
+                        seen[tag] = true;
+                }
+                switch (tag) {
+                case SEC_META: k = parse_meta(&sec, rs); break;
+                case SEC_FILES: k = parse_files(&sec, rs); break;
+                case SEC_LOOKUPS: k = parse_lookups(&sec, rs); break;
+                default: k = 0; break; /* unknown sections are skipped (minor versions) */
+                }
+                if (k < 0)
+                        return k;
+                if (tag <= SEC_LOOKUPS && sec.off != sec.n)
+                        return -EBADMSG;
+        }
+        if (r.off != r.n || !seen[SEC_META] || !seen[SEC_FILES])
+                return -EBADMSG;
+        if (readset_validate(rs) < 0) {
+                *ret_why = "invalid values in payload";
+                return -EBADMSG;
+        }
+        *ret_why = NULL;
+        *ret = TAKE_PTR(rs);
+        return 0;
+}
+
+struct encoded {
+        const uint8_t *buf;
+        size_t len;
+};
+
+static int write_encoded(FILE *f, void *userdata)
+{
+        const struct encoded *e = userdata;
+        return fwrite(e->buf, 1, e->len, f) == e->len ? 0 : errno ? -errno : -EIO;
+}
+
+int format_write(const struct readset *rs, const char *path)
+{
+        _cleanup_free_ uint8_t *buf = NULL;
+        struct encoded e;
+        size_t len = 0;
+        int r;
+
+        r = format_encode(rs, &buf, &len);
+        if (r < 0)
+                return r;
+        e = (struct encoded){ buf, len };
+        return write_file_atomic(path, write_encoded, &e);
+}
+
+int format_load(const char *path, uint8_t **ret_buf, size_t *ret_len, const char **ret_why)
+{
+        _cleanup_free_ uint8_t *buf = NULL;
+        _cleanup_close_ int fd = -1;
+        struct stat st;
+        size_t off = 0;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode)) {
+                *ret_why = "not a regular file";
+                return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+        }
+        if ((uint64_t)st.st_size > FORMAT_MAX_RAW + FORMAT_HEADER_SIZE) {
+                *ret_why = "file too large for a read set";
+                return -EFBIG;
+        }
+        buf = malloc((size_t)st.st_size + 1);
+        if (!buf)
+                return -ENOMEM;
+        while (off < (size_t)st.st_size) {
+                ssize_t k = read(fd, buf + off, (size_t)st.st_size - off);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        break;
+                off += (size_t)k;
+        }
+        *ret_buf = TAKE_PTR(buf);
+        *ret_len = off;
+        return 0;
+}
+
+int format_read(const char *path, struct readset **ret, const char **ret_why)
+{
+        _cleanup_free_ uint8_t *buf = NULL;
+        const char *why_dummy;
+        size_t len;
+        int r;
+
+        if (!ret_why)
+                ret_why = &why_dummy;
+        *ret_why = NULL;
+        r = format_load(path, &buf, &len, ret_why);
+        if (r < 0)
+                return r;
+        return format_decode(buf, len, ret, ret_why);
+}
+
+/* The first regular file in FILES, from the first PEEK_RAW bytes of the
+ * payload: what `readset run` needs to know before it starts the command
+ * (whether the replay will read a rotational device), without decoding the
+ * rest.  A payload no longer than that is checked whole. */
+#define PEEK_RAW (256u << 10)
+
+int format_peek_first_file(const char *path, char **ret_path, const char **ret_why)
+{
+        _cleanup_free_ uint8_t *buf = NULL;
+        const char *why_dummy;
+        size_t len;
+        int k;
+
+        if (!ret_why)
+                ret_why = &why_dummy;
+        *ret_path = NULL;
+        k = format_load(path, &buf, &len, ret_why);
+        if (k < 0)
+                return k;
+        return format_peek_first_file_buf(buf, len, ret_path, ret_why);
+}
+
+int format_peek_first_file_buf(const uint8_t *buf, size_t len, char **ret_path, const char **ret_why)
+{
+        _cleanup_free_ uint8_t *raw = NULL;
+        const char *why_dummy;
+        struct header h;
+        struct rbuf r;
+        int k;
+
+        if (!ret_why)
+                ret_why = &why_dummy;
+        *ret_why = NULL;
+        *ret_path = NULL;
+        k = decode_header(buf, len, &h, ret_why);
+        if (k < 0)
+                return k;
+        if (h.flags & FLAG_ZSTD) {
+                unsigned long long fcs = ZSTD_getFrameContentSize(buf + FORMAT_HEADER_SIZE, h.stored_len);
+                ZSTD_DCtx *z;
+                ZSTD_inBuffer in = { buf + FORMAT_HEADER_SIZE, h.stored_len, 0 };
+                ZSTD_outBuffer out;
+                size_t want = MIN((size_t)h.raw_len, (size_t)PEEK_RAW), z_r = 1;
+
+                if (fcs != h.raw_len) {
+                        *ret_why = "corrupt compressed payload";
+                        return -EBADMSG;
+                }
+                z = ZSTD_createDCtx();
+                raw = malloc(want ? want : 1);
+                if (!z || !raw) {
+                        ZSTD_freeDCtx(z);
+                        return -ENOMEM;
+                }
+                out = (ZSTD_outBuffer){ raw, want, 0 };
+                while (out.pos < out.size) {
+                        size_t before = out.pos + in.pos;
+                        z_r = ZSTD_decompressStream(z, &out, &in);
+                        if (ZSTD_isError(z_r) || z_r == 0 || out.pos + in.pos == before)
+                                break;   /* an error, the end of the frame, or no progress */
+                }
+                if (want == h.raw_len && !ZSTD_isError(z_r) && z_r != 0)
+                        z_r = ZSTD_decompressStream(z, &out, &in);   /* the frame's end */
+                ZSTD_freeDCtx(z);
+                if (ZSTD_isError(z_r) || out.pos < want ||
+                    (want == h.raw_len && (z_r != 0 || in.pos != in.size))) {
+                        /* short, or (read whole) not ending where the header says */
+                        *ret_why = "corrupt compressed payload";
+                        return -EBADMSG;
+                }
+                r = (struct rbuf){ raw, out.pos, 0, 0 };
+        } else
+                r = (struct rbuf){ buf + FORMAT_HEADER_SIZE, MIN((size_t)h.raw_len, (size_t)PEEK_RAW), 0, 0 };
+        if (r.n == h.raw_len && crc(r.p, r.n) != get_le(buf + 32, 4)) {
+                *ret_why = "payload checksum mismatch";
+                return -EBADMSG;
+        }
+
+        /* sections up to FILES, then its files up to the first regular one;
+         * running out of the prefix (or a malformed one) says "unknown" */
+        while (r.off < r.n) {
+                uint8_t tag = r.p[r.off++];
+                uint64_t slen, n;
+
+                if (tag == SEC_END)
+                        break;
+                slen = r_varint(&r);
+                if (r.err)
+                        return 0;
+                if (tag != SEC_FILES) {
+                        if (slen > r.n - r.off)
+                                return 0;
+                        r.off += slen;
+                        continue;
+                }
+                if (slen < r.n - r.off)
+                        r.n = r.off + slen;   /* (it may go on past the prefix) */
+                n = r_varint(&r);
+                for (uint64_t i = 0; i < n && !r.err; i++) {
+                        struct rs_file file;
+                        uint64_t nr;
+                        r_file_head(&r, &file);
+                        if (r.err) {
+                                free(file.path);
+                                return r.err == -ENOMEM ? -ENOMEM : 0;
+                        }
+                        if (file.kind == RS_FILE_REGULAR && file.path[0] == '/') {
+                                *ret_path = file.path;
+                                return 0;
+                        }
+                        free(file.path);
+                        nr = r_varint(&r);
+                        for (uint64_t j = 0; j < nr && !r.err; j++)
+                                for (int f = 0; f < 4; f++)
+                                        (void)r_varint(&r);
+                }
+                return 0;
+        }
+        return 0;
+}

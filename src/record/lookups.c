@@ -1,0 +1,396 @@
+/* SPDX-License-Identifier: MIT */
+#include "record/lookups.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "util/util.h"
+
+#if HAVE_BPF
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/types.h>
+
+#include "record/lookups-bpf.h"
+#include "lookups.skel.h"
+#include "util/banned.h"
+
+/* What one process knows: its cwd and the paths behind its fds. */
+struct proc {
+        uint32_t tgid, parent;
+        char *cwd;
+        struct { int fd; char *path; } *fds;
+        size_t n_fds, cap_fds;
+};
+
+struct lookups {
+        struct lookups_bpf *skel;
+        struct ring_buffer *rb;
+        uint64_t start_ns;
+        struct readset *out;       /* staging: lookups collected so far */
+        struct proc *procs;
+        size_t n_procs, cap_procs;
+        uint64_t unreadable;
+        int err;
+        /* last readdir, to fold repeated getdents64 calls into one lookup */
+        uint32_t last_dir_tgid;
+        int last_dir_fd;
+};
+
+/* libbpf's messages (the verifier's log among them) only with READSET_DEBUG=1. */
+static int bpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+        const char *e = getenv("READSET_DEBUG");
+
+        if (!e || strcmp(e, "1") != 0 || level == LIBBPF_DEBUG)
+                return 0;
+        return vfprintf(stderr, fmt, ap);
+}
+
+static struct proc *proc_get(struct lookups *l, uint32_t tgid, bool create)
+{
+        for (size_t i = 0; i < l->n_procs; i++)
+                if (l->procs[i].tgid == tgid)
+                        return &l->procs[i];
+        if (!create || grow_array(&l->procs, &l->cap_procs, l->n_procs + 1, sizeof(*l->procs)) < 0)
+                return NULL;
+        l->procs[l->n_procs] = (struct proc){ .tgid = tgid };
+        return &l->procs[l->n_procs++];
+}
+
+static const char *proc_fd_path(struct lookups *l, uint32_t tgid, int fd)
+{
+        /* Look in the process, then in its ancestors (fds are inherited). */
+        for (int depth = 0; depth < 64; depth++) {
+                struct proc *p = proc_get(l, tgid, false);
+                if (!p)
+                        return NULL;
+                for (size_t i = p->n_fds; i-- > 0;)
+                        if (p->fds[i].fd == fd)
+                                return p->fds[i].path;
+                tgid = p->parent;
+        }
+        return NULL;
+}
+
+static const char *proc_cwd(struct lookups *l, uint32_t tgid)
+{
+        for (int depth = 0; depth < 64; depth++) {
+                struct proc *p = proc_get(l, tgid, false);
+                if (!p)
+                        return NULL;
+                if (p->cwd)
+                        return p->cwd;
+                tgid = p->parent;
+        }
+        return NULL;
+}
+
+static int proc_set_fd(struct lookups *l, uint32_t tgid, int fd, const char *path)
+{
+        struct proc *p = proc_get(l, tgid, true);
+        char *copy;
+
+        if (!p)
+                return -ENOMEM;
+        copy = strdup(path);
+        if (!copy)
+                return -ENOMEM;
+        for (size_t i = 0; i < p->n_fds; i++)
+                if (p->fds[i].fd == fd) {
+                        free(p->fds[i].path);
+                        p->fds[i].path = copy;
+                        return 0;
+                }
+        if (grow_array(&p->fds, &p->cap_fds, p->n_fds + 1, sizeof(*p->fds)) < 0) {
+                free(copy);
+                return -ENOMEM;
+        }
+        p->fds[p->n_fds].fd = fd;
+        p->fds[p->n_fds++].path = copy;
+        return 0;
+}
+
+static uint32_t op_of(uint32_t nr)
+{
+        switch (nr) {
+        case NR_open: case NR_openat: case NR_openat2: return RS_LOOKUP_OPEN;
+        case NR_stat: case NR_lstat: case NR_newfstatat: case NR_statx: return RS_LOOKUP_STAT;
+        case NR_access: case NR_faccessat: case NR_faccessat2: return RS_LOOKUP_ACCESS;
+        case NR_readlink: case NR_readlinkat: return RS_LOOKUP_READLINK;
+        case NR_getdents64: return RS_LOOKUP_READDIR;
+        case NR_execve: case NR_execveat: return RS_LOOKUP_EXEC;
+        }
+        return 0;
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+        struct lookups *l = ctx;
+        const struct lookup_record *r = data;
+        char path[PATH_MAX + LOOKUP_PATH_MAX + 2];
+        const char *base = NULL;
+        int32_t result;
+        uint32_t op;
+        int k = 0;
+
+        /* records come at their real size: header, then len bytes of name */
+        if (size < offsetof(struct lookup_record, path))
+                return 0;
+        if (r->nr == LOOKUP_NR_FORK) {
+                struct proc *p = proc_get(l, r->tgid, true);
+                if (!p)
+                        return -ENOMEM;
+                p->parent = (uint32_t)r->dfd;
+                return 0;
+        }
+        result = r->ret < 0 ? (int32_t)r->ret : 0;
+        if (r->nr == NR_getdents64 || r->nr == NR_fchdir) {
+                base = proc_fd_path(l, r->tgid, r->dfd);
+                if (!base)
+                        return 0;  /* an fd we never saw opened (inherited from outside) */
+                if (r->nr == NR_fchdir) {
+                        struct proc *p = proc_get(l, r->tgid, true);
+                        char *c;
+                        if (!p || result < 0)
+                                return p ? 0 : -ENOMEM;
+                        c = strdup(base);
+                        if (!c)
+                                return -ENOMEM;
+                        free(p->cwd);
+                        p->cwd = c;
+                        return 0;
+                }
+                if (l->last_dir_tgid == r->tgid && l->last_dir_fd == r->dfd)
+                        return 0;
+                l->last_dir_tgid = r->tgid;
+                l->last_dir_fd = r->dfd;
+                snprintf(path, sizeof(path), "%s", base);
+        } else {
+                char name[LOOKUP_PATH_MAX + 1];
+
+                if (r->len < 0) {
+                        l->unreadable++;
+                        return 0;
+                }
+                {
+                        size_t have = MIN(size - offsetof(struct lookup_record, path), (size_t)LOOKUP_PATH_MAX);
+                        memcpy(name, r->path, have);
+                        name[have] = 0;
+                }
+                if (name[0] == '/')
+                        snprintf(path, sizeof(path), "%s", name);
+                else {
+                        base = r->dfd == LOOKUP_AT_FDCWD ? proc_cwd(l, r->tgid) : proc_fd_path(l, r->tgid, r->dfd);
+                        if (base)
+                                k = snprintf(path, sizeof(path), "%s%s%s", base,
+                                             base[strlen(base) - 1] == '/' ? "" : "/", name);
+                        else
+                                k = snprintf(path, sizeof(path), "%s", name);
+                        if (k < 0 || (size_t)k >= sizeof(path))
+                                return 0;
+                }
+        }
+
+        if (r->nr == NR_chdir) {
+                struct proc *p = proc_get(l, r->tgid, true);
+                char *c;
+                if (!p)
+                        return -ENOMEM;
+                if (result == 0 && path[0] == '/') {
+                        c = strdup(path);
+                        if (!c)
+                                return -ENOMEM;
+                        free(p->cwd);
+                        p->cwd = c;
+                }
+                return 0;
+        }
+        if ((r->nr == NR_open || r->nr == NR_openat || r->nr == NR_openat2) && r->ret >= 0 && path[0] == '/') {
+                int e = proc_set_fd(l, r->tgid, (int)r->ret, path);
+                if (e < 0)
+                        return e;
+        }
+        op = op_of(r->nr);
+        if (!op)
+                return 0;
+        if (r->nr != NR_getdents64)
+                l->last_dir_tgid = 0;
+        return readset_add_lookup(l->out, r->ts > l->start_ns ? (r->ts - l->start_ns) / 1000 : 0,
+                                  op, result, r->tgid, path);
+}
+
+/* Which layout does this kernel's sched_process_fork record have?  Read its
+ * format rather than guess from the version: 0 = comm arrays inline,
+ * 1 = __data_loc comm, -EOPNOTSUPP = neither. */
+static int fork_layout(void)
+{
+        static const char *const paths[] = {
+                "/sys/kernel/tracing/events/sched/sched_process_fork/format",
+                "/sys/kernel/debug/tracing/events/sched/sched_process_fork/format",
+        };
+        for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {
+                _cleanup_free_ char *f = NULL;
+                const char *pp, *cp;
+                int poff, coff;
+
+                if (read_small_file(paths[i], &f, 8192) < 0)
+                        continue;
+                pp = strstr(f, "pid_t parent_pid;\toffset:");
+                cp = strstr(f, "pid_t child_pid;\toffset:");
+                if (!pp || !cp || sscanf(strchr(pp, ':') + 1, "%d", &poff) != 1 ||
+                    sscanf(strchr(cp, ':') + 1, "%d", &coff) != 1)
+                        return -EOPNOTSUPP;
+                if (poff == 24 && coff == 44)
+                        return 0;
+                if (poff == 12 && coff == 20)
+                        return 1;
+                return -EOPNOTSUPP;
+        }
+        return -ENOENT;
+}
+
+int lookups_open(struct lookups **ret)
+{
+        struct lookups *l = calloc(1, sizeof(*l));
+        int r;
+
+        if (!l)
+                return -ENOMEM;
+        l->last_dir_fd = -1;
+        l->out = readset_new();
+        if (!l->out) {
+                free(l);
+                return -ENOMEM;
+        }
+        libbpf_set_print(bpf_print);
+        r = fork_layout();
+        if (r < 0) {
+                lookups_close(l);
+                return r;
+        }
+        l->skel = lookups_bpf__open();
+        if (!l->skel) {
+                r = errno ? -errno : -EINVAL;
+                lookups_close(l);
+                return r;
+        }
+        bpf_program__set_autoload(r == 1 ? l->skel->progs.on_fork_v1 : l->skel->progs.on_fork_v2, false);
+        r = lookups_bpf__load(l->skel);
+        if (r < 0) {
+                lookups_close(l);
+                return r;
+        }
+        r = lookups_bpf__attach(l->skel);
+        if (r < 0) {
+                lookups_close(l);
+                return r;
+        }
+
+        l->rb = ring_buffer__new(bpf_map__fd(l->skel->maps.records), on_record, l, NULL);
+        if (!l->rb) {
+                r = errno ? -errno : -ENOMEM;
+                lookups_close(l);
+                return r;
+        }
+        *ret = l;
+        return 0;
+}
+
+int lookups_follow(struct lookups *l, pid_t pid)
+{
+        __u32 tgid = (__u32)pid;
+        __u8 one = 1;
+        char cwd[PATH_MAX];
+        struct proc *p = proc_get(l, tgid, true);
+
+        if (!p)
+                return -ENOMEM;
+        if (getcwd(cwd, sizeof(cwd))) {
+                p->cwd = strdup(cwd);
+                if (!p->cwd)
+                        return -ENOMEM;
+        }
+        if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.traced), &tgid, &one, BPF_ANY) < 0)
+                return -errno;
+        return 0;
+}
+
+void lookups_set_start(struct lookups *l, uint64_t start_ns) { l->start_ns = start_ns; }
+int lookups_fd(struct lookups *l) { return ring_buffer__epoll_fd(l->rb); }
+
+int lookups_drain(struct lookups *l)
+{
+        int r = ring_buffer__consume(l->rb);
+        return r < 0 ? r : 0;
+}
+
+static int cmp_lookup_time(const void *a, const void *b)
+{
+        const struct rs_lookup *x = a, *y = b;
+        if (x->time_us != y->time_us)
+                return x->time_us < y->time_us ? -1 : 1;
+        return 0;
+}
+
+int lookups_finish(struct lookups *l, struct readset *rs)
+{
+        uint64_t lost = 0;
+        int r;
+
+        r = lookups_drain(l);
+        if (r < 0)
+                return r;
+        for (__u32 i = 0; i < 2; i++) {
+                __u64 v = 0;
+                if (bpf_map_lookup_elem(bpf_map__fd(l->skel->maps.counters), &i, &v) == 0)
+                        lost += v;
+        }
+        rs->lookups_lost = lost;
+        /* Records arrive in completion order; the read set keeps start order. */
+        qsort_safe(l->out->lookups, l->out->n_lookups, sizeof(*l->out->lookups), cmp_lookup_time);
+        /* Move the staged lookups over. */
+        for (size_t i = 0; i < l->out->n_lookups; i++) {
+                struct rs_lookup *x = &l->out->lookups[i];
+                r = readset_add_lookup(rs, x->time_us, x->op, x->result, x->pid, x->path);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+void lookups_close(struct lookups *l)
+{
+        if (!l)
+                return;
+        ring_buffer__free(l->rb);
+        lookups_bpf__destroy(l->skel);
+        for (size_t i = 0; i < l->n_procs; i++) {
+                for (size_t j = 0; j < l->procs[i].n_fds; j++)
+                        free(l->procs[i].fds[j].path);
+                free(l->procs[i].fds);
+                free(l->procs[i].cwd);
+        }
+        free(l->procs);
+        readset_free(l->out);
+        free(l);
+}
+
+#else /* !HAVE_BPF */
+
+struct lookups { int unused; };
+
+int lookups_open(struct lookups **ret) { (void)ret; return -EOPNOTSUPP; }
+int lookups_follow(struct lookups *l, pid_t pid) { (void)l; (void)pid; return -EOPNOTSUPP; }
+void lookups_set_start(struct lookups *l, uint64_t s) { (void)l; (void)s; }
+int lookups_fd(struct lookups *l) { (void)l; return -1; }
+int lookups_drain(struct lookups *l) { (void)l; return 0; }
+int lookups_finish(struct lookups *l, struct readset *rs) { (void)l; (void)rs; return -EOPNOTSUPP; }
+void lookups_close(struct lookups *l) { (void)l; }
+
+#endif

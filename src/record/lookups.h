@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/* Path lookups (open, stat, access, readlink, readdir, exec) of a process
+ * tree with their outcomes, from a BPF program on the syscall tracepoints.
+ * See docs/DECISIONS.md for why BPF and not tracefs. */
+#pragma once
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "model/readset.h"
+
+struct lookups;
+
+/* -EOPNOTSUPP when readset was built without BPF support. */
+int lookups_open(struct lookups **ret);
+int lookups_follow(struct lookups *l, pid_t pid);
+void lookups_set_start(struct lookups *l, uint64_t start_ns);
+int lookups_fd(struct lookups *l);
+int lookups_drain(struct lookups *l);
+/* Drain what is left and append the lookups to rs (sets rs->lookups_lost). */
+int lookups_finish(struct lookups *l, struct readset *rs);
+void lookups_close(struct lookups *l);

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/* The engine: executes a plan, filling the page cache.  Never writes; opens
+ * only regular files (and, for metadata, the block devices the read set
+ * names) whose identity still matches the read set. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "replay/planner.h"
+#include "model/readset.h"
+
+enum engine_method {
+        ENGINE_READ = 0,      /* io_uring buffered reads into a scratch ring */
+        ENGINE_FADVISE = 1,   /* io_uring IORING_OP_FADVISE(WILLNEED), then wait */
+        ENGINE_READAHEAD = 2, /* readahead(2) calls, then wait */
+        _ENGINE_METHOD_MAX,
+};
+
+struct engine_options {
+        enum engine_method method;
+        uint32_t queue_depth;     /* io_uring methods */
+        uint32_t threads;         /* readahead submitters (0: one per CPU) */
+        uint64_t request_bytes;   /* scratch buffer per request (ENGINE_READ) */
+        uint64_t readahead_cap;   /* split readahead/fadvise calls to this */
+        bool wait;                /* until the data is resident (else: submit and go) */
+        bool skip_cached;         /* ask the page cache first (cachestat, mincore) */
+        bool lookups;             /* stat each recorded lookup path */
+        /* Polled between submissions; returning true stops the replay. */
+        bool (*stop)(void *userdata);
+        void *stop_userdata;
+};
+
+struct engine_stats {
+        uint64_t files;            /* files the plan uses */
+        uint64_t files_opened;
+        uint64_t files_changed;    /* identity (dev, ino, size, mtime) differs */
+        uint64_t files_missing;
+        uint64_t files_not_regular;/* symlink, FIFO, device, directory now */
+        uint64_t files_error;      /* could not be opened for another reason */
+        uint64_t reads;            /* requests issued */
+        uint64_t bytes;            /* bytes requested */
+        uint64_t bytes_cached;     /* skipped: already in the page cache */
+        uint64_t bytes_skipped;    /* skipped: their file was skipped */
+        uint64_t bytes_missing;    /* still not resident after waiting */
+        uint64_t lookups;          /* paths stat'ed */
+        uint64_t elapsed_us;
+        uint64_t meta_us, submit_us;  /* phases: metadata; data (with lookups beside) */
+        bool stopped;              /* stop() ended it early */
+};
+
+void engine_options_default(struct engine_options *o);
+int engine_run(const struct readset *rs, const struct plan *plan, const struct engine_options *opt,
+               struct engine_stats *ret);
+const char *engine_method_name(enum engine_method m);
+/* Submitting threads the options amount to (threads, or 4 per CPU). */
+unsigned engine_threads(const struct engine_options *opt);
+int engine_method_from_name(const char *s);
+
+/* Bytes of [off, off + len) of fd in the page cache (cachestat(2), else
+ * mincore(2)); negative errno on failure. */
+int64_t engine_cached_bytes(int fd, uint64_t off, uint64_t len);
+
+/* Open f read-only only if it is still the file recorded (lstat first: a
+ * FIFO, device or symlink there is not opened; no symlinks followed, no
+ * blocking, no terminal, no access time; identity checked again on the
+ * descriptor).  A negative value when it is skipped, counted in st. */
+int engine_open_checked(const struct rs_file *f, struct engine_stats *st);

@@ -1,0 +1,445 @@
+/* SPDX-License-Identifier: MIT */
+#include "report/report.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "replay/planner.h"
+#include "util/util.h"
+#include "util/banned.h"
+
+#define SMALL_RANGE (16 * 1024)
+
+void report_free(struct report *r)
+{
+        if (!r)
+                return;
+        free(r->pieces);
+        free(r->files);
+        free(r);
+}
+
+struct piece_sink {
+        struct rp_piece *p;
+        size_t n, cap;
+};
+
+static int sink_add(struct piece_sink *s, uint32_t file, uint64_t off, uint64_t len, uint64_t phys, uint64_t t)
+{
+        if (s->n >= RP_MAX_PIECES)
+                return -E2BIG;
+        if (grow_array(&s->p, &s->cap, s->n + 1, sizeof(*s->p)) < 0)
+                return -ENOMEM;
+        s->p[s->n++] = (struct rp_piece){ file, off, len, phys, t, false, false };
+        return 0;
+}
+
+/* Cut [off, off+len) of file fi into physically contiguous pieces.  Counts
+ * the extents it touches in *touched when not NULL (ext_seen marks them). */
+static int map_range(const struct readset *rs, const struct rp_layout *layouts, uint32_t fi, uint64_t off,
+                     uint64_t len, uint64_t t, struct piece_sink *s, uint64_t *touched, uint8_t *ext_seen)
+{
+        const struct rs_file *f = &rs->files[fi];
+        const struct rp_layout *l = layouts ? &layouts[fi] : NULL;
+        uint64_t end = off + len < off ? UINT64_MAX : off + len;
+
+        if (f->kind == RS_FILE_BLOCKDEV)
+                return sink_add(s, fi, off, len, off, t);
+        if (!l || !l->known)
+                return sink_add(s, fi, off, len, COST_POS_UNKNOWN, t);
+        while (off < end) {
+                size_t idx;
+                const struct rp_extent *e = extent_at(l, off, &idx);
+                uint64_t n;
+                int r;
+
+                if (!e) {
+                        /* a hole or past the mapped end: up to the next extent, position unknown */
+                        n = idx < l->n_extents ? MIN(end, l->extents[idx].logical) - off : end - off;
+                        r = sink_add(s, fi, off, n, COST_POS_UNKNOWN, t);
+                } else {
+                        n = MIN(end - off, e->logical + e->length - off);
+                        r = sink_add(s, fi, off, n, e->physical + (off - e->logical), t);
+                        if (touched && ext_seen && !ext_seen[idx]) {
+                                ext_seen[idx] = 1;
+                                (*touched)++;
+                        }
+                }
+                if (r < 0)
+                        return r;
+                off += n;
+        }
+        return 0;
+}
+
+struct rref {
+        uint64_t time_us;
+        uint32_t file;
+        uint32_t range;
+};
+
+static int cmp_rref(const void *a, const void *b)
+{
+        const struct rref *x = a, *y = b;
+        if (x->time_us != y->time_us)
+                return x->time_us < y->time_us ? -1 : 1;
+        if (x->file != y->file)
+                return x->file < y->file ? -1 : 1;
+        return x->range < y->range ? -1 : x->range > y->range;
+}
+
+struct pairmove {
+        uint32_t a, b;
+        uint64_t dist;
+};
+
+static int cmp_pairmove(const void *x, const void *y)
+{
+        const struct pairmove *p = x, *q = y;
+        if (p->a != q->a)
+                return p->a < q->a ? -1 : 1;
+        if (p->b != q->b)
+                return p->b < q->b ? -1 : 1;
+        return p->dist < q->dist ? -1 : p->dist > q->dist;
+}
+
+static int hist_bucket(uint64_t prev_end, uint64_t pos)
+{
+        uint64_t d;
+
+        if (prev_end == COST_POS_UNKNOWN || pos == COST_POS_UNKNOWN)
+                return RP_HIST_UNKNOWN;
+        if (pos == prev_end)
+                return RP_HIST_CONTIG;
+        d = pos > prev_end ? pos - prev_end : prev_end - pos;
+        return d < (1ULL << 20) ? RP_HIST_1M : d < (16ULL << 20) ? RP_HIST_16M :
+               d < (256ULL << 20) ? RP_HIST_256M : d < (4ULL << 30) ? RP_HIST_4G : RP_HIST_FAR;
+}
+
+/* The pair of files the head moves between most often (moves of 1 MiB or
+ * more: seeks). */
+static int find_alternation(const struct readset *rs, struct report *r)
+{
+        _cleanup_free_ struct pairmove *m = NULL;
+        size_t n = 0;
+
+        if (r->n_pieces < 2)
+                return 0;
+        m = malloc((r->n_pieces - 1) * sizeof(*m));
+        if (!m)
+                return -ENOMEM;
+        for (size_t i = 1; i < r->n_pieces; i++) {
+                const struct rp_piece *p = &r->pieces[i - 1], *q = &r->pieces[i];
+                uint64_t pe, d;
+                if (p->file == q->file || p->phys == COST_POS_UNKNOWN || q->phys == COST_POS_UNKNOWN)
+                        continue;
+                if (rs->files[p->file].kind != RS_FILE_REGULAR || rs->files[q->file].kind != RS_FILE_REGULAR)
+                        continue;       /* metadata has a finding of its own */
+                pe = p->phys + p->length;
+                d = q->phys > pe ? q->phys - pe : pe - q->phys;
+                if (d < (1ULL << 20))
+                        continue;       /* within a track or two: no seek */
+                m[n++] = (struct pairmove){ MIN(p->file, q->file), MAX(p->file, q->file), d };
+        }
+        qsort_safe(m, n, sizeof(*m), cmp_pairmove);
+        for (size_t i = 0; i < n;) {
+                size_t j = i;
+                while (j < n && m[j].a == m[i].a && m[j].b == m[i].b)
+                        j++;
+                if (j - i > r->alt.switches)
+                        r->alt = (struct rp_alternation){ m[i].a, m[i].b, j - i, m[i + (j - i) / 2].dist };
+                i = j;
+        }
+        return 0;
+}
+
+static bool on_other_device(const struct readset *rs, const struct report *r, uint32_t file)
+{
+        return rs->files[file].kind == RS_FILE_UNRESOLVED ? false : rs->files[file].dev != r->main_dev;
+}
+
+int report_build(const struct readset *rs, const struct rp_layout *layouts, uint64_t request_bytes,
+                 struct report **ret)
+{
+        _cleanup_(report_freep) struct report *r = calloc(1, sizeof(*r));
+        _cleanup_free_ struct rref *refs = NULL;
+        struct piece_sink s = {};
+        size_t nr = 0, k = 0;
+        uint64_t prev_end = COST_POS_UNKNOWN;
+        int ret_r = 0;
+
+        if (!r)
+                return -ENOMEM;
+        readset_totals(rs, &r->totals);
+        r->request_bytes = request_bytes ? request_bytes : 128 << 10;
+        r->pages = r->totals.bytes / (rs->page_size ? rs->page_size : 4096);
+        r->files = calloc(rs->n_files ? rs->n_files : 1, sizeof(*r->files));
+        if (!r->files)
+                return -ENOMEM;
+        for (size_t i = 0; i < rs->n_files; i++)
+                nr += rs->files[i].n_ranges;
+        refs = malloc((nr ? nr : 1) * sizeof(*refs));
+        if (!refs)
+                return -ENOMEM;
+        for (size_t i = 0; i < rs->n_files; i++) {
+                const struct rs_file *f = &rs->files[i];
+                struct rp_file_stats *fs = &r->files[i];
+                if (f->kind == RS_FILE_REGULAR)
+                        r->file_bytes += f->size;
+                if (layouts && layouts[i].known)
+                        fs->extents = layouts[i].n_extents;
+                for (size_t j = 0; j < f->n_ranges; j++) {
+                        const struct rs_range *g = &f->ranges[j];
+                        refs[k++] = (struct rref){ g->time_us, (uint32_t)i, (uint32_t)j };
+                        fs->bytes += g->length;
+                        fs->ranges++;
+                        if (g->length <= SMALL_RANGE) {
+                                fs->small_ranges++;
+                                r->small_ranges++;
+                        }
+                        if (f->kind == RS_FILE_BLOCKDEV) {
+                                r->meta_ranges++;
+                                r->meta_bytes += g->length;
+                        } else {
+                                r->data_ranges++;
+                                r->data_bytes += g->length;
+                        }
+                }
+        }
+        qsort_safe(refs, nr, sizeof(*refs), cmp_rref);
+        ret_r = readset_main_device(rs, &r->main_dev);
+        if (ret_r < 0)
+                return ret_r;
+
+        /* pieces in first-access order, and the extents they touch (one
+         * flag per extent of every file) */
+        _cleanup_free_ size_t *ext_base = calloc(rs->n_files ? rs->n_files : 1, sizeof(size_t));
+        _cleanup_free_ uint8_t *seen = NULL;
+        size_t n_ext = 0;
+        if (!ext_base)
+                return -ENOMEM;
+        for (size_t i = 0; i < rs->n_files && layouts; i++) {
+                ext_base[i] = n_ext;
+                if (layouts[i].known)
+                        n_ext += layouts[i].n_extents;
+        }
+        seen = calloc(n_ext ? n_ext : 1, 1);
+        if (!seen)
+                return -ENOMEM;
+        for (size_t i = 0; i < nr; i++) {
+                const struct rs_file *f = &rs->files[refs[i].file];
+                const struct rs_range *g = &f->ranges[refs[i].range];
+                uint64_t len = g->length, limit = readset_read_limit(rs, f);
+                size_t from = s.n;
+                if (g->offset >= limit)
+                        continue;
+                len = MIN(len, limit - g->offset);
+                ret_r = map_range(rs, layouts, refs[i].file, g->offset, len, g->time_us, &s,
+                                  &r->files[refs[i].file].extents_touched, seen + ext_base[refs[i].file]);
+                if (ret_r < 0)
+                        goto fail;
+                for (size_t x = from; x < s.n; x++)
+                        s.p[x].waited = (g->flags & RS_RANGE_ACCESSED) || f->kind == RS_FILE_BLOCKDEV;
+        }
+        for (size_t i = 0; i < rs->n_files; i++)
+                r->extents_touched += r->files[i].extents_touched;
+
+        r->pieces = s.p;
+        r->n_pieces = s.n;
+        s.p = NULL;
+        r->pos_min = UINT64_MAX;
+        for (size_t i = 0; i < r->n_pieces; i++) {
+                struct rp_piece *p = &r->pieces[i];
+                if (on_other_device(rs, r, p->file)) {
+                        /* positions on two devices do not compare */
+                        p->other_dev = true;
+                        p->phys = COST_POS_UNKNOWN;
+                        r->other_dev_pieces++;
+                        r->other_dev_bytes += p->length;
+                }
+                r->files[p->file].pieces++;
+                if (i > 0)
+                        r->hist[hist_bucket(prev_end, p->phys)]++;
+                prev_end = p->phys == COST_POS_UNKNOWN ? COST_POS_UNKNOWN : p->phys + p->length;
+                if (p->phys != COST_POS_UNKNOWN) {
+                        r->pos_min = MIN(r->pos_min, p->phys);
+                        r->pos_max = MAX(r->pos_max, p->phys + p->length);
+                }
+        }
+        if (r->pos_min == UINT64_MAX)
+                r->pos_min = 0;
+        ret_r = find_alternation(rs, r);
+        if (ret_r < 0)
+                return ret_r;
+        *ret = TAKE_PTR(r);
+        return 0;
+fail:
+        free(s.p);
+        return ret_r;
+}
+
+/* ---- prediction ------------------------------------------------------- */
+
+struct req_sink {
+        struct cost_req *q;
+        uint32_t *file;       /* the file each request belongs to (may stay NULL) */
+        size_t n, cap, cap_file;
+};
+
+/* A run of len bytes at pos, read in requests of at most max_req. */
+static int req_add(struct req_sink *s, uint64_t pos, uint64_t len, uint32_t file, uint64_t max_req)
+{
+        if (len == 0)
+                return 0;
+        if (grow_array(&s->q, &s->cap, s->n + 1, sizeof(*s->q)) < 0 ||
+            grow_array(&s->file, &s->cap_file, s->n + 1, sizeof(*s->file)) < 0)
+                return -ENOMEM;
+        s->q[s->n] = (struct cost_req){ pos, len, max_req };
+        s->file[s->n] = file;
+        s->n++;
+        return 0;
+}
+
+static uint64_t layout_phys(void *userdata, uint32_t file, uint64_t offset)
+{
+        const struct rp_layout *layouts = userdata;
+        const struct rp_extent *e;
+
+        if (!layouts[file].known)
+                return UINT64_MAX;
+        e = extent_at(&layouts[file], offset, NULL);
+        return e ? e->physical + (offset - e->logical) : UINT64_MAX;
+}
+
+static int cmp_req_pos(const void *a, const void *b)
+{
+        const struct cost_req *x = a, *y = b;
+        return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+int report_predict(struct report *r, const struct readset *rs, const struct rp_layout *layouts,
+                   const struct cost_profile *p, bool main_only, bool file_shares, struct rp_scenarios *ret)
+{
+        struct req_sink s = {};
+        struct device_profile dev;
+        struct plan_options o = {};
+        _cleanup_plan_ struct plan *plan = NULL;
+        struct piece_sink ps = {};
+        uint64_t opens = 0, data = 0, bytes = 0;
+        int e = 0;
+
+        for (size_t i = 0; i < rs->n_files; i++)
+                if (rs->files[i].kind == RS_FILE_REGULAR && !(main_only && on_other_device(rs, r, (uint32_t)i)))
+                        opens++;
+
+        /* plain: the program's order, in requests of the readahead size.  A
+         * piece that continues the previous one in the same file and on the
+         * device was brought in by the same readahead: one request.  Where
+         * requests can overlap (not a disk's single head), readahead the
+         * program never touched was served beside it: not waited for. */
+        for (size_t i = 0; i < r->n_pieces && e >= 0;) {
+                const struct rp_piece *q = &r->pieces[i];
+                uint64_t len = q->length;
+                size_t j = i + 1;
+                if ((main_only && q->other_dev) || (!p->rotational && !q->waited)) {
+                        i++;
+                        continue;
+                }
+                while (j < r->n_pieces && q->phys != COST_POS_UNKNOWN && r->pieces[j].file == q->file &&
+                       r->pieces[j].offset == q->offset + len && r->pieces[j].phys == q->phys + len)
+                        len += r->pieces[j++].length;
+                e = req_add(&s, q->phys, len, q->file, r->request_bytes);
+                i = j;
+        }
+        if (e < 0)
+                goto out;
+        /* the program opens its files one after the other; the dentry cache
+         * absorbs most of its other lookups (not counted) */
+        struct cost_meta pm = { .opens = opens, .parallel = 1 };
+        cost_estimate(p, s.q, s.n, 1, &pm, &ret->plain);
+        ret->plain_meta_requests = 0;
+        for (size_t i = 0; i < s.n; i++)
+                if (rs->files[s.file[i]].kind == RS_FILE_BLOCKDEV)
+                        ret->plain_meta_requests += s.q[i].len / s.q[i].chunk + (s.q[i].len % s.q[i].chunk != 0);
+        if (file_shares) {
+                struct cost_head h = COST_HEAD_INIT;
+                for (size_t i = 0; i < rs->n_files; i++)
+                        r->files[i].plain_s = 0;
+                for (size_t i = 0; i < s.n; i++) {
+                        double a, b;
+                        cost_run(p, &h, &s.q[i], &a, &b);
+                        r->files[s.file[i]].plain_s += (a + b) / 1e6;
+                }
+        }
+
+        /* replay: readset's plan for a device like this one */
+        if (p->rotational)
+                device_profile_rotational(&dev);
+        else
+                device_profile_solid(&dev);
+        if (layouts) {
+                o.phys = layout_phys;
+                o.phys_userdata = (void *)layouts;
+        }
+        e = planner_build(rs, &dev, &o, &plan);
+        if (e < 0)
+                goto out;
+        s.n = 0;
+        for (size_t i = 0; i < plan->n_reads && e >= 0; i++) {
+                const struct plan_read *pr = &plan->reads[i];
+                bool other = on_other_device(rs, r, pr->file);
+                if (main_only && other)
+                        continue;
+                ps.n = 0;
+                e = map_range(rs, layouts, pr->file, pr->offset, pr->length, 0, &ps, NULL, NULL);
+                for (size_t j = 0; j < ps.n && e >= 0; j++)
+                        e = req_add(&s, other ? COST_POS_UNKNOWN : ps.p[j].phys, ps.p[j].length, pr->file,
+                                    p->rotational ? dev.readahead_cap : dev.max_request);
+        }
+        if (e < 0)
+                goto out;
+        /* the replay opens every file and looks up every other path it
+         * recorded (the plan's lookups leave out its files), with its threads */
+        struct cost_meta rm = { opens, plan->n_lookups, COST_REPLAY_THREADS };
+        cost_estimate(p, s.q, s.n, dev.queue_depth, &rm, &ret->replay);
+        ret->replay.host_s = (COST_REPLAY_FIXED_US + COST_REPLAY_FILE_US * (double)opens +
+                              COST_REPLAY_LOOKUP_US * (double)plan->n_lookups) / 1e6;
+        ret->replay.seconds += ret->replay.host_s;
+
+        /* after layout: the metadata by position, then the data in one run */
+        s.n = 0;
+        for (size_t i = 0; i < r->n_pieces && e >= 0; i++) {
+                const struct rp_piece *q = &r->pieces[i];
+                if (main_only && q->other_dev)
+                        continue;
+                bytes += q->length;
+                if (rs->files[q->file].kind == RS_FILE_BLOCKDEV)
+                        e = req_add(&s, q->phys, q->length, q->file, q->length);
+                else
+                        data += q->length;
+        }
+        if (e < 0)
+                goto out;
+        qsort_safe(s.q, s.n, sizeof(*s.q), cmp_req_pos);
+        /* where a layout for cold starts puts its data: the start of the
+         * device (a disk's outer, fastest tracks) */
+        e = req_add(&s, 0, data, 0, 1 << 20);
+        if (e < 0)
+                goto out;
+        cost_estimate(p, s.q, s.n, dev.queue_depth, &rm, &ret->layout);
+
+        /* the sequential limit: the same bytes as one file read in order,
+         * the kernel keeping the next readahead window in flight */
+        s.n = 0;
+        e = req_add(&s, 0, bytes, 0, r->request_bytes);
+        if (e < 0)
+                goto out;
+        struct cost_meta sm = { .opens = 1, .parallel = 1 };
+        cost_estimate(p, s.q, s.n, 2, &sm, &ret->sequential);
+out:
+        free(s.q);
+        free(s.file);
+        free(ps.p);
+        return e;
+}

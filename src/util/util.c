@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: MIT */
+#include "util/util.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <inttypes.h>
+#include <time.h>
+
+#include "util/banned.h"
+
+static const char *program = "readset";
+
+void log_set_program(const char *name) { program = name; }
+
+static void vlog(const char *prefix, const char *fmt, va_list ap, int err)
+{
+        fprintf(stderr, "%s: %s", program, prefix);
+        vfprintf(stderr, fmt, ap);
+        if (err)
+                fprintf(stderr, ": %s", strerror(-err));
+        fputc('\n', stderr);
+}
+
+void log_info(const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        vlog("", fmt, ap, 0);
+        va_end(ap);
+}
+
+void log_warning(const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        vlog("warning: ", fmt, ap, 0);
+        va_end(ap);
+}
+
+void log_warning_errno(int err, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        vlog("warning: ", fmt, ap, err < 0 ? err : -err);
+        va_end(ap);
+}
+
+int log_error(const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        vlog("error: ", fmt, ap, 0);
+        va_end(ap);
+        return -1;
+}
+
+int log_errno(int err, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        vlog("error: ", fmt, ap, err < 0 ? err : -err);
+        va_end(ap);
+        return -1;
+}
+
+int log_usage(const char *verb, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        vlog("", fmt, ap, 0);
+        va_end(ap);
+        fprintf(stderr, "see '%s%s%s --help'\n", program, verb ? " " : "", verb ? verb : "");
+        return -2;
+}
+
+int parse_u64(const char *s, uint64_t *ret)
+{
+        char *end = NULL;
+        unsigned long long v;
+
+        if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+                return -EINVAL;
+        errno = 0;
+        v = strtoull(s, &end, 10);
+        if (errno)
+                return -errno;
+        if (!end || *end)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+int parse_size(const char *s, uint64_t *ret)
+{
+        _cleanup_free_ char *copy = NULL;
+        uint64_t v, mult = 1;
+        size_t n;
+        int r;
+
+        if (!s || !*s)
+                return -EINVAL;
+        copy = strdup(s);
+        if (!copy)
+                return -ENOMEM;
+        n = strlen(copy);
+        switch (copy[n - 1]) {
+        case 'k': case 'K': mult = 1ULL << 10; break;
+        case 'm': case 'M': mult = 1ULL << 20; break;
+        case 'g': case 'G': mult = 1ULL << 30; break;
+        case 't': case 'T': mult = 1ULL << 40; break;
+        }
+        if (mult != 1)
+                copy[n - 1] = 0;
+        r = parse_u64(copy, &v);
+        if (r < 0)
+                return r;
+        if (v > UINT64_MAX / mult)
+                return -ERANGE;
+        *ret = v * mult;
+        return 0;
+}
+
+int grow_array(void *array, size_t *cap, size_t need, size_t esz)
+{
+        void **p = array;
+        size_t n;
+        void *q;
+
+        if (need <= *cap)
+                return 0;
+        n = *cap ? *cap : 16;
+        while (n < need) {
+                if (n > SIZE_MAX / 2)
+                        return -ENOMEM;
+                n *= 2;
+        }
+        if (n > SIZE_MAX / esz)
+                return -ENOMEM;
+        q = realloc(*p, n * esz);
+        if (!q)
+                return -ENOMEM;
+        *p = q;
+        *cap = n;
+        return 0;
+}
+
+const char *printable(const char *s, char *buf, size_t len)
+{
+        size_t o = 0;
+
+        for (const unsigned char *p = (const unsigned char *)s; *p && o + 5 < len; p++) {
+                if (*p < 0x20 || *p == 0x7f)
+                        o += (size_t)snprintf(buf + o, len - o, "\\x%02x", *p);
+                else
+                        buf[o++] = (char)*p;
+        }
+        buf[o] = 0;
+        return buf;
+}
+
+const char *format_bytes(uint64_t n, char buf[static 32])
+{
+        static const char *units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+        double v = (double)n;
+        unsigned u = 0;
+
+        if (n < 1024) {
+                snprintf(buf, 32, "%" PRIu64 " B", n);
+                return buf;
+        }
+        while (v >= 1024 && u + 1 < ARRAY_SIZE(units)) {
+                v /= 1024;
+                u++;
+        }
+        snprintf(buf, 32, "%.1f %s", v, units[u]);
+        return buf;
+}
+
+uint64_t now_ns(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t now_us(void) { return now_ns() / 1000; }
+
+int read_small_file(const char *path, char **ret, size_t max)
+{
+        _cleanup_close_ int fd = -1;
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0;
+
+        struct stat st;
+
+        /* regular files only (sysfs, procfs and tracefs files are): a FIFO
+         * or a device named here is refused, not waited on */
+        fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -EINVAL;
+        buf = malloc(max + 1);
+        if (!buf)
+                return -ENOMEM;
+        while (len < max) {
+                ssize_t k = read(fd, buf + len, max - len);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        break;
+                len += (size_t)k;
+        }
+        buf[len] = 0;
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+int write_file_at(int dirfd, const char *path, const char *s)
+{
+        _cleanup_close_ int fd = -1;
+        size_t len = strlen(s);
+        ssize_t k;
+
+        fd = openat(dirfd, path, O_WRONLY | O_CLOEXEC | O_TRUNC);
+        if (fd < 0)
+                return -errno;
+        k = write(fd, s, len);
+        if (k < 0)
+                return -errno;
+        if ((size_t)k != len)
+                return -EIO;
+        return 0;
+}
+
+int write_file(const char *path, const char *s) { return write_file_at(AT_FDCWD, path, s); }
+
+int write_file_atomic(const char *path, int (*write_fn)(FILE *f, void *userdata), void *userdata)
+{
+        _cleanup_free_ char *tmp = NULL;
+        FILE *f;
+        int fd, e;
+
+        if (asprintf(&tmp, "%s.tmp.XXXXXX", path) < 0) {
+                tmp = NULL;
+                return -ENOMEM;
+        }
+        fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        f = fdopen(fd, "w");
+        if (!f) {
+                e = -errno;
+                close(fd);
+                unlink(tmp);
+                return e;
+        }
+        e = write_fn(f, userdata);
+        if (fflush(f) != 0 && e >= 0)
+                e = -errno;     /* a full disk says so */
+        if (ferror(f) && e >= 0)
+                e = -EIO;
+        if ((fchmod(fd, 0644) < 0 || fsync(fd) < 0) && e >= 0)
+                e = -errno;
+        if (fclose(f) != 0 && e >= 0)
+                e = -errno;
+        if (e >= 0 && rename(tmp, path) < 0)
+                e = -errno;
+        if (e < 0)
+                unlink(tmp);
+        return e;
+}
+
+int drop_caches(void)
+{
+        sync();
+        return write_file("/proc/sys/vm/drop_caches", "3");
+}
