@@ -2,12 +2,13 @@
 #include "fs/extents.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/fiemap.h>
 #include <linux/fs.h>
 #include <string.h>
 #include <sys/ioctl.h>
 
-#include "replay/engine.h"
+#include "fs/open.h"
 #include "util/util.h"
 #include "util/banned.h"
 
@@ -92,10 +93,10 @@ const struct rp_extent *extent_at(const struct rp_layout *l, uint64_t offset, si
 
 int extents_read_recorded(const struct rs_file *f, struct rp_layout *ret)
 {
-        struct engine_stats ignored = {};
-        _cleanup_close_ int fd = engine_open_checked(f, &ignored);
+        enum fs_skip why;
+        _cleanup_close_ int fd = fs_open_recorded(f, O_RDONLY, &why);
 
         if (fd < 0)
-                return -ENOENT;
+                return fd;
         return extents_read(fd, ret);
 }

@@ -31,7 +31,7 @@ struct rp_layout {
 int extents_read(int fd, struct rp_layout *ret);
 void extents_clear(struct rp_layout *l);
 
-/* The extent map of a file of a read set, opened with the engine's checks
+/* The extent map of a file of a read set, opened with fs_open_recorded()
  * (only the very file recorded, never a FIFO, device or symlink there);
  * -ENOENT-like errors when it cannot be opened, extents_read()'s after. */
 struct rs_file;

@@ -56,13 +56,3 @@ const char *engine_method_name(enum engine_method m);
 /* Submitting threads the options amount to (threads, or 4 per CPU). */
 unsigned engine_threads(const struct engine_options *opt);
 int engine_method_from_name(const char *s);
-
-/* Bytes of [off, off + len) of fd in the page cache (cachestat(2), else
- * mincore(2)); negative errno on failure. */
-int64_t engine_cached_bytes(int fd, uint64_t off, uint64_t len);
-
-/* Open f read-only only if it is still the file recorded (lstat first: a
- * FIFO, device or symlink there is not opened; no symlinks followed, no
- * blocking, no terminal, no access time; identity checked again on the
- * descriptor).  A negative value when it is skipped, counted in st. */
-int engine_open_checked(const struct rs_file *f, struct engine_stats *st);

@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: MIT */
+#include "replay/residency.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "util/util.h"
+#include "util/banned.h"
+
+#ifndef __NR_cachestat
+#define __NR_cachestat 451
+#endif
+#ifndef RWF_NOWAIT
+#define RWF_NOWAIT 0x00000008
+#endif
+
+struct cachestat_range_ {
+        uint64_t off, len;
+};
+
+struct cachestat_ {
+        uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
+};
+
+/* cachestat(2) missing from this kernel (ENOSYS): known after one try.  A
+ * refusal (EPERM) is about one file, and says nothing of the next. */
+static atomic_int cachestat_missing;
+
+static uint64_t page_size(void)
+{
+        long p = sysconf(_SC_PAGESIZE);
+        return p > 0 ? (uint64_t)p : 4096;
+}
+
+static int64_t by_cachestat(int fd, uint64_t off, uint64_t len)
+{
+        struct cachestat_range_ cr = { off, len };
+        struct cachestat_ cs;
+
+        if (atomic_load_explicit(&cachestat_missing, memory_order_relaxed))
+                return -ENOSYS;
+        if (syscall(__NR_cachestat, fd, &cr, &cs, 0) == 0)
+                return (int64_t)MIN(cs.nr_cache * page_size(), len + page_size() - 1);
+        if (errno == ENOSYS)
+                atomic_store_explicit(&cachestat_missing, 1, memory_order_relaxed);
+        return -errno;
+}
+
+/* mincore(2) tells the truth only to a caller who owns the file, or may
+ * write it (or is privileged): to others it says every page is cached. */
+static bool mincore_truthful(int fd)
+{
+        struct stat st;
+        int fl = fcntl(fd, F_GETFL);
+
+        if (geteuid() == 0 || (fl >= 0 && (fl & O_ACCMODE) != O_RDONLY))
+                return true;
+        return fstat(fd, &st) == 0 && st.st_uid == geteuid();
+}
+
+static int64_t by_mincore(int fd, uint64_t off, uint64_t len)
+{
+        uint64_t page = page_size(), start = off & ~(page - 1), end = off + len, n, count = 0;
+        unsigned char *vec;
+        void *m;
+
+        if (end <= start)
+                return 0;
+        n = (end - start + page - 1) / page;
+        m = mmap(NULL, end - start, PROT_READ, MAP_SHARED, fd, (off_t)start);
+        if (m == MAP_FAILED)
+                return -errno;
+        vec = malloc(n);
+        if (!vec) {
+                munmap(m, end - start);
+                return -ENOMEM;
+        }
+        if (mincore(m, end - start, vec) < 0) {
+                int e = -errno;
+                free(vec);
+                munmap(m, end - start);
+                return e;
+        }
+        for (uint64_t i = 0; i < n; i++)
+                count += vec[i] & 1;
+        free(vec);
+        munmap(m, end - start);
+        return (int64_t)(count * page);
+}
+
+/* Reads with RWF_NOWAIT succeed only for pages cached and up to date: read
+ * (into one small buffer, over and over: only the answer matters) until the
+ * first page that is not, skip that page, go on.  whole: count every page;
+ * else stop at the first missing one.  Pages are counted whole, as the
+ * other two count them: the last page of a file is there when its tail is. */
+#define NOWAIT_BUF (16u << 10)
+#define NOWAIT_IOV 256   /* 4 MiB a call */
+
+static uint64_t round_up(uint64_t v, uint64_t page)
+{
+        return v > UINT64_MAX - page ? UINT64_MAX : (v + page - 1) / page * page;
+}
+
+static int64_t by_nowait(int fd, uint64_t off, uint64_t len, bool whole)
+{
+        uint64_t page = page_size(), pos = off & ~(page - 1), size = UINT64_MAX, have = 0, end;
+        uint8_t buf[NOWAIT_BUF];
+        struct iovec iov[NOWAIT_IOV];
+        struct stat st;
+
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+                size = (uint64_t)st.st_size;
+        end = MIN(off + len, round_up(size, page));   /* nothing is cached past the end */
+        while (pos < end) {
+                uint64_t want = MIN(end - pos, (uint64_t)NOWAIT_BUF * NOWAIT_IOV), got, next;
+                int n = 0;
+                ssize_t k;
+
+                for (uint64_t left = want; left > 0 && n < NOWAIT_IOV; n++) {
+                        iov[n].iov_base = buf;
+                        iov[n].iov_len = (size_t)MIN(left, (uint64_t)NOWAIT_BUF);
+                        left -= iov[n].iov_len;
+                }
+                k = preadv2(fd, iov, n, (off_t)pos, RWF_NOWAIT);
+                if (k < 0 && errno != EAGAIN)
+                        return errno == EOPNOTSUPP || errno == EINVAL ? -EOPNOTSUPP : -errno;
+                got = k > 0 ? (uint64_t)k : 0;
+                next = pos + got;
+                if (got < want && next >= size)
+                        next = MAX(next, round_up(size, page));   /* the end of the file: its last page was there */
+                if (next > pos && next > off)
+                        have += MIN(next, off + len) - MAX(pos, off);
+                if (next >= end || (got < want && !whole))
+                        break;
+                pos = got == want ? next : (next & ~(page - 1)) + page;   /* skip the page missing at next */
+        }
+        return (int64_t)have;
+}
+
+static int64_t query(int fd, uint64_t off, uint64_t len, enum residency_kind kind, bool whole)
+{
+        int64_t r;
+
+        if (len == 0)
+                return 0;
+        if (kind == RESIDENCY_PRESENT) {
+                r = by_cachestat(fd, off, len);
+                if (r >= 0)
+                        return MIN((uint64_t)r, len);
+                if (r != -ENOSYS && r != -EPERM && r != -EOPNOTSUPP)
+                        return r;
+                /* refused for this file (EPERM), or missing: as below */
+        }
+        if (mincore_truthful(fd)) {
+                r = by_mincore(fd, off, len);
+                if (r >= 0)
+                        return MIN((uint64_t)r, len);
+        }
+        r = by_nowait(fd, off, len, whole);
+        return r >= 0 ? (int64_t)MIN((uint64_t)r, len) : r;
+}
+
+int64_t residency_count(int fd, uint64_t off, uint64_t len, enum residency_kind kind)
+{
+        return query(fd, off, len, kind, true);
+}
+
+int64_t residency_check(int fd, uint64_t off, uint64_t len, enum residency_kind kind)
+{
+        return query(fd, off, len, kind, false);
+}

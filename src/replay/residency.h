@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/* Which bytes of a file are in the page cache, asked so that the answer is
+ * true for every caller.  cachestat(2) answers only callers who may write
+ * the file (or own it); mincore(2) answers the others as if every page were
+ * cached.  So for a file this caller may only read, the pages are read with
+ * RWF_NOWAIT, which succeeds only where they are cached. */
+#pragma once
+
+#include <stdint.h>
+
+enum residency_kind {
+        RESIDENCY_PRESENT,    /* in the cache, perhaps still being read in (cachestat's count) */
+        RESIDENCY_UPTODATE,   /* read in completely (mincore's count) */
+};
+
+/* Bytes of [off, off + len) of fd in the page cache, all counted.  -errno
+ * when none of the ways can tell (a file system without RWF_NOWAIT, for a
+ * caller who may not write the file). */
+int64_t residency_count(int fd, uint64_t off, uint64_t len, enum residency_kind kind);
+
+/* The same where only "is all of it there?" matters: len when it is, less
+ * when not (counting may stop at the first page missing, so that a cold
+ * range costs one question, not one per page). */
+int64_t residency_check(int fd, uint64_t off, uint64_t len, enum residency_kind kind);
