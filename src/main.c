@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "util/log.h"
 #include "util/util.h"
 #include "util/banned.h"
 
@@ -50,12 +51,24 @@ static void help(FILE *f)
                 "  readset show clang.readset\n");
 }
 
-static int finish_stdout(int r)
+/* The exit code of what a verb returned (cmd/cmd.h): its exit status, 1
+ * for CMD_FAILED, 2 for CMD_USAGE.  Anything else (a -errno let through)
+ * is a bug, said as one.  Data goes to stdout: a write error there (full
+ * disk, closed pipe) is a failure too. */
+static int exit_code(const char *verb, int r)
 {
-        /* Data goes to stdout: a write error there (full disk, closed pipe) is a failure. */
         if (fflush(stdout) != 0 || ferror(stdout)) {
                 log_error("cannot write to standard output");
-                return r == 0 ? 1 : r;
+                return r == 0 ? 1 : r == CMD_USAGE ? 2 : r > 0 && r < 256 ? r : 1;
+        }
+        if (r == CMD_FAILED)
+                return 1;
+        if (r == CMD_USAGE)
+                return 2;
+        if (r < 0 || r > 255) {
+                log_error("BUG: '%s' returned %d%s%s", verb, r, r < 0 && r > -4096 ? ": " : "",
+                          r < 0 && r > -4096 ? strerror(-r) : "");
+                return 1;
         }
         return r;
 }
@@ -79,26 +92,21 @@ int main(int argc, char **argv)
                         char *hargv[] = { argv[2], (char *)"--help", NULL };
                         for (size_t i = 0; i < ARRAY_SIZE(verbs); i++)
                                 if (strcmp(verbs[i].name, argv[2]) == 0)
-                                        return finish_stdout(verbs[i].fn(2, hargv));
+                                        return exit_code(argv[2], verbs[i].fn(2, hargv));
                 }
                 help(stdout);
-                return finish_stdout(0);
+                return exit_code("help", 0);
         }
         if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0) {
                 printf("readset %s\n", READSET_VERSION);
-                return finish_stdout(0);
+                return exit_code("--version", 0);
         }
         for (size_t i = 0; i < ARRAY_SIZE(verbs); i++) {
                 if (strcmp(verbs[i].name, name) != 0)
                         continue;
                 optind = 0;
                 r = verbs[i].fn(argc - 1, argv + 1);
-                r = finish_stdout(r);
-                if (r == -2)
-                        return 2;
-                if (r < 0)
-                        return 1;
-                return r;
+                return exit_code(name, r);
         }
         log_usage(NULL, "unknown verb '%s'", name);
         return 2;

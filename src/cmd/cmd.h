@@ -1,24 +1,63 @@
 /* SPDX-License-Identifier: MIT */
-/* Subcommands.  Each returns an exit status (>= 0) or -1 (failure, exit 1)
- * or -2 (usage error, exit 2); main() maps them. */
+/* The verbs (one file each; the table is in main.c) and what they share.
+ * A verb parses its arguments, calls the modules, and prints: it returns an
+ * exit status (0..255) or CMD_FAILED / CMD_USAGE (util/log.h), which only
+ * main() turns into exit codes.  docs/HACKING.md has the recipe for a new
+ * verb. */
 #pragma once
 
-#include <signal.h>
+#include <getopt.h>
 #include <stdbool.h>
+#include <stdint.h>
+
+#include "device/device.h"
+#include "replay/engine.h"
+#include "replay/planner.h"
+#include "replay/policy.h"
+#include "util/log.h"
 
 struct readset;
 
-/* Read a read set, printing one line on failure (then returns -1). */
-int load_readset(const char *path, struct readset **ret);
+/* Read a read set, saying why not on failure (then CMD_FAILED). */
+int cmd_load_readset(const char *path, struct readset **ret);
 
-/* Whether a signal readset got is to be passed on to the command it runs
- * (record, run): not one the terminal sent (SI_KERNEL), which reached the
- * command's process group already, except a hangup, which the kernel sends
- * to the session leader alone.  Async-signal-safe. */
-static inline bool signal_to_pass_on(int sig, int si_code, bool session_leader)
-{
-        return si_code != SI_KERNEL || (sig == SIGHUP && session_leader);
-}
+/* ---- replay and run: their shared options and output (replay-cli.c) ---- */
+
+struct replay_args {
+        struct replay_options policy;
+        struct engine_options engine;
+};
+
+#define REPLAY_OPT_ALL_LOOKUPS 0x100
+#define REPLAY_LONG_OPTIONS \
+        { "method", required_argument, NULL, 'm' }, \
+        { "queue-depth", required_argument, NULL, 'Q' }, \
+        { "threads", required_argument, NULL, 'T' }, \
+        { "max-bytes", required_argument, NULL, 'B' }, \
+        { "no-lookups", no_argument, NULL, 'L' }, \
+        { "all-lookups", no_argument, NULL, REPLAY_OPT_ALL_LOOKUPS }, \
+        { "device", required_argument, NULL, 'D' }
+
+void replay_args_init(struct replay_args *a);
+/* One of REPLAY_LONG_OPTIONS (-m, -Q, -T, --max-bytes, --no-lookups,
+ * --all-lookups, --device): 1 when c was one, 0 when not, CMD_USAGE after
+ * saying what is wrong with it. */
+int replay_args_parse(struct replay_args *a, int c, const char *arg, const char *verb);
+/* The device the replay of rs plans for, a saved profile passed over said
+ * once; CMD_FAILED. */
+int replay_args_device(const struct replay_args *a, const struct readset *rs, struct device_profile *ret);
+/* The device and the plan a replay of rs makes with a (said on failure:
+ * CMD_FAILED); dev may be NULL. */
+int replay_args_plan(const struct replay_args *a, const struct readset *rs, struct device_profile *dev,
+                     struct plan **ret);
+/* Say a saved profile that was passed over (n->reason != 0), once per path. */
+void say_device_note(const struct device_note *n);
+
+/* replay --dry-run: the plan, as text or one JSON object, on stdout. */
+void print_plan(const struct device_profile *dev, const struct plan *plan, const struct engine_options *eo,
+                uint64_t plan_us, bool json);
+/* What a replay did: as text on stderr, or one JSON object on stdout. */
+void print_replay_stats(const struct engine_stats *st, const struct plan *plan, bool json);
 
 int cmd_record(int argc, char **argv);
 int cmd_show(int argc, char **argv);

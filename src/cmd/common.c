@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* What several commands share. */
+/* What several verbs share. */
 #include "cmd/cmd.h"
 #include "model/format.h"
 #include "util/util.h"
 #include "util/banned.h"
 
-int load_readset(const char *path, struct readset **ret)
+int cmd_load_readset(const char *path, struct readset **ret)
 {
         const char *why = NULL;
         int r = format_read(path, ret, &why);

@@ -212,7 +212,7 @@ int cmd_show(int argc, char **argv)
         }
         if (optind + 1 != argc)
                 return log_usage("show", optind == argc ? "missing read-set FILE" : "too many arguments");
-        r = load_readset(argv[optind], &rs);
+        r = cmd_load_readset(argv[optind], &rs);
         if (r < 0)
                 return r;
         if (arg_json)

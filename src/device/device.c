@@ -245,40 +245,41 @@ int device_saved_profile(dev_t dev, char *path, size_t size, struct device_profi
         return r;
 }
 
-/* The saved probe profile for dev, if it was measured on the device now
- * there; keeps ret's name.  Why one is passed over is said once. */
-static bool measured_profile(dev_t dev, struct device_profile *ret)
+const char *device_note_text(const struct device_note *n)
 {
-        static char warned[PATH_MAX];
-        char path[PATH_MAX];
+        switch (n->reason) {
+        case 0: return "";
+        case -ESTALE: return "measured on another device that had these numbers (readset probe --save measures this one)";
+        case -EINVAL: return "no rotational verdict in it (a metadata-only probe?)";
+        case -EBADF: return "not a regular file";
+        default: return strerror(-n->reason);
+        }
+}
+
+/* The saved probe profile for dev, if it was measured on the device now
+ * there; keeps ret's name.  One passed over is noted. */
+static bool measured_profile(dev_t dev, struct device_profile *ret, struct device_note *note)
+{
         struct device_profile p;
-        const char *why = NULL;
+        struct device_note n = { 0 };
         int r;
 
-        r = device_saved_profile(dev, path, sizeof(path), &p);
+        r = device_saved_profile(dev, n.path, sizeof(n.path), &p);
         if (r >= 0) {
                 memcpy(p.name, ret->name, sizeof(p.name));
                 *ret = p;
                 return true;
         }
-        if (r == -ESTALE)
-                why = "measured on another device that had these numbers (readset probe --save measures this one)";
-        else if (r == -EINVAL)
-                why = "no rotational verdict in it (a metadata-only probe?)";
-        else if (r == -EBADF)
-                why = "not a regular file";
-        else if (r != -ENOENT && r != -ENODEV && r != -ENOKEY)
-                why = strerror(-r);
         /* (-ENOKEY: saved before profiles named their device; not trusted,
          * and not worth a word on every run) */
-        if (why && strcmp(warned, path) != 0) {
-                log_warning("ignoring %s: %s", path, why);
-                snprintf(warned, sizeof(warned), "%s", path);
+        if (r != -ENOENT && r != -ENODEV && r != -ENOKEY && note) {
+                n.reason = r;
+                *note = n;
         }
         return false;
 }
 
-int device_profile_for_path(const char *path, struct device_profile *ret)
+int device_profile_for_path(const char *path, struct device_profile *ret, struct device_note *note)
 {
         struct stat st;
         char q[128], base[SYSFS_DIR_MAX], devlink[SYSFS_DIR_MAX];
@@ -310,7 +311,9 @@ int device_profile_for_path(const char *path, struct device_profile *ret)
                 }
         }
         /* what readset probe measured here, when it was saved */
-        (void)measured_profile(dev, ret);
+        if (note)
+                note->reason = 0;
+        (void)measured_profile(dev, ret, note);
         snprintf(q, sizeof(q), "%s/queue/read_ahead_kb", base);
         if (read_u64_file(q, &v) >= 0)
                 ret->readahead_cap = MAX(v << 10, ret->readahead_cap);

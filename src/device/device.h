@@ -27,9 +27,20 @@ struct device_profile {
 void device_profile_solid(struct device_profile *p);
 /* A profile for a single-actuator disk. */
 void device_profile_rotational(struct device_profile *p);
+/* A saved probe profile that was passed over, and why: for the command to
+ * say (once).  reason 0: none was, or none worth a word (there is none, or
+ * it names no device: saved before profiles named theirs). */
+struct device_note {
+        int reason;             /* -ESTALE, -EINVAL, -EBADF or another -errno */
+        char path[4096];
+};
+/* What reason means, in words ("measured on another device ..."). */
+const char *device_note_text(const struct device_note *n);
+
 /* The profile of the block device holding path: sysfs queue settings, and
- * the saved probe profile of the device (or of its whole disk) if any. */
-int device_profile_for_path(const char *path, struct device_profile *ret);
+ * the saved probe profile of the device (or of its whole disk) if any; one
+ * passed over is noted in *note (may be NULL). */
+int device_profile_for_path(const char *path, struct device_profile *ret, struct device_note *note);
 /* Where probe profiles are saved: $READSET_CACHE_DIR (default
  * /var/cache/readset)/probe-MAJOR:MINOR.json; -ENAMETOOLONG. */
 int device_probe_cache_path(dev_t dev, char *buf, size_t size);

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct probe_result {
         uint64_t region_bytes;      /* what was probed */
@@ -47,3 +48,42 @@ int probe_scratch(const char *dir, uint64_t size, int *ret_direct, int *ret_buff
  * in all.  buffered_fd, if >= 0, is the same data opened without O_DIRECT,
  * for the page-cache fill rate (its pages are dropped first). */
 int probe_run(int fd, int buffered_fd, uint64_t region, double seconds, struct probe_result *ret);
+
+/* ---- a whole probe, as readset probe makes it (probe-target.c) --------- */
+
+struct probe_options {
+        double seconds;            /* for the timed measurements, in all */
+        uint64_t scratch_bytes;    /* a directory's scratch file */
+        unsigned meta_files;       /* files under a directory opened, at most */
+        bool cold;                 /* drop the page, inode and dentry caches first (root) */
+        bool need_reads;           /* fail (-EOPNOTSUPP) before measuring anything
+                                    * where reads cannot be timed */
+};
+
+struct probe_report {
+        const char *target;
+        const char *kind;          /* "block device", "scratch file" or "metadata only" */
+        char device_id[1024];      /* device_identity() of what was measured; "" when nothing tells */
+        bool have_reads;           /* res was measured */
+        struct probe_result res;
+        bool have_meta;            /* meta was measured (a directory) */
+        struct probe_meta meta;
+        const char *why_no_reads;  /* !have_reads: why (a read-only or remote directory...) */
+};
+
+/* What a probe could not do, for the caller's message: "cannot WHAT
+ * 'TARGET': WHY" (WHY NULL: the error's own text). */
+struct probe_failure {
+        const char *what, *why;
+};
+
+/* Probe target, a directory (a scratch file of real data made in it, and
+ * the cost of opening files under it; a directory where no scratch file can
+ * be made gets the second part only) or a block device. */
+int probe_target(const char *target, const struct probe_options *o, struct probe_report *ret, struct probe_failure *f);
+
+/* The profile as JSON (readset probe -o, --json, --save; read back by
+ * device_profile_from_probe() and cost_profile_parse()). */
+int probe_report_write(FILE *f, const struct probe_report *r);
+/* Written whole or not at all (replay may be reading it). */
+int probe_report_save(const char *path, const struct probe_report *r);

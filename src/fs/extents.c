@@ -9,6 +9,7 @@
 #include <sys/ioctl.h>
 
 #include "fs/open.h"
+#include "model/readset.h"
 #include "util/util.h"
 #include "util/banned.h"
 
@@ -99,4 +100,36 @@ int extents_read_recorded(const struct rs_file *f, struct rp_layout *ret)
         if (fd < 0)
                 return fd;
         return extents_read(fd, ret);
+}
+
+int extents_table_read(const struct readset *rs, const bool *want, struct rp_layout **ret, uint64_t *ret_unknown)
+{
+        struct rp_layout *t = calloc(rs->n_files ? rs->n_files : 1, sizeof(*t));
+        uint64_t unknown = 0;
+
+        if (!t)
+                return -ENOMEM;
+        for (size_t i = 0; i < rs->n_files; i++) {
+                int r;
+                if (rs->files[i].kind != RS_FILE_REGULAR || (want && !want[i]))
+                        continue;
+                r = extents_read_recorded(&rs->files[i], &t[i]);
+                if (r == -ENOMEM) {
+                        extents_table_free(t, rs->n_files);
+                        return r;
+                }
+                if (r < 0)
+                        unknown++;
+        }
+        *ret = t;
+        if (ret_unknown)
+                *ret_unknown = unknown;
+        return 0;
+}
+
+void extents_table_free(struct rp_layout *t, size_t n)
+{
+        for (size_t i = 0; t && i < n; i++)
+                extents_clear(&t[i]);
+        free(t);
 }

@@ -37,6 +37,16 @@ void extents_clear(struct rp_layout *l);
 struct rs_file;
 int extents_read_recorded(const struct rs_file *f, struct rp_layout *ret);
 
+/* The extent maps of the regular files of rs (one per file, n_files of
+ * them; those of other kinds, those not wanted (want[i] false; want NULL:
+ * all are), and files no longer the ones recorded or without FIEMAP,
+ * unknown), each read once: the table the planner sorts a disk's sweep by
+ * and the report draws and costs.  *ret_unknown (may be NULL): the wanted
+ * regular files whose map is unknown.  -ENOMEM only. */
+struct readset;
+int extents_table_read(const struct readset *rs, const bool *want, struct rp_layout **ret, uint64_t *ret_unknown);
+void extents_table_free(struct rp_layout *t, size_t n);
+
 /* The extent of l holding offset, or NULL (a hole, or past the end); with
  * *ret_index the extent found or, for NULL, the first one after offset. */
 const struct rp_extent *extent_at(const struct rp_layout *l, uint64_t offset, size_t *ret_index);

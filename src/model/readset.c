@@ -70,6 +70,31 @@ int readset_add_lookup(struct readset *rs, uint64_t time_us, uint32_t op, int32_
         return 0;
 }
 
+int readset_set_command(struct readset *rs, char *const *argv)
+{
+        char *s = malloc(READSET_COMMAND_MAX + 1);
+        size_t len = 0;
+
+        if (!s)
+                return -ENOMEM;
+        for (char *const *a = argv; *a; a++) {
+                size_t n = strlen(*a);
+                if (len + n + 1 > READSET_COMMAND_MAX - 4) {
+                        memcpy(s + len, " ...", 4);
+                        len += 4;
+                        break;
+                }
+                if (len)
+                        s[len++] = ' ';
+                memcpy(s + len, *a, n);
+                len += n;
+        }
+        s[len] = 0;
+        free(rs->command);
+        rs->command = s;
+        return 0;
+}
+
 void readset_totals(const struct readset *rs, struct readset_totals *t)
 {
         *t = (struct readset_totals){ 0 };

@@ -99,6 +99,11 @@ struct rs_file *readset_add_file(struct readset *rs, const char *path, uint64_t 
 int readset_file_add_range(struct rs_file *f, uint64_t offset, uint64_t length, uint64_t time_us, uint32_t flags);
 int readset_add_lookup(struct readset *rs, uint64_t time_us, uint32_t op, int32_t result, uint32_t pid, const char *path);
 
+/* The command line as stored in the read set: argv joined by spaces, at
+ * most READSET_COMMAND_MAX bytes (" ..." where cut).  -ENOMEM. */
+#define READSET_COMMAND_MAX 4096
+int readset_set_command(struct readset *rs, char *const *argv);
+
 /* Totals over the read set. */
 struct readset_totals {
         uint64_t files, ranges, bytes, accessed_bytes;

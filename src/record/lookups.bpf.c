@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
-/* Path lookups of one process tree: which names it opens, stats, accesses,
+/* Path lookups of one process tree (or of every process but the
+ * recorder): which names it opens, stats, accesses,
  * reads links of, lists or executes, and what came back (including ENOENT).
  * Syscall tracepoints only carry user pointers, so the names are copied here,
  * at syscall entry, and paired with the result at exit. */
@@ -77,10 +78,21 @@ static void count(__u32 i)
                 __sync_fetch_and_add(v, 1);
 }
 
+/* Set before loading: trace every process but the recorder's own (a
+ * recording of the whole system), instead of the tree in `traced`. */
+const volatile __u32 trace_all = 0;
+const volatile __u32 self_tgid = 0;
+
+static int tgid_traced(__u32 tgid)
+{
+        if (trace_all)
+                return tgid != self_tgid;
+        return bpf_map_lookup_elem(&traced, &tgid) != 0;
+}
+
 static int is_traced(void)
 {
-        __u32 tgid = bpf_get_current_pid_tgid() >> 32;
-        return bpf_map_lookup_elem(&traced, &tgid) != 0;
+        return tgid_traced(bpf_get_current_pid_tgid() >> 32);
 }
 
 SEC("raw_tracepoint/sys_enter")
@@ -225,9 +237,10 @@ static int on_fork(__u32 parent, __u32 child)
         /* Runs in the parent.  A new thread's id joins the map too: harmless,
          * its process is traced already. */
         (void)parent;
-        if (!bpf_map_lookup_elem(&traced, &ptgid))
+        if (!tgid_traced(ptgid))
                 return 0;
-        bpf_map_update_elem(&traced, &child, &one, BPF_ANY);
+        if (!trace_all)
+                bpf_map_update_elem(&traced, &child, &one, BPF_ANY);
         r = bpf_map_lookup_elem(&recbuf, &zero);
         if (!r)
                 return 0;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <stddef.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/util.h"
 
@@ -37,6 +38,7 @@ struct lookups {
         size_t n_procs, cap_procs;
         uint64_t unreadable;
         int err;
+        bool all;                  /* every process: those not seen starting are asked for their cwd */
         /* last readdir, to fold repeated getdents64 calls into one lookup */
         uint32_t last_dir_tgid;
         int last_dir_fd;
@@ -78,10 +80,32 @@ static const char *proc_fd_path(struct lookups *l, uint32_t tgid, int fd)
         return NULL;
 }
 
+/* Recording every process, one already running when recording started
+ * has a working directory nobody saw it choose: ask /proc, once. */
+static struct proc *proc_found(struct lookups *l, uint32_t tgid)
+{
+        char link[64], cwd[PATH_MAX];
+        struct proc *p = proc_get(l, tgid, false);
+        ssize_t k;
+
+        if (p || !l->all)
+                return p;
+        p = proc_get(l, tgid, true);
+        if (!p)
+                return NULL;
+        snprintf(link, sizeof(link), "/proc/%u/cwd", tgid);
+        k = readlink(link, cwd, sizeof(cwd) - 1);
+        if (k > 0 && cwd[0] == '/') {
+                cwd[k] = 0;
+                p->cwd = strdup(cwd);
+        }
+        return p;
+}
+
 static const char *proc_cwd(struct lookups *l, uint32_t tgid)
 {
         for (int depth = 0; depth < 64; depth++) {
-                struct proc *p = proc_get(l, tgid, false);
+                struct proc *p = depth == 0 ? proc_found(l, tgid) : proc_get(l, tgid, false);
                 if (!p)
                         return NULL;
                 if (p->cwd)
@@ -255,7 +279,7 @@ static int fork_layout(void)
         return -ENOENT;
 }
 
-int lookups_open(struct lookups **ret)
+int lookups_open(struct lookups **ret, bool all)
 {
         struct lookups *l = calloc(1, sizeof(*l));
         int r;
@@ -281,6 +305,9 @@ int lookups_open(struct lookups **ret)
                 return r;
         }
         bpf_program__set_autoload(r == 1 ? l->skel->progs.on_fork_v1 : l->skel->progs.on_fork_v2, false);
+        l->all = all;
+        l->skel->rodata->trace_all = all;
+        l->skel->rodata->self_tgid = (__u32)getpid();
         r = lookups_bpf__load(l->skel);
         if (r < 0) {
                 lookups_close(l);
@@ -385,7 +412,7 @@ void lookups_close(struct lookups *l)
 
 struct lookups { int unused; };
 
-int lookups_open(struct lookups **ret) { (void)ret; return -EOPNOTSUPP; }
+int lookups_open(struct lookups **ret, bool all) { (void)ret; (void)all; return -EOPNOTSUPP; }
 int lookups_follow(struct lookups *l, pid_t pid) { (void)l; (void)pid; return -EOPNOTSUPP; }
 void lookups_set_start(struct lookups *l, uint64_t s) { (void)l; (void)s; }
 int lookups_fd(struct lookups *l) { (void)l; return -1; }

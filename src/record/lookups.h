@@ -4,6 +4,7 @@
  * See docs/DECISIONS.md for why BPF and not tracefs. */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -11,8 +12,10 @@
 
 struct lookups;
 
-/* -EOPNOTSUPP when readset was built without BPF support. */
-int lookups_open(struct lookups **ret);
+/* -EOPNOTSUPP when readset was built without BPF support.  all: trace
+ * every process but this one (its threads and what it starts later
+ * included); else only the trees lookups_follow() names. */
+int lookups_open(struct lookups **ret, bool all);
 int lookups_follow(struct lookups *l, pid_t pid);
 void lookups_set_start(struct lookups *l, uint64_t start_ns);
 int lookups_fd(struct lookups *l);

@@ -319,6 +319,18 @@ int tracer_follow(struct tracer *t, pid_t pid)
         return write_file_at(t->dirfd, "set_event_pid", val);
 }
 
+int tracer_exclude(struct tracer *t, pid_t pid)
+{
+        char val[32];
+        int r;
+
+        r = write_file_at(t->dirfd, "options/event-fork", "1");
+        if (r < 0)
+                return r;
+        snprintf(val, sizeof(val), "%d", (int)pid);
+        return write_file_at(t->dirfd, "set_event_notrace_pid", val);
+}
+
 int tracer_start(struct tracer *t, uint64_t start_ns)
 {
         t->rf.start_us = start_ns / 1000;

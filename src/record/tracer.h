@@ -17,6 +17,9 @@ typedef int (*tracer_event_fn)(void *userdata, const struct rs_event *ev);
 int tracer_open(struct tracer **ret, uint64_t buffer_kb, const char **ret_what);
 /* Follow pid and every process it forks from now on. */
 int tracer_follow(struct tracer *t, pid_t pid);
+/* Without tracer_follow, every process is traced: leave out pid and every
+ * process or thread it starts from now on (readset itself). */
+int tracer_exclude(struct tracer *t, pid_t pid);
 int tracer_start(struct tracer *t, uint64_t start_ns);
 int tracer_stop(struct tracer *t);
 /* Read what the kernel has buffered, without blocking, calling fn for every

@@ -188,8 +188,25 @@ static int cmp_offset(const void *a, const void *b)
         return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
-/* Position of a read on the device: from the caller's map if it has one,
- * else (device, inode, offset) as a stand-in for "near each other". */
+/* Where a read starts on its device: in the extent that holds the offset;
+ * in a hole, where the data after it lies; past the last extent, or with
+ * no map, unknown (UINT64_MAX). */
+static uint64_t position(const struct rp_layout *layouts, uint32_t file, uint64_t offset)
+{
+        const struct rp_layout *l = layouts ? &layouts[file] : NULL;
+        const struct rp_extent *e;
+        size_t next;
+
+        if (!l || !l->known)
+                return UINT64_MAX;
+        e = extent_at(l, offset, &next);
+        if (e)
+                return e->physical + (offset - e->logical);
+        return next < l->n_extents ? l->extents[next].physical : UINT64_MAX;
+}
+
+/* Position of a read on the device: from the layouts where known, else
+ * (device, inode, offset) as a stand-in for "near each other". */
 struct keyed {
         uint64_t k1, k2, k3;
         struct plan_read r;
@@ -205,27 +222,15 @@ static int cmp_keyed(const void *a, const void *b)
         return x->k3 < y->k3 ? -1 : x->k3 > y->k3;
 }
 
-static int cmp_file_offset(const void *a, const void *b)
-{
-        const struct plan_read *x = a, *y = b;
-        if (x->file != y->file)
-                return x->file < y->file ? -1 : 1;
-        return x->offset < y->offset ? -1 : x->offset > y->offset;
-}
-
 static int sort_window(struct pctx *c, struct plan_read *r, size_t n)
 {
         _cleanup_free_ struct keyed *k = malloc((n ? n : 1) * sizeof(*k));
 
         if (!k)
                 return -ENOMEM;
-        /* ask for positions a file at a time (the caller's map opens each
-         * file once then), then order by them */
-        if (c->opt->phys)
-                qsort_safe(r, n, sizeof(*r), cmp_file_offset);
         for (size_t i = 0; i < n; i++) {
                 const struct rs_file *f = &c->rs->files[r[i].file];
-                uint64_t ph = c->opt->phys ? c->opt->phys(c->opt->phys_userdata, r[i].file, r[i].offset) : UINT64_MAX;
+                uint64_t ph = f->kind == RS_FILE_REGULAR ? position(c->opt->layouts, r[i].file, r[i].offset) : UINT64_MAX;
                 /* positions are per filesystem: never interleave two */
                 if (ph != UINT64_MAX)
                         k[i] = (struct keyed){ 2 * f->dev, ph, 0, r[i] };

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* The planner: a pure function from a read set and a device profile to an
- * ordered list of reads.  No I/O: everything it needs is in its arguments. */
+/* The planner: a pure function from a read set, a device profile and the
+ * files' positions to an ordered list of reads.  No I/O: everything it
+ * needs is in its arguments (replay/policy.c gathers them). */
 #pragma once
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "device/device.h"
+#include "fs/extents.h"
 #include "model/readset.h"
 
 struct plan_read {
@@ -33,11 +35,10 @@ struct plan {
 struct plan_options {
         uint64_t max_bytes;       /* 0 = no limit; the latest-needed reads go first */
         bool accessed_only;       /* leave out file ranges only brought in by readahead */
-        /* Optional: the position on the device of each file's data, so that a
-         * rotational device can be read in order.  phys(userdata, file, offset)
-         * returns a byte address or UINT64_MAX if unknown. */
-        uint64_t (*phys)(void *userdata, uint32_t file, uint64_t offset);
-        void *phys_userdata;
+        /* Optional: where each file's data lies on its device (one extent map
+         * per file of the read set, as extents_table_read() gives them), so
+         * that a rotational device can be read in order; NULL: not known. */
+        const struct rp_layout *layouts;
         /* Optional: how many lookups of the directory dir (len bytes, no
          * trailing slash) to keep: the first in first-use order, then one in
          * this many; 0 or 1 keeps them all.  Listings are always kept. */

@@ -1,44 +1,59 @@
 /* SPDX-License-Identifier: MIT */
-/* What replay and run share: option parsing for the engine, the memory
- * budget, and printing engine statistics. */
+/* Replay policy: what a replay of a read set reads, in what order, for
+ * which device -- the one place that decides it, for readset replay, run
+ * and the report's predictions alike.  Gathers what the pure planner needs
+ * (the device's profile, the memory budget, which lookups a local file
+ * system needs, the files' positions on a disk) and calls it. */
 #pragma once
 
 #include <stdbool.h>
-#include <getopt.h>
 #include <stdint.h>
 
-#include "replay/engine.h"
-#include "replay/planner.h"
+#include "device/device.h"
+#include "fs/extents.h"
 #include "model/readset.h"
+#include "replay/planner.h"
+#include "util/mounts.h"
+
+struct replay_options {
+        uint64_t max_bytes;       /* at most this many bytes (0: the memory budget only) */
+        bool all_ranges;          /* also the pages the recording only saw read ahead */
+        bool all_lookups;         /* every recorded lookup, also on a local file system */
+        bool have_device;         /* device was given (--device): planned for, whatever the read set's is */
+        struct device_profile device;
+};
+
+void replay_options_init(struct replay_options *o);
+
+/* --device ARG: "rotational", "solid", or a profile saved by readset probe
+ * (its verdict).  -errno (the profile's) when it cannot be used. */
+int replay_options_set_device(struct replay_options *o, const char *arg);
+
+/* The device a replay of data on path plans for: the given one, else
+ * path's (the profile probe --save kept for it, else sysfs's settings),
+ * else solid state.  A saved profile passed over is noted (may be NULL). */
+void replay_device_for_path(const struct replay_options *o, const char *path, struct device_profile *ret,
+                            struct device_note *note);
+/* The same for rs: the device most of its bytes come from (a program on
+ * the system disk reading its data from a USB disk is planned for the USB
+ * disk), through a file of it still there.  -ENOMEM. */
+int replay_device(const struct readset *rs, const struct replay_options *o, struct device_profile *ret,
+                  struct device_note *note);
 
 /* MemAvailable minus 10% of MemTotal: what a replay may add to the page
  * cache without pushing the system into reclaim.  0 when nothing may. */
 int replay_memory_budget(uint64_t *ret);
 
-/* Plan rs for the device that holds its files, within max_bytes (0: none)
- * and the memory budget. */
-int replay_plan(const struct readset *rs, uint64_t max_bytes, bool accessed_only, struct plan **ret,
-                struct device_profile *ret_dev);
+/* How many lookups of a directory the plan keeps (planner's lookup_stride):
+ * on a share (NFS, SMB, 9p, FUSE...: every lookup a round trip) all of
+ * them, on a local file system the first and one in 64 (a stat brings in
+ * the directory's blocks and its neighbours' inodes).  The mount holding
+ * dir is the last-mounted one whose point is the longest prefix of it. */
+uint32_t replay_lookup_stride(const struct mounts *mt, const char *dir, size_t len);
 
-/* The profile replay plans by when the read set's data is on path's
- * device: --device if given, else the device's (saved probe profile, else
- * sysfs), else solid-state. */
-void replay_device_for(const char *path, struct device_profile *ret);
-
-/* The long options of replay_parse_option(), for a getopt_long table. */
-#define REPLAY_OPT_ALL_LOOKUPS 0x100
-#define REPLAY_ENGINE_OPTIONS \
-        { "method", required_argument, NULL, 'm' }, \
-        { "queue-depth", required_argument, NULL, 'Q' }, \
-        { "threads", required_argument, NULL, 'T' }, \
-        { "max-bytes", required_argument, NULL, 'B' }, \
-        { "no-lookups", no_argument, NULL, 'L' }, \
-        { "all-lookups", no_argument, NULL, REPLAY_OPT_ALL_LOOKUPS }, \
-        { "device", required_argument, NULL, 'D' }
-
-/* The engine options replay and run share: -m/--method, -Q/--queue-depth,
- * --max-bytes (B), -T/--threads, --no-lookups (L), --all-lookups, --device (D).  Returns 1 when c was one
- * of them, 0 when it was not, -2 after printing a usage error. */
-int replay_parse_option(int c, const char *arg, const char *verb, struct engine_options *eo, uint64_t *max_bytes);
-
-void replay_print_stats(const struct engine_stats *st, const struct plan *plan, bool json);
+/* The plan of a replay of rs on dev with o: within the memory budget and
+ * o->max_bytes, lookups thinned where the file system is local, sorted by
+ * position where dev is rotational (layouts: the files' extent maps, or
+ * NULL to have them read here when they are needed). */
+int replay_plan(const struct readset *rs, const struct device_profile *dev, const struct replay_options *o,
+                const struct rp_layout *layouts, struct plan **ret);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "replay/planner.h"
+#include "replay/policy.h"
 #include "util/util.h"
 #include "util/banned.h"
 
@@ -301,17 +302,6 @@ static int req_add(struct req_sink *s, uint64_t pos, uint64_t len, uint32_t file
         return 0;
 }
 
-static uint64_t layout_phys(void *userdata, uint32_t file, uint64_t offset)
-{
-        const struct rp_layout *layouts = userdata;
-        const struct rp_extent *e;
-
-        if (!layouts[file].known)
-                return UINT64_MAX;
-        e = extent_at(&layouts[file], offset, NULL);
-        return e ? e->physical + (offset - e->logical) : UINT64_MAX;
-}
-
 static int cmp_req_pos(const void *a, const void *b)
 {
         const struct cost_req *x = a, *y = b;
@@ -319,12 +309,10 @@ static int cmp_req_pos(const void *a, const void *b)
 }
 
 int report_predict(struct report *r, const struct readset *rs, const struct rp_layout *layouts,
-                   const struct cost_profile *p, bool main_only, bool file_shares, struct rp_scenarios *ret)
+                   const struct cost_profile *p, const struct plan *plan, const struct device_profile *dev,
+                   bool main_only, bool file_shares, struct rp_scenarios *ret)
 {
         struct req_sink s = {};
-        struct device_profile dev;
-        struct plan_options o = {};
-        _cleanup_plan_ struct plan *plan = NULL;
         struct piece_sink ps = {};
         uint64_t opens = 0, data = 0, bytes = 0;
         int e = 0;
@@ -332,6 +320,10 @@ int report_predict(struct report *r, const struct readset *rs, const struct rp_l
         for (size_t i = 0; i < rs->n_files; i++)
                 if (rs->files[i].kind == RS_FILE_REGULAR && !(main_only && on_other_device(rs, r, (uint32_t)i)))
                         opens++;
+        ret->plain_bytes = 0;
+        for (size_t i = 0; i < r->n_pieces; i++)
+                ret->plain_bytes += r->pieces[i].length;
+        ret->layout_bytes = ret->sequential_bytes = ret->plain_bytes;
 
         /* plain: the program's order, in requests of the readahead size.  A
          * piece that continues the previous one in the same file and on the
@@ -373,18 +365,7 @@ int report_predict(struct report *r, const struct readset *rs, const struct rp_l
                 }
         }
 
-        /* replay: readset's plan for a device like this one */
-        if (p->rotational)
-                device_profile_rotational(&dev);
-        else
-                device_profile_solid(&dev);
-        if (layouts) {
-                o.phys = layout_phys;
-                o.phys_userdata = (void *)layouts;
-        }
-        e = planner_build(rs, &dev, &o, &plan);
-        if (e < 0)
-                goto out;
+        /* replay: readset's own plan, request by request */
         s.n = 0;
         for (size_t i = 0; i < plan->n_reads && e >= 0; i++) {
                 const struct plan_read *pr = &plan->reads[i];
@@ -395,14 +376,15 @@ int report_predict(struct report *r, const struct readset *rs, const struct rp_l
                 e = map_range(rs, layouts, pr->file, pr->offset, pr->length, 0, &ps, NULL, NULL);
                 for (size_t j = 0; j < ps.n && e >= 0; j++)
                         e = req_add(&s, other ? COST_POS_UNKNOWN : ps.p[j].phys, ps.p[j].length, pr->file,
-                                    p->rotational ? dev.readahead_cap : dev.max_request);
+                                    p->rotational ? dev->readahead_cap : dev->max_request);
         }
         if (e < 0)
                 goto out;
         /* the replay opens every file and looks up every other path it
          * recorded (the plan's lookups leave out its files), with its threads */
         struct cost_meta rm = { opens, plan->n_lookups, COST_REPLAY_THREADS };
-        cost_estimate(p, s.q, s.n, dev.queue_depth, &rm, &ret->replay);
+        cost_estimate(p, s.q, s.n, dev->queue_depth, &rm, &ret->replay);
+        ret->replay_bytes = plan->bytes;
         ret->replay.host_s = (COST_REPLAY_FIXED_US + COST_REPLAY_FILE_US * (double)opens +
                               COST_REPLAY_LOOKUP_US * (double)plan->n_lookups) / 1e6;
         ret->replay.seconds += ret->replay.host_s;
@@ -427,7 +409,7 @@ int report_predict(struct report *r, const struct readset *rs, const struct rp_l
         e = req_add(&s, 0, data, 0, 1 << 20);
         if (e < 0)
                 goto out;
-        cost_estimate(p, s.q, s.n, dev.queue_depth, &rm, &ret->layout);
+        cost_estimate(p, s.q, s.n, dev->queue_depth, &rm, &ret->layout);
 
         /* the sequential limit: the same bytes as one file read in order,
          * the kernel keeping the next readahead window in flight */
@@ -442,4 +424,17 @@ out:
         free(s.file);
         free(ps.p);
         return e;
+}
+
+int report_predict_replay(struct report *r, const struct readset *rs, const struct rp_layout *layouts,
+                          const struct cost_profile *p, const struct replay_options *o,
+                          const struct device_profile *dev, bool main_only, bool file_shares,
+                          struct rp_scenarios *ret)
+{
+        _cleanup_plan_ struct plan *plan = NULL;
+        int e = replay_plan(rs, dev, o, layouts, &plan);
+
+        if (e < 0)
+                return e;
+        return report_predict(r, rs, layouts, p, plan, dev, main_only, file_shares, ret);
 }

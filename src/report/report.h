@@ -13,6 +13,7 @@
 #include "device/device.h"
 #include "fs/extents.h"
 #include "model/readset.h"
+#include "replay/planner.h"
 
 /* At most this many pieces (a range cut at extent boundaries is several):
  * report_build fails with -E2BIG beyond it. */
@@ -56,6 +57,9 @@ struct rp_scenarios {
         struct cost_result sequential; /* every byte as one contiguous file, read in order
                                         * (what bench's sequential limit measures) */
         uint64_t plain_meta_requests;  /* of plain.requests, metadata */
+        /* bytes each reads on every device (the cost_results count the
+         * bytes costed: with main_only, those on the main device) */
+        uint64_t plain_bytes, replay_bytes, layout_bytes, sequential_bytes;
 };
 
 struct rp_alternation {
@@ -92,10 +96,20 @@ void report_free(struct report *r);
 static inline void report_freep(struct report **p) { report_free(*p); }
 #define _cleanup_report_ __attribute__((cleanup(report_freep)))
 
-/* Predict plain / replay / layout / sequential on profile p.  main_only:
- * only what lies on the main device (p is that device's profile); else
- * everything, as if on one device of that kind (positions on other devices
- * unknown).  file_shares: each file's part of the plain estimate goes to
- * r->files[].plain_s. */
+/* Predict plain / replay / layout / sequential on profile p.  plan: the
+ * replay's (replay_plan() for a device like p; dev its planner profile),
+ * costed as it is.  main_only: only what lies on the main device (p is that
+ * device's profile); else everything, as if on one device of that kind
+ * (positions on other devices unknown).  file_shares: each file's part of
+ * the plain estimate goes to r->files[].plain_s. */
 int report_predict(struct report *r, const struct readset *rs, const struct rp_layout *layouts,
-                   const struct cost_profile *p, bool main_only, bool file_shares, struct rp_scenarios *ret);
+                   const struct cost_profile *p, const struct plan *plan, const struct device_profile *dev,
+                   bool main_only, bool file_shares, struct rp_scenarios *ret);
+
+/* The same with the replay readset makes for dev with o (replay_plan()):
+ * what the report predicts for a replay is what replay does. */
+struct replay_options;
+int report_predict_replay(struct report *r, const struct readset *rs, const struct rp_layout *layouts,
+                          const struct cost_profile *p, const struct replay_options *o,
+                          const struct device_profile *dev, bool main_only, bool file_shares,
+                          struct rp_scenarios *ret);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Small helpers shared by every module: cleanup attributes, logging for
- * commands, strict number parsing, growable arrays. */
+/* Small helpers shared by every module: cleanup attributes, strict number
+ * parsing, growable arrays, small files.  (Logging, for commands only, is
+ * util/log.h.) */
 #pragma once
 
 #include <errno.h>
@@ -32,15 +33,6 @@ static inline void fclosep(FILE **f) { if (*f) fclose(*f); }
 /* Take ownership out of a cleanup variable. */
 #define TAKE_PTR(p) ({ __typeof__(p) _t = (p); (p) = NULL; _t; })
 #define TAKE_FD(fd) ({ int _t = (fd); (fd) = -1; _t; })
-
-/* Logging: only commands (cmd-*.c, main.c) call these. */
-void log_set_program(const char *name);
-void log_info(const char *fmt, ...) _printf_(1, 2);
-void log_warning(const char *fmt, ...) _printf_(1, 2);
-void log_warning_errno(int err, const char *fmt, ...) _printf_(2, 3);
-int log_error(const char *fmt, ...) _printf_(1, 2);            /* returns -1 */
-int log_errno(int err, const char *fmt, ...) _printf_(2, 3);    /* err < 0 */
-int log_usage(const char *verb, const char *fmt, ...) _printf_(2, 3); /* returns -2 */
 
 /* Strict parsers: whole string, no sign surprises, range checked. */
 int parse_u64(const char *s, uint64_t *ret);

@@ -8,6 +8,7 @@
 #include "report/costmodel.h"
 #include "util/json.h"
 #include "report/report.h"
+#include "replay/policy.h"
 #include "util/util.h"
 #include "tests.h"
 
@@ -267,6 +268,22 @@ static void test_positioning(void)
 
 /* Two files at opposite ends of a disk, read alternately in 4 KiB pieces
  * (the Vista registry case), plus some metadata. */
+/* The report's prediction with the replay readset would make for a
+ * device of the profile's kind (replay_plan(), as readset report does). */
+static int predict(struct report *r, const struct readset *rs, const struct rp_layout *lay,
+                   const struct cost_profile *p, bool main_only, bool shares, struct rp_scenarios *ret)
+{
+        struct replay_options o;
+        struct device_profile dev;
+
+        replay_options_init(&o);
+        if (p->rotational)
+                device_profile_rotational(&dev);
+        else
+                device_profile_solid(&dev);
+        return report_predict_replay(r, rs, lay, p, &o, &dev, main_only, shares, ret);
+}
+
 static void test_report(void)
 {
         struct readset *rs = readset_new();
@@ -323,7 +340,7 @@ static void test_report(void)
 
         load_reference("hdd-7200", &hdd);
         load_reference("nvme", &nvme);
-        CHECK_EQ(report_predict(r, rs, lay, &hdd, true, true, &s), 0);
+        CHECK_EQ(predict(r, rs, lay, &hdd, true, true, &s), 0);
         CHECK_EQ(s.plain.requests, 168);
         /* alternating across the disk: every request a full stroke */
         CHECK(s.plain.seconds > 128 * 0.012);
@@ -332,7 +349,7 @@ static void test_report(void)
         CHECK(s.layout.seconds <= s.replay.seconds);
         CHECK(s.sequential.seconds <= s.layout.seconds);
         CHECK(fabs(r->files[0].plain_s + r->files[1].plain_s + r->files[2].plain_s - s.plain.seconds) < 1e-6);
-        CHECK_EQ(report_predict(r, rs, lay, &nvme, true, false, &s), 0);
+        CHECK_EQ(predict(r, rs, lay, &nvme, true, false, &s), 0);
         CHECK(s.replay.seconds < s.plain.seconds);
         report_free(r);
 
@@ -342,7 +359,7 @@ static void test_report(void)
         CHECK_EQ(r->hist[RP_HIST_UNKNOWN], 165);
         CHECK_EQ(r->hist[RP_HIST_1M], 1);        /* the metadata's positions are known */
         CHECK_EQ(r->alt.switches, 0);
-        CHECK_EQ(report_predict(r, rs, NULL, &hdd, false, false, &s), 0);
+        CHECK_EQ(predict(r, rs, NULL, &hdd, false, false, &s), 0);
         CHECK(fabs(s.plain.positioning_s - 166 * 0.013) < 0.001);
         report_free(r);
 
@@ -360,11 +377,14 @@ static void test_report(void)
                 CHECK_EQ(r->other_dev_pieces, 1);
                 CHECK_EQ(r->other_dev_bytes, 64 * K);
                 CHECK_EQ(r->pos_max, 400 * G + 796 * K);   /* its extent (at 400 G) does not count */
-                CHECK_EQ(report_predict(r, rs, lay4, &hdd, true, false, &main_only), 0);
-                CHECK_EQ(report_predict(r, rs, lay4, &hdd, false, false, &all), 0);
+                CHECK_EQ(predict(r, rs, lay4, &hdd, true, false, &main_only), 0);
+                CHECK_EQ(predict(r, rs, lay4, &hdd, false, false, &all), 0);
                 CHECK_EQ(main_only.plain.requests, 168);
                 CHECK_EQ(all.plain.requests, 169);
                 CHECK_EQ(all.plain.bytes - main_only.plain.bytes, 64 * K);
+                /* what the replay reads is the plan's, on every device */
+                CHECK_EQ(all.replay_bytes, main_only.replay_bytes);
+                CHECK_EQ(main_only.replay_bytes - main_only.replay.bytes, 64 * K);
                 CHECK(all.plain.seconds > main_only.plain.seconds + 0.010);
                 report_free(r);
         }

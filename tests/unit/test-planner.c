@@ -123,19 +123,20 @@ static void test_accessed_only_and_budget(void)
         readset_free(rs);
 }
 
-static uint64_t fake_phys(void *ud, uint32_t file, uint64_t off)
-{
-        (void)ud;
-        /* file 0 lives at the end of the disk, file 1 at the start */
-        return (file == 0 ? 1000000000ULL : 0) + off;
-}
+/* file 0 lives at the end of the disk, file 1 at the start: one extent
+ * each, as FIEMAP would give them */
+static struct rp_extent far_extent = { 0, 1000000000ULL, 1ULL << 30 }, near_extent = { 0, 0, 1ULL << 30 };
+static const struct rp_layout fake_layouts[2] = {
+        { &far_extent, 1, true },
+        { &near_extent, 1, true },
+};
 
 static void test_rotational_windows(void)
 {
         struct readset *rs = readset_new();
         struct device_profile d;
         struct plan *p = NULL;
-        struct plan_options o = { .phys = fake_phys };
+        struct plan_options o = { .layouts = fake_layouts };
         struct rs_file *a = file(rs, "/a", RS_FILE_REGULAR, 1);
         struct rs_file *b = file(rs, "/b", RS_FILE_REGULAR, 2);
 

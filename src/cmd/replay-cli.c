@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: MIT */
+/* What replay and run share on the command line and in their output. */
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "util/json.h"
+#include "util/util.h"
+#include "util/banned.h"
+
+void replay_args_init(struct replay_args *a)
+{
+        replay_options_init(&a->policy);
+        engine_options_default(&a->engine);
+}
+
+int replay_args_parse(struct replay_args *a, int c, const char *arg, const char *verb)
+{
+        uint64_t v;
+        int r;
+
+        switch (c) {
+        case 'D':
+                r = replay_options_set_device(&a->policy, arg);
+                if (r < 0)
+                        return log_usage(verb, "invalid --device '%s' (rotational, solid or a profile saved by "
+                                         "readset probe -o): %s", arg, strerror(-r));
+                return 1;
+        case 'm':
+                r = engine_method_from_name(arg);
+                if (r < 0)
+                        return log_usage(verb, "unknown --method '%s' (readahead, fadvise, read)", arg);
+                a->engine.method = (enum engine_method)r;
+                return 1;
+        case 'Q':
+                if (parse_u64(arg, &v) < 0 || v < 1 || v > 4096)
+                        return log_usage(verb, "invalid --queue-depth '%s' (1..4096)", arg);
+                a->engine.queue_depth = (uint32_t)v;
+                return 1;
+        case 'B':
+                if (parse_size(arg, &a->policy.max_bytes) < 0 || a->policy.max_bytes == 0)
+                        return log_usage(verb, "invalid --max-bytes '%s'", arg);
+                return 1;
+        case 'T':
+                if (parse_u64(arg, &v) < 0 || v < 1 || v > 16)
+                        return log_usage(verb, "invalid --threads '%s' (1..16)", arg);
+                a->engine.threads = (uint32_t)v;
+                return 1;
+        case 'L':
+                a->engine.lookups = false;
+                return 1;
+        case REPLAY_OPT_ALL_LOOKUPS:
+                a->policy.all_lookups = true;
+                return 1;
+        }
+        return 0;
+}
+
+void say_device_note(const struct device_note *n)
+{
+        static char said[PATH_MAX];
+
+        if (!n->reason || strcmp(said, n->path) == 0)
+                return;
+        log_warning("ignoring %s: %s", n->path, device_note_text(n));
+        snprintf(said, sizeof(said), "%s", n->path);
+}
+
+int replay_args_device(const struct replay_args *a, const struct readset *rs, struct device_profile *ret)
+{
+        struct device_note note;
+        int r = replay_device(rs, &a->policy, ret, &note);
+
+        if (r < 0)
+                return log_errno(r, "cannot find the read set's device");
+        say_device_note(&note);
+        return 0;
+}
+
+int replay_args_plan(const struct replay_args *a, const struct readset *rs, struct device_profile *dev,
+                     struct plan **ret)
+{
+        struct device_profile d;
+        int r = replay_args_device(a, rs, &d);
+
+        if (r < 0)
+                return r;
+        r = replay_plan(rs, &d, &a->policy, NULL, ret);
+        if (r < 0)
+                return log_errno(r, "cannot plan the replay");
+        if (dev)
+                *dev = d;
+        return 0;
+}
+
+void print_plan(const struct device_profile *dev, const struct plan *plan, const struct engine_options *eo,
+                uint64_t plan_us, bool json)
+{
+        char b1[32], b2[32];
+
+        if (json) {
+                struct json j;
+                json_begin(&j, stdout, true);
+                json_object_open(&j, NULL);
+                json_string(&j, "device", dev->name);
+                json_bool(&j, "rotational", dev->rotational);
+                json_bool(&j, "measured", dev->measured);
+                json_u64(&j, "reads", plan->n_reads);
+                json_u64(&j, "metadata_reads", plan->n_meta);
+                json_u64(&j, "bytes", plan->bytes);
+                json_u64(&j, "bytes_over_budget", plan->bytes_cut);
+                json_u64(&j, "lookups", plan->n_lookups);
+                json_u64(&j, "lookups_thinned", plan->lookups_thinned);
+                json_u64(&j, "plan_us", plan_us);
+                json_object_close(&j);
+                json_end(&j);
+                return;
+        }
+        printf("device:    %s (%s%s; %u threads, requests up to %s, gaps under %s read through)\n",
+               dev->name, dev->rotational ? "rotational" : "solid-state", dev->measured ? " as probe measured it" : "",
+               engine_threads(eo), format_bytes(dev->max_request, b1), format_bytes(dev->bridge_bytes, b2));
+        printf("plan:      %zu reads (%zu of metadata), %s; %s over the budget\n", plan->n_reads, plan->n_meta,
+               format_bytes(plan->bytes, b1), format_bytes(plan->bytes_cut, b2));
+        printf("lookups:   %zu paths to stat%s", plan->n_lookups, eo->lookups ? "" : " (not done: --no-lookups)");
+        if (plan->lookups_thinned)
+                printf("; %zu more left out (one per directory in 64; --all-lookups)", plan->lookups_thinned);
+        printf("\n");
+}
+
+void print_replay_stats(const struct engine_stats *st, const struct plan *plan, bool json)
+{
+        char b1[32], b2[32], b3[32];
+
+        if (json) {
+                struct json j;
+                json_begin(&j, stdout, true);
+                json_object_open(&j, NULL);
+                json_u64(&j, "elapsed_us", st->elapsed_us);
+                json_u64(&j, "metadata_us", st->meta_us);
+                json_u64(&j, "data_us", st->submit_us);
+                json_u64(&j, "files", st->files);
+                json_u64(&j, "files_opened", st->files_opened);
+                json_u64(&j, "files_changed", st->files_changed);
+                json_u64(&j, "files_missing", st->files_missing);
+                json_u64(&j, "files_not_regular", st->files_not_regular);
+                json_u64(&j, "files_error", st->files_error);
+                json_u64(&j, "reads", st->reads);
+                json_u64(&j, "bytes_planned", plan->bytes);
+                json_u64(&j, "bytes_over_budget", plan->bytes_cut);
+                json_u64(&j, "bytes_read", st->bytes);
+                json_u64(&j, "bytes_already_cached", st->bytes_cached);
+                json_u64(&j, "bytes_skipped", st->bytes_skipped);
+                json_u64(&j, "bytes_not_resident", st->bytes_missing);
+                json_u64(&j, "lookups", st->lookups);
+                json_bool(&j, "stopped_early", st->stopped);
+                json_object_close(&j);
+                json_end(&j);
+                return;
+        }
+        log_info("replayed %s in %" PRIu64 " requests from %" PRIu64 " files in %.1f ms; %s already cached; %" PRIu64
+                 " lookups", format_bytes(st->bytes, b1), st->reads, st->files_opened, st->elapsed_us / 1e3,
+                 format_bytes(st->bytes_cached, b2), st->lookups);
+        if (st->files_changed || st->files_missing || st->files_not_regular || st->files_error)
+                log_info("skipped %" PRIu64 " files (%s): %" PRIu64 " changed, %" PRIu64 " missing, %" PRIu64
+                         " no longer regular files, %" PRIu64 " unreadable",
+                         st->files_changed + st->files_missing + st->files_not_regular + st->files_error,
+                         format_bytes(st->bytes_skipped, b3), st->files_changed, st->files_missing,
+                         st->files_not_regular, st->files_error);
+        if (plan->bytes_cut)
+                log_info("left out %s over the memory budget", format_bytes(plan->bytes_cut, b1));
+        if (st->bytes_missing)
+                log_info("%s not resident after replay (memory pressure?)", format_bytes(st->bytes_missing, b1));
+}

@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: MIT */
+#include "cmd/run-cli.h"
+
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cmd/record-cli.h"
+#include "model/compare.h"
+#include "model/format.h"
+#include "model/store.h"
+#include "util/json.h"
+#include "util/util.h"
+#include "util/banned.h"
+
+int run_auto_prepare(const char *dir, char *const *cmd, char **ret)
+{
+        unsigned n;
+        int r = store_prepare(dir);
+
+        if (r < 0)
+                return log_errno(r, "cannot create '%s'", dir);
+        r = store_path(dir, cmd, ret);
+        if (r < 0)
+                return log_errno(r, "out of memory");
+        n = store_remove_left(dir, *ret);
+        if (n)
+                log_info("removed %u file%s in '%s' left by a run that was killed", n, n == 1 ? "" : "s", dir);
+        return 0;
+}
+
+/* A read set that cannot be used (r, why: from format_load/decode): with
+ * --auto it is recorded anew (0); otherwise refused before the command
+ * starts (CMD_FAILED), or, once it has, said while it runs without. */
+static int unusable(const char *file, int r, const char *why, bool is_auto, bool started)
+{
+        if (is_auto)
+                log_warning("'%s' is unusable (%s): recording it again", file, why ? why : strerror(-r));
+        else if (started)
+                log_error("cannot read '%s': %s; the command runs without a replay", file, why ? why : strerror(-r));
+        else
+                return why ? log_error("cannot read '%s': %s", file, why) : log_errno(r, "cannot read '%s'", file);
+        return 0;
+}
+
+int run_load(const char *file, const struct replay_args *a, bool is_auto, struct run_loaded *ld)
+{
+        _cleanup_free_ char *first = NULL;
+        const char *why = NULL;
+        struct device_profile peeked;
+        struct device_note note;
+        int r;
+
+        *ld = (struct run_loaded){ .file = file };
+        if (is_auto && access(file, F_OK) < 0)
+                return 0;       /* the first run: it records */
+        /* loaded once: its first file's device now, decoded later */
+        r = format_load(file, &ld->buf, &ld->len, &why);
+        if (r >= 0)
+                r = format_peek_first_file_buf(ld->buf, ld->len, &first, &why);
+        if (r < 0) {
+                free(TAKE_PTR(ld->buf));
+                return unusable(file, r, why, is_auto, false);
+        }
+        /* The first file's device is the program's own.  The plan is for the
+         * device most bytes come from, which needs the whole read set
+         * decoded; when that one is a disk and the program's is not, the
+         * command starts while FIEMAP is asked (a known cost, not measured). */
+        replay_device_for_path(&a->policy, first, &peeked, &note);
+        say_device_note(&note);
+        ld->plan_first = peeked.rotational;
+        return 0;
+}
+
+int run_decode_and_plan(struct run_loaded *ld, const struct replay_args *a, bool is_auto, struct child *started,
+                        struct readset **ret_rs, struct plan **ret_plan, struct device_profile *ret_dev)
+{
+        const char *why = NULL;
+        int r = format_decode(ld->buf, ld->len, ret_rs, &why);
+
+        free(TAKE_PTR(ld->buf));
+        if (r < 0)      /* damage past the header */
+                return unusable(ld->file, r, why, is_auto, started != NULL);
+        if (started && child_done(started))
+                return 0;       /* nothing to replay for: the old read set is kept for comparing */
+        r = replay_args_plan(a, *ret_rs, ret_dev, ret_plan);
+        if (r < 0 && !ld->plan_first)
+                log_warning("the command runs without a replay");
+        return r < 0 && ld->plan_first && !is_auto ? CMD_FAILED : 0;
+}
+
+void run_loaded_free(struct run_loaded *ld)
+{
+        free(TAKE_PTR(ld->buf));
+}
+
+void run_record_start(struct run_recording *rr, struct child *c, void (*release)(void *userdata))
+{
+        struct recorder_options ro = { .pid = c->pid, .buffer_kb = RECORDER_DEFAULT_BUFFER_KB, .lookups = true,
+                                       .max_walk = RECORDER_DEFAULT_MAX_WALK };
+
+        rr->not_for_guardian[0] = c->gate;
+        rr->not_for_guardian[1] = c->errpipe;
+        rr->not_for_guardian[2] = c->pidfd;
+        ro.not_for_guardian = rr->not_for_guardian;
+        ro.n_not_for_guardian = ARRAY_SIZE(rr->not_for_guardian);
+        rr->on = recorder_open_async(&ro, release, c, &rr->setup) >= 0;
+        if (!rr->on) {
+                log_warning("cannot record here; the command runs unrecorded");
+                release(c);
+        }
+}
+
+/* The command was cut short: a signal was passed on, it died of one, or
+ * (a shell around it) exited with 128 plus a signal's number, the shells'
+ * way (255, a common "failed", is no signal's). */
+static bool cut_short(const struct child *c)
+{
+        int s = c->status;
+        return child_signal_passed_on() || WIFSIGNALED(s) ||
+               (WIFEXITED(s) && WEXITSTATUS(s) > 128 && WEXITSTATUS(s) < 128 + SIGRTMAX + 1);
+}
+
+static void say_stats(const struct engine_stats *st, const struct readset_usage *u, bool have_old, bool json)
+{
+        double hit = u->new_accessed ? 1.0 - (double)MIN(u->new_filled, u->new_accessed) / (double)u->new_accessed : 1.0;
+        double used = u->old_bytes ? 100.0 * (double)u->still_used / (double)u->old_bytes : 0.0;
+        char b1[32], b2[32], b3[32];
+
+        if (json) {
+                struct json j;
+                fflush(stderr);
+                json_begin(&j, stderr, false);
+                json_object_open(&j, NULL);
+                json_bool(&j, "replayed", have_old);
+                json_u64(&j, "bytes_read", st->bytes);
+                json_u64(&j, "bytes_already_cached", st->bytes_cached);
+                json_u64(&j, "elapsed_us", st->elapsed_us);
+                json_bool(&j, "stopped_early", st->stopped);
+                json_u64(&j, "bytes_fetched_by_command", u->new_filled);
+                json_u64(&j, "bytes_accessed_by_command", u->new_accessed);
+                json_double(&j, "hit_ratio", have_old ? hit : 0.0);
+                if (have_old)
+                        json_double(&j, "read_set_used", used / 100.0);
+                json_object_close(&j);
+                json_end(&j);
+                return;
+        }
+        log_info("replayed %s (%s already cached) in %.1f ms%s", format_bytes(st->bytes, b1),
+                 format_bytes(st->bytes_cached, b2), st->elapsed_us / 1e3,
+                 st->stopped ? ", stopped when the command exited" : "");
+        log_info("the command still fetched %s itself (misses); hit ratio %.1f%%", format_bytes(u->new_filled, b3),
+                 have_old ? 100.0 * hit : 0.0);
+        if (have_old)
+                log_info("%.1f%% of the read set was used this time", used);
+}
+
+static void keep(const char *auto_file, const struct readset *cur, const struct readset *old,
+                 const struct readset_usage *u)
+{
+        _cleanup_free_ char *tmp = NULL;
+        int r = store_new_path(auto_file, &tmp);
+
+        if (r >= 0)
+                r = format_write(cur, tmp);
+        if (r >= 0 && rename(tmp, auto_file) < 0)
+                r = -errno;
+        if (r < 0) {
+                if (tmp)
+                        unlink(tmp);
+                log_errno(r, "cannot save '%s'", auto_file);
+        } else if (old)
+                log_info("read set was stale (%.0f%% used): recorded anew into '%s'",
+                         u->old_bytes ? 100.0 * (double)u->still_used / (double)u->old_bytes : 0.0, auto_file);
+        else
+                log_info("recorded '%s'; later runs replay it", auto_file);
+}
+
+void run_record_finish(struct run_recording *rr, const struct child *c, char *const *cmd, const struct readset *old,
+                       const char *auto_file, uint64_t stale_percent, const struct engine_stats *stats, bool json)
+{
+        _cleanup_readset_ struct readset *cur = NULL;
+        struct readset_usage u = { 0 };
+        struct recorder_status rst;
+        struct recorder *rec;
+        const char *what;
+        int r;
+
+        rec = recorder_setup_wait(TAKE_PTR(rr->setup), &r, &what);
+        rr->on = false;
+        if (!rec) {
+                say_recorder_setup_failed(r, what);
+                log_warning("the command ran, but could not be recorded");
+                return;
+        }
+        r = recorder_stop(rec);
+        if (r >= 0)
+                r = recorder_finish(rec, &cur);
+        recorder_get_status(rec, &rst);
+        recorder_free(rec);
+        if (r < 0) {
+                log_errno(r, "the command ran, but could not be recorded");
+                return;
+        }
+        if (old && readset_compare(old, cur, &u) < 0) {
+                log_errno(-ENOMEM, "cannot compare the recording with the read set");
+                return;
+        }
+        if (stats)
+                say_stats(stats, &u, old != NULL, json);
+        if (!auto_file)
+                return;
+        if (!store_replaces(old != NULL, &u, stale_percent, false))
+                return;
+        if (cut_short(c)) {
+                log_info("the command was interrupted: its recording is not kept");
+                return;
+        }
+        if (record_describe(cur, cmd, false) < 0) {
+                log_errno(-ENOMEM, "cannot keep the recording");
+                return;
+        }
+        keep(auto_file, cur, old, &u);
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/* run's steps around the modules it drives (format, policy, recorder,
+ * store, compare): each says what went wrong itself, so that cmd_run reads
+ * as the order of events. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cmd/cmd.h"
+#include "record/recorder.h"
+#include "util/child.h"
+
+/* The read set's file, loaded before anything runs. */
+struct run_loaded {
+        const char *file;
+        uint8_t *buf;              /* NULL: no read set to replay (none yet, or unusable) */
+        size_t len;
+        bool plan_first;           /* its data is on a rotational device: plan before the start */
+};
+
+/* --auto DIR: made if need be; *ret the command's read set in it; what runs
+ * killed outright left there removed (said).  CMD_FAILED. */
+int run_auto_prepare(const char *dir, char *const *cmd, char **ret);
+/* Load file (with --auto, a missing one is no read set yet), check its
+ * header, find where its data lies.  A read set that cannot be used is
+ * refused (CMD_FAILED) or, with --auto, recorded anew (ld->buf NULL). */
+int run_load(const char *file, const struct replay_args *a, bool is_auto, struct run_loaded *ld);
+/* Decode what run_load() kept and plan its replay (*ret_plan NULL when it
+ * cannot be planned: said, and the command runs without a replay).
+ * started: the command, when it runs already (NULL before); once it is
+ * over, nothing is planned (the read set is kept for comparing).  Refused
+ * before the start: CMD_FAILED. */
+int run_decode_and_plan(struct run_loaded *ld, const struct replay_args *a, bool is_auto, struct child *started,
+                        struct readset **ret_rs, struct plan **ret_plan, struct device_profile *ret_dev);
+void run_loaded_free(struct run_loaded *ld);
+
+/* Recording the command beside the replay (--stats, --auto). */
+struct run_recording {
+        bool on;
+        struct recorder_setup *setup;
+        int not_for_guardian[3];
+};
+/* Set up in a thread of its own; release(c) lets the gated command go once
+ * it follows it (or could not: the command then runs unrecorded). */
+void run_record_start(struct run_recording *rr, struct child *c, void (*release)(void *userdata));
+/* After the command ended: its recording compared with old (may be NULL),
+ * --stats said (stats not NULL; as JSON too), and with --auto (auto_file)
+ * kept as the read set when that was stale (below stale_percent still
+ * used) or missing. */
+void run_record_finish(struct run_recording *rr, const struct child *c, char *const *cmd, const struct readset *old,
+                       const char *auto_file, uint64_t stale_percent, const struct engine_stats *stats, bool json);

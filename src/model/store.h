@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/* Where read sets are kept between runs: run --auto's directory, one read
+ * set per command (its base name and a hash of its arguments and working
+ * directory), each recording written beside it first (NAME.new.PID) and
+ * put in its place whole. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "model/compare.h"
+
+/* The directory made if need be (0755); -errno. */
+int store_prepare(const char *dir);
+/* The read set's path in dir for the command cmd run from the current
+ * directory; -ENOMEM. */
+int store_path(const char *dir, char *const *cmd, char **ret);
+/* Where this process writes its new recording of path: "PATH.new.PID". */
+int store_new_path(const char *path, char **ret);
+/* Remove what runs killed outright (SIGKILL, a power cut) left in dir
+ * beside path: their recordings in progress, "NAME.new.PID" and the
+ * writer's "NAME.new.PID.tmp.XXXXXX", whose PID is gone (a file of a run
+ * still going, or of a PID reused since, is left alone).  Returns how many
+ * were removed. */
+unsigned store_remove_left(const char *dir, const char *path);
+/* Whether a new recording replaces the read set: there is none, or less
+ * than stale_percent of what it says the start used was used again.  A
+ * start cut short (a signal) holds only part of what it needs: never. */
+bool store_replaces(bool have_old, const struct readset_usage *u, uint64_t stale_percent, bool cut_short);

@@ -1,0 +1,415 @@
+/* SPDX-License-Identifier: MIT */
+#include "record/recorder.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "record/builder.h"
+#include "record/lookups.h"
+#include "record/paths.h"
+#include "record/tracer.h"
+#include "util/util.h"
+#include "util/banned.h"
+
+struct recorder {
+        struct recorder_options opt;
+        struct tracer *tracer;
+        struct lookups *lookups;
+        struct paths *paths;
+        struct rs_builder *builder;
+        int guardian;              /* our end of the guardian's pipe, -1 without one */
+        int wake;                  /* eventfd: tells the drain thread to stop */
+        pthread_t thread;
+        bool thread_running, started;
+        atomic_int drain_error;    /* fatal: the page events could not be read */
+        uint64_t start_ns, end_ns;
+        struct recorder_status st;
+};
+
+/* ---- the guardian -------------------------------------------------------- */
+
+/* A process forked once the tracefs instance and the BPF programs exist,
+ * holding them too.  It waits until readset closes its end of a pipe, which
+ * happens on every exit, SIGKILL included, and then removes them.  Removing
+ * an instance and detaching BPF programs each wait for RCU grace periods
+ * (~50 ms apiece here); the guardian does that off the critical path, after
+ * readset has written the read set and returned. */
+static int start_guardian(struct recorder *r)
+{
+        int p[2];
+        pid_t pid;
+
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return -errno;
+        pid = fork();
+        if (pid < 0) {
+                int e = -errno;
+                close(p[0]);
+                close(p[1]);
+                return e;
+        }
+        if (pid == 0) {
+                int null;
+                char c;
+
+                close(p[1]);
+                setsid();   /* out of the terminal's process group: Ctrl-C is not for us */
+                for (size_t i = 0; i < r->opt.n_not_for_guardian; i++)
+                        if (r->opt.not_for_guardian[i] >= 0)
+                                close(r->opt.not_for_guardian[i]);
+                if (paths_fd(r->paths) >= 0)
+                        close(paths_fd(r->paths));   /* no fanotify events queued for nobody */
+                null = open("/dev/null", O_RDWR | O_CLOEXEC);
+                if (null >= 0) {
+                        dup2(null, 0);
+                        dup2(null, 1);
+                        dup2(null, 2);
+                }
+                while (read(p[0], &c, 1) < 0 && errno == EINTR)
+                        ;
+                tracer_close(r->tracer);
+                lookups_close(r->lookups);
+                _exit(0);
+        }
+        close(p[0]);
+        r->guardian = p[1];
+        return 0;
+}
+
+/* Stop tracing: with a guardian, drop our references and let it remove the
+ * kernel objects (closing its pipe tells it to); without one, remove them
+ * here.  Safe to call again. */
+static void release_tracing(struct recorder *r)
+{
+        if (r->guardian >= 0) {
+                tracer_forget(TAKE_PTR(r->tracer));
+                lookups_close(TAKE_PTR(r->lookups));
+                close(TAKE_FD(r->guardian));
+        } else {
+                tracer_close(TAKE_PTR(r->tracer));
+                lookups_close(TAKE_PTR(r->lookups));
+        }
+}
+
+/* ---- set-up ----------------------------------------------------------- */
+
+struct bpf_job {
+        const struct recorder_options *opt;
+        struct lookups *l;
+        uint64_t ns;
+        int r;
+};
+
+static void *open_lookups_thread(void *arg)
+{
+        struct bpf_job *j = arg;
+        uint64_t t0 = now_ns();
+
+        j->r = lookups_open(&j->l, j->opt->pid == 0);
+        if (j->r >= 0 && j->opt->pid > 0) {
+                j->r = lookups_follow(j->l, j->opt->pid);
+                if (j->r < 0)
+                        lookups_close(TAKE_PTR(j->l));
+        }
+        j->ns = now_ns() - t0;
+        return NULL;
+}
+
+static int open_tracer(struct recorder *r, const char **ret_what)
+{
+        uint64_t t0 = now_ns();
+        int e = tracer_open(&r->tracer, r->opt.buffer_kb, ret_what);
+
+        if (e >= 0) {
+                *ret_what = r->opt.pid > 0 ? "following the command's processes" : "leaving out readset's own";
+                e = r->opt.pid > 0 ? tracer_follow(r->tracer, r->opt.pid) : tracer_exclude(r->tracer, getpid());
+        }
+        r->st.tracefs_ns = now_ns() - t0;
+        return e;
+}
+
+int recorder_open(const struct recorder_options *o, struct recorder **ret, const char **ret_what)
+{
+        struct recorder *r = calloc(1, sizeof(*r));
+        struct bpf_job bpf = { o, NULL, 0, 0 };
+        pthread_t bpf_thread;
+        bool bpf_started = false;
+        const char *root;
+        uint64_t t0 = now_ns();
+        int e;
+
+        *ret_what = "the recorder";
+        if (!r)
+                return -ENOMEM;
+        r->opt = *o;
+        r->guardian = r->wake = -1;
+        *ret_what = "tracefs";
+        e = tracer_tracefs_root(&root);       /* mounts tracefs if needed, before anything looks for it */
+        if (e < 0)
+                goto fail;
+        tracer_remove_stale();
+        *ret_what = "the recorder";
+        r->builder = builder_new();
+        r->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (!r->builder || r->wake < 0) {
+                e = r->wake < 0 ? -errno : -ENOMEM;
+                goto fail;
+        }
+        *ret_what = "path resolution (fanotify)";
+        e = paths_open(&r->paths, true);
+        if (e < 0)
+                goto fail;
+        /* Loading the BPF programs and creating the tracefs instance each
+         * take milliseconds of kernel work: side by side. */
+        if (o->lookups && pthread_create(&bpf_thread, NULL, open_lookups_thread, &bpf) == 0)
+                bpf_started = true;
+        else if (o->lookups)
+                open_lookups_thread(&bpf);
+        e = open_tracer(r, ret_what);
+        if (bpf_started)
+                pthread_join(bpf_thread, NULL);
+        r->lookups = TAKE_PTR(bpf.l);
+        r->st.bpf_ns = bpf.ns;
+        /* pages are the read set; lookups a bonus, whose absence is said */
+        r->st.lookups_error = o->lookups ? bpf.r : 0;
+        if (e < 0)
+                goto fail;
+        *ret_what = "the guardian (fork)";
+        e = start_guardian(r);
+        if (e < 0)
+                goto fail;
+        r->st.open_ns = now_ns() - t0;
+        *ret_what = NULL;
+        *ret = r;
+        return 0;
+fail:
+        recorder_free(r);
+        return e;
+}
+
+/* ---- draining ------------------------------------------------------------ */
+
+static int on_event(void *userdata, const struct rs_event *ev)
+{
+        return builder_add(userdata, ev);
+}
+
+/* One pass over the buffers.  Names and lookups are helpers: losing them
+ * costs precision, never the recording. */
+static int drain(struct recorder *r)
+{
+        int e = tracer_drain(r->tracer, on_event, r->builder);
+
+        if (e < 0)
+                return e;
+        if (!r->st.paths_drain_error && (e = paths_drain(r->paths)) < 0)
+                r->st.paths_drain_error = e;
+        if (r->lookups && !r->st.lookups_drain_error && (e = lookups_drain(r->lookups)) < 0)
+                r->st.lookups_drain_error = e;
+        return 0;
+}
+
+static void *drain_thread(void *arg)
+{
+        struct recorder *r = arg;
+        sigset_t all;
+
+        /* signals are for the thread that waits for the command */
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, NULL);
+        for (;;) {
+                /* wake every RECORDER_DRAIN_MS, or when told to stop: events
+                 * queue in kernel buffers meanwhile */
+                struct pollfd pfd = { .fd = r->wake, .events = POLLIN };
+                int n = poll(&pfd, 1, RECORDER_DRAIN_MS);
+                int e;
+
+                if (n < 0 && errno != EINTR) {
+                        atomic_store(&r->drain_error, -errno);
+                        break;
+                }
+                if (n > 0)
+                        break;      /* stop: recorder_stop drains the rest */
+                e = drain(r);
+                if (e < 0) {
+                        atomic_store(&r->drain_error, e);
+                        break;
+                }
+        }
+        return NULL;
+}
+
+int recorder_start(struct recorder *r)
+{
+        int e;
+
+        r->start_ns = now_ns();
+        e = tracer_start(r->tracer, r->start_ns);
+        if (e < 0)
+                return e;
+        if (r->lookups)
+                lookups_set_start(r->lookups, r->start_ns);
+        r->started = true;
+        e = pthread_create(&r->thread, NULL, drain_thread, r);
+        if (e != 0) {
+                tracer_stop(r->tracer);
+                r->started = false;
+                return -e;
+        }
+        r->thread_running = true;
+        return 0;
+}
+
+static void stop_thread(struct recorder *r)
+{
+        uint64_t one = 1;
+
+        if (!r->thread_running)
+                return;
+        if (write(r->wake, &one, sizeof(one)) != sizeof(one)) { /* the poll still ends within RECORDER_DRAIN_MS */ }
+        pthread_join(r->thread, NULL);
+        r->thread_running = false;
+}
+
+int recorder_stop(struct recorder *r)
+{
+        int e;
+
+        if (!r->started)
+                return -EINVAL;
+        stop_thread(r);
+        r->end_ns = now_ns();
+        tracer_stop(r->tracer);
+        r->started = false;
+        e = atomic_load(&r->drain_error);
+        if (e < 0)
+                return e;
+        return drain(r);
+}
+
+/* ---- the read set --------------------------------------------------------- */
+
+int recorder_finish(struct recorder *r, struct readset **ret)
+{
+        _cleanup_readset_ struct readset *rs = readset_new();
+        uint64_t t = now_ns();
+        int e;
+
+        if (!rs)
+                return -ENOMEM;
+        if (r->started || !r->tracer)
+                return -EINVAL;     /* stop first, and once */
+        rs->lost_events = r->st.lost_events = tracer_lost(r->tracer);
+        r->st.bad_lines = tracer_bad_lines(r->tracer);
+        if (r->lookups) {
+                rs->rec_flags |= RS_REC_LOOKUPS;
+                e = lookups_finish(r->lookups, rs);
+                if (e < 0)
+                        return e;
+        }
+        /* our copies go; the guardian removes the kernel objects */
+        release_tracing(r);
+        r->st.lookups_ns = now_ns() - t;
+        t = now_ns();
+        e = paths_prepare(r->paths, r->builder, r->opt.max_walk);
+        if (e < 0)
+                return e;
+        r->st.paths_ns = now_ns() - t;
+        t = now_ns();
+        e = builder_finish(r->builder, rs, (uint32_t)sysconf(_SC_PAGESIZE), paths_resolve, r->paths);
+        if (e < 0)
+                return e;
+        r->st.build_ns = now_ns() - t;
+        paths_get_stats(r->paths, &r->st.paths);
+        rs->created_unix = (uint64_t)time(NULL);
+        rs->duration_us = (r->end_ns - r->start_ns) / 1000;
+        *ret = TAKE_PTR(rs);
+        return 0;
+}
+
+void recorder_get_status(const struct recorder *r, struct recorder_status *ret)
+{
+        *ret = r->st;
+}
+
+void recorder_free(struct recorder *r)
+{
+        if (!r)
+                return;
+        stop_thread(r);
+        if (r->started && r->tracer)
+                tracer_stop(r->tracer);
+        release_tracing(r);
+        paths_close(r->paths);
+        builder_free(r->builder);
+        if (r->wake >= 0)
+                close(r->wake);
+        free(r);
+}
+
+/* ---- set up beside the caller ------------------------------------------- */
+
+struct recorder_setup {
+        struct recorder_options opt;
+        void (*ready)(void *userdata);
+        void *userdata;
+        struct recorder *rec;
+        const char *what;
+        int err;
+        pthread_t thread;
+};
+
+static void *setup_thread(void *arg)
+{
+        struct recorder_setup *s = arg;
+        sigset_t all;
+
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, NULL);
+        s->err = recorder_open(&s->opt, &s->rec, &s->what);
+        if (s->err >= 0 && (s->err = recorder_start(s->rec)) < 0) {
+                s->what = "tracing";
+                recorder_free(TAKE_PTR(s->rec));
+        }
+        s->ready(s->userdata);
+        return NULL;
+}
+
+int recorder_open_async(const struct recorder_options *o, void (*ready)(void *userdata), void *userdata,
+                        struct recorder_setup **ret)
+{
+        struct recorder_setup *s = calloc(1, sizeof(*s));
+        int e;
+
+        if (!s)
+                return -ENOMEM;
+        *s = (struct recorder_setup){ .opt = *o, .ready = ready, .userdata = userdata };
+        e = pthread_create(&s->thread, NULL, setup_thread, s);
+        if (e != 0) {
+                free(s);
+                return -e;
+        }
+        *ret = s;
+        return 0;
+}
+
+struct recorder *recorder_setup_wait(struct recorder_setup *s, int *ret_err, const char **ret_what)
+{
+        struct recorder *r;
+
+        pthread_join(s->thread, NULL);
+        r = s->rec;
+        *ret_err = s->err;
+        *ret_what = s->what;
+        free(s);
+        return r;
+}

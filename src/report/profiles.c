@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+#include "report/profiles.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sys/stat.h>
+
+#include "device/device.h"
+#include "device/probe.h"
+#include "util/util.h"
+#include "util/banned.h"
+
+#ifndef READSET_PROFILEDIR
+#define READSET_PROFILEDIR "/usr/local/share/readset/profiles"
+#endif
+
+static const struct { const char *alias, *file; } aliases[] = {
+        { "hdd", "hdd-7200" }, { "usb", "usb2-bridge" }, { "sd", "sd-card" },
+        { "nvme", "nvme" }, { "share", "share-2ms" },
+};
+
+int report_profile_path(const char *name, char *buf, size_t size)
+{
+        const char *stem = name;
+        char exe[PATH_MAX], *slash;
+        const char *dirs[3] = { getenv("READSET_PROFILE_DIR"), READSET_PROFILEDIR, NULL };
+        ssize_t k;
+        int n;
+
+        if (strchr(name, '/') || strstr(name, ".json")) {
+                n = snprintf(buf, size, "%s", name);
+                return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+        }
+        for (size_t i = 0; i < ARRAY_SIZE(aliases); i++)
+                if (strcmp(name, aliases[i].alias) == 0)
+                        stem = aliases[i].file;
+        k = readlink("/proc/self/exe", exe, sizeof(exe) - 16);
+        if (k > 0) {
+                exe[k] = 0;
+                slash = strrchr(exe, '/');
+                if (slash) {
+                        snprintf(slash, sizeof(exe) - (size_t)(slash - exe), "/../profiles");
+                        dirs[2] = exe;
+                }
+        }
+        for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+                if (!dirs[i])
+                        continue;
+                n = snprintf(buf, size, "%s/%s.json", dirs[i], stem);
+                if (n > 0 && (size_t)n < size && access(buf, R_OK) == 0)
+                        return 0;
+        }
+        return -ENOENT;
+}
+
+int report_profile_load(const char *path, const char *name, struct cost_profile *ret)
+{
+        _cleanup_free_ char *text = NULL;
+        int r = read_small_file(path, &text, 1 << 20);
+
+        if (r < 0)
+                return r;
+        return cost_profile_parse(text, name, ret);
+}
+
+int report_cached_profile(const char *dir, char *path, size_t size, struct cost_profile *ret)
+{
+        struct stat st;
+        int r;
+
+        if (stat(dir, &st) < 0)
+                return -errno;
+        r = device_saved_profile(st.st_dev, path, size, NULL);
+        if (r >= 0) {
+                r = report_profile_load(path, "this machine", ret);
+                return r == -EINVAL ? -EBADMSG : r;
+        }
+        if (r != -ENODEV) {
+                /* a probe now is kept as this device's own */
+                int e = device_probe_cache_prepare(st.st_dev, path, size);
+                if (e < 0) {
+                        path[0] = 0;    /* nowhere to keep a probe */
+                        return e;
+                }
+        }
+        return r;
+}
+
+#define QUICK_SECONDS 2.0
+#define QUICK_SCRATCH (128ULL << 20)
+
+int report_probe_profile(const char *dir, const char *save_path, struct cost_profile *ret, const char **ret_what)
+{
+        const struct probe_options o = { .seconds = QUICK_SECONDS, .scratch_bytes = QUICK_SCRATCH, .meta_files = 500 };
+        struct probe_report pr;
+        struct probe_failure f;
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0;
+        FILE *mem;
+        int r;
+
+        *ret_what = "probe";
+        r = probe_target(dir, &o, &pr, &f);
+        if (r < 0) {
+                *ret_what = f.what;
+                return r;
+        }
+        if (save_path) {
+                *ret_what = "save the profile to";
+                r = probe_report_save(save_path, &pr);
+                if (r < 0)
+                        return r;
+        }
+        /* the cost model reads the profile as probe writes it */
+        mem = open_memstream(&text, &len);
+        if (!mem)
+                return -errno;
+        probe_report_write(mem, &pr);
+        if (fclose(mem) != 0)
+                return -ENOMEM;
+        *ret_what = "cost reads with the probe of";
+        return cost_profile_parse(text, "this machine", ret);
+}

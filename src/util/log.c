@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+#include "util/log.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "util/banned.h"
+
+static const char *program = "readset";
+
+void log_set_program(const char *name) { program = name; }
+
+static void vlog(const char *prefix, const char *fmt, va_list ap, int err)
+{
+        fprintf(stderr, "%s: %s", program, prefix);
+        vfprintf(stderr, fmt, ap);
+        if (err)
+                fprintf(stderr, ": %s", strerror(-err));
+        fputc('\n', stderr);
+}
+
+void log_info(const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        vlog("", fmt, ap, 0);
+        va_end(ap);
+}
+
+void log_warning(const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        vlog("warning: ", fmt, ap, 0);
+        va_end(ap);
+}
+
+void log_warning_errno(int err, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        vlog("warning: ", fmt, ap, err < 0 ? err : -err);
+        va_end(ap);
+}
+
+int log_error(const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        vlog("error: ", fmt, ap, 0);
+        va_end(ap);
+        return CMD_FAILED;
+}
+
+int log_errno(int err, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        vlog("error: ", fmt, ap, err < 0 ? err : -err);
+        va_end(ap);
+        return CMD_FAILED;
+}
+
+int log_usage(const char *verb, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        vlog("", fmt, ap, 0);
+        va_end(ap);
+        fprintf(stderr, "see '%s%s%s --help'\n", program, verb ? " " : "", verb ? verb : "");
+        return CMD_USAGE;
+}
