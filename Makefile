@@ -3,7 +3,7 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 BUILD ?= build
 
-.PHONY: all deps build check demo bench install clean
+.PHONY: all deps build check demo bench fuzz install clean
 
 all: build
 
@@ -23,6 +23,11 @@ check:
 demo: deps build
 	@sh scripts/demo.sh
 
+# make fuzz SECONDS=N: every fuzz target N seconds (default 60)
+SECONDS ?= 60
+fuzz:
+	@SECONDS=$(SECONDS) sh scripts/fuzz.sh
+
 bench: build
 	bench/record-overhead
 	bench/coldstart
@@ -33,4 +38,4 @@ install: $(BUILD)/build.ninja
 	DESTDIR=$(DESTDIR) meson install -C $(BUILD) --no-rebuild
 
 clean:
-	rm -rf $(BUILD) build-asan
+	rm -rf $(BUILD) build-asan build-fuzz

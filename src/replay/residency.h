@@ -3,7 +3,9 @@
  * true for every caller.  cachestat(2) answers only callers who may write
  * the file (or own it); mincore(2) answers the others as if every page were
  * cached.  So for a file this caller may only read, the pages are read with
- * RWF_NOWAIT, which succeeds only where they are cached. */
+ * RWF_NOWAIT, which succeeds only where they are cached -- and where one is
+ * not, starts reading it in (the kernel's readahead), as the replay asking
+ * would do next anyway. */
 #pragma once
 
 #include <stdint.h>
@@ -15,7 +17,9 @@ enum residency_kind {
 
 /* Bytes of [off, off + len) of fd in the page cache, all counted.  -errno
  * when none of the ways can tell (a file system without RWF_NOWAIT, for a
- * caller who may not write the file). */
+ * caller who may not write the file).  Asked by reading, a range partly
+ * missing may count pages the asking brought in: exact when all of it or
+ * none of it is there. */
 int64_t residency_count(int fd, uint64_t off, uint64_t len, enum residency_kind kind);
 
 /* The same where only "is all of it there?" matters: len when it is, less

@@ -9,8 +9,7 @@
 #include "util/util.h"
 #include "util/banned.h"
 
-/* Unescape the octal escapes of /proc/self/mountinfo in place. */
-static void unescape(char *s)
+void mounts_unescape(char *s)
 {
         char *d = s;
         while (*s) {
@@ -36,6 +35,39 @@ void mounts_free(struct mounts *mt)
         mt->n = 0;
 }
 
+int mounts_parse_line(char *line, struct mount_ent *ret)
+{
+        /* ID PARENT MAJ:MIN ROOT POINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPER */
+        char *fields[10] = { 0 }, *sep, *save = NULL, *tok;
+        unsigned maj, min;
+        int n = 0;
+
+        sep = strstr(line, " - ");
+        if (!sep)
+                return 0;
+        *sep = 0;
+        for (tok = strtok_r(line, " ", &save); tok && n < 10; tok = strtok_r(NULL, " ", &save))
+                fields[n++] = tok;
+        if (n < 5 || sscanf(fields[2], "%u:%u", &maj, &min) != 2)
+                return 0;
+        tok = strtok_r(sep + 3, " \n", &save);
+        if (!tok)
+                return 0;
+        mounts_unescape(fields[3]);
+        mounts_unescape(fields[4]);
+        ret->dev = makedev(maj, min);
+        ret->root = strdup(fields[3]);
+        ret->mnt = strdup(fields[4]);
+        ret->fstype = strdup(tok);
+        if (!ret->root || !ret->mnt || !ret->fstype) {
+                free(ret->root);
+                free(ret->mnt);
+                free(ret->fstype);
+                return -ENOMEM;
+        }
+        return 1;
+}
+
 int mounts_read(struct mounts *mt)
 {
         _cleanup_fclose_ FILE *f = NULL;
@@ -47,31 +79,13 @@ int mounts_read(struct mounts *mt)
         if (!f)
                 return -errno;
         while (getline(&line, &cap, f) > 0) {
-                /* ID PARENT MAJ:MIN ROOT POINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPER */
                 struct mount_ent m;
-                unsigned maj, min;
-                char *fields[10] = { 0 }, *sep, *save = NULL, *tok;
-                int n = 0;
-
-                sep = strstr(line, " - ");
-                if (!sep)
+                int r = mounts_parse_line(line, &m);
+                if (r < 0)
+                        return r;
+                if (r == 0)
                         continue;
-                *sep = 0;
-                for (tok = strtok_r(line, " ", &save); tok && n < 10; tok = strtok_r(NULL, " ", &save))
-                        fields[n++] = tok;
-                if (n < 5 || sscanf(fields[2], "%u:%u", &maj, &min) != 2)
-                        continue;
-                tok = strtok_r(sep + 3, " ", &save);
-                if (!tok)
-                        continue;
-                unescape(fields[3]);
-                unescape(fields[4]);
-                m.dev = makedev(maj, min);
-                m.root = strdup(fields[3]);
-                m.mnt = strdup(fields[4]);
-                m.fstype = strdup(tok);
-                if (!m.root || !m.mnt || !m.fstype ||
-                    grow_array(&mt->m, &cap_m, mt->n + 1, sizeof(*mt->m)) < 0) {
+                if (grow_array(&mt->m, &cap_m, mt->n + 1, sizeof(*mt->m)) < 0) {
                         free(m.root);
                         free(m.mnt);
                         free(m.fstype);

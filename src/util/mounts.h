@@ -17,6 +17,12 @@ struct mounts {
         size_t n;
 };
 
+/* One line of mountinfo (changed in place): 1 and *ret filled, 0 for a
+ * line that is not one, -ENOMEM. */
+int mounts_parse_line(char *line, struct mount_ent *ret);
+/* mountinfo's octal escapes (\040 for a space...) undone, in place. */
+void mounts_unescape(char *s);
+
 /* Read the table (in mount order); mounts_free() in any case. */
 int mounts_read(struct mounts *ret);
 void mounts_free(struct mounts *mt);

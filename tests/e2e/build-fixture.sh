@@ -25,6 +25,34 @@ json_check "$TMP/s.readset" \
 grep -q "files:     5 (2 unresolved" "$TMP/table" || { cat "$TMP/table"; fail "show table header"; }
 grep -q "/usr/lib/libfirst.so" "$TMP/table" || fail "show table rows"
 awk 'length > 80 && !/^command:/ {exit 1}' "$TMP/table" || fail "table wider than 80 columns"
+# The verbs below the replay, as an unprivileged user would run them on the
+# fixture (nobody, when this is root): the dry run and the report, both as
+# JSON that parses and says what it should.
+chmod 755 "$TMP"; chmod 644 "$TMP/s.readset"
+user_readset replay --dry-run --json "$TMP/s.readset" > "$TMP/plan.json" 2>"$TMP/err" ||
+        { cat "$TMP/err"; fail "replay -n --json as $(user_name)"; }
+"$PY" - "$TMP/plan.json" <<'PYEOF' || fail "replay -n --json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+# the fixture's files do not exist here: nothing to read, but a plan
+assert set(d) >= {"device", "rotational", "measured", "reads", "metadata_reads", "bytes", "lookups"}, d
+assert d["bytes"] >= 0 and d["reads"] >= d["metadata_reads"], d
+print("  replay -n --json: ok", d["reads"], "reads,", d["bytes"], "bytes")
+PYEOF
+user_readset report --no-probe --json "$TMP/s.readset" > "$TMP/report.json" 2>"$TMP/err" ||
+        { cat "$TMP/err"; fail "report --no-probe --json as $(user_name)"; }
+"$PY" - "$TMP/report.json" "$TMP/s.readset" <<'PYEOF' || fail "report --no-probe --json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["readset"] == sys.argv[2], d["readset"]
+assert d["totals"]["files"] == 5 and d["totals"]["unresolved_files"] == 2, d["totals"]
+assert d["totals"]["metadata_bytes"] + d["totals"]["data_bytes"] == d["totals"]["bytes"], d["totals"]
+# no probe: the reference device only, costed, with its findings
+assert [p["device"] for p in d["predictions"]] == ["hdd"], d["predictions"]
+assert d["predictions"][0]["reference"] and d["predictions"][0]["plain"]["seconds"] > 0, d["predictions"]
+assert any("could not be named" in f for f in d["findings"]), d["findings"]
+print("  report --no-probe --json: ok")
+PYEOF
 # stdin works too
 "$READSET" build --no-walk -o "$TMP/s2.readset" - < "$FIX/small.trace" 2>/dev/null || fail "build from stdin"
 echo "build-fixture: ok"

@@ -41,6 +41,27 @@ need_bpftool() {
         command -v bpftool >/dev/null || [ -x /usr/sbin/bpftool ] || skip "needs bpftool (to see BPF programs by id)"
         command -v bpftool >/dev/null || PATH=$PATH:/usr/sbin
 }
+# readset run as an unprivileged user (nobody), when this is root; as this
+# user otherwise (it is unprivileged then).  The files it reads must be
+# readable by all, and the directories on their way searchable; the binary
+# (and the profiles beside it) are copied into $TMP, made so, for a build
+# tree nobody may not enter.
+user_readset() {
+        if [ "$(id -u)" != 0 ]; then
+                "$READSET" "$@"
+                return
+        fi
+        command -v setpriv >/dev/null || fail "user_readset: needs setpriv (util-linux)"
+        if [ ! -x "$TMP/user/bin/readset" ]; then
+                mkdir -p "$TMP/user/bin"
+                cp "$READSET" "$TMP/user/bin/readset"
+                cp -r "${SRCDIR:?}/profiles" "$TMP/user/profiles"
+                chmod -R a+rX "$TMP/user"
+                chmod 755 "$TMP"
+        fi
+        setpriv --reuid=65534 --regid=65534 --clear-groups -- "$TMP/user/bin/readset" "$@"
+}
+user_name() { if [ "$(id -u)" = 0 ]; then echo nobody; else id -un; fi; }
 need_python() { [ -x "$PY" ] || skip "needs $PY"; }
 need_loop() {
         command -v losetup >/dev/null && command -v mkfs.ext4 >/dev/null || skip "needs losetup and mkfs.ext4"

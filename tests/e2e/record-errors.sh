@@ -18,9 +18,19 @@ expect 3 "wrote" "$READSET" record -o x.readset -- sh -c 'exit 3'
 expect 2 "missing command" "$READSET" record -o x.readset
 expect 2 "invalid --buffer-size" "$READSET" record --buffer-size 12abc -- true
 expect 1 "cannot write '/nonexistent/dir/x.readset'" "$READSET" record -o /nonexistent/dir/x.readset -- true
+# --json: the summary as one JSON object, the last line of stderr
+"$READSET" record -j -o x.readset -- sh -c 'echo out; echo err >&2' > "$TMP/out" 2>"$TMP/err" || fail "record --json"
+[ "$(cat "$TMP/out")" = out ] || fail "record --json: stdout changed"
+tail -n 1 "$TMP/err" | /usr/bin/python3 -c "
+import json, sys
+d = json.loads(sys.stdin.read())
+assert d['output'] == 'x.readset' and d['files'] > 0 and d['bytes'] > 0, d
+" || { cat "$TMP/err"; fail "record --json: the last line of stderr"; }
 # a full disk: one clear error, no half-written file left behind
 mkdir -p "$TMP/full"
-if mount -t tmpfs -o size=8k tmpfs "$TMP/full" 2>/dev/null; then
+if ! mount -t tmpfs -o size=8k tmpfs "$TMP/full" 2>"$TMP/err"; then
+        echo "  full disk: not checked, no tmpfs to fill here ($(cat "$TMP/err"))"
+else
         dd if=/dev/zero of="$TMP/full/fill" bs=4k count=2 status=none 2>/dev/null || true
         expect 1 "cannot write '$TMP/full/x.readset': No space left on device" \
                 "$READSET" record -o "$TMP/full/x.readset" -- true

@@ -46,6 +46,21 @@ grep -q "hit ratio" "$TMP/err2" || fail "auto 2: no hit ratio"
 ! grep -q "stale" "$TMP/err2" || fail "auto 2 thought the read set stale"
 cmp -s "$RS" "$(ls "$AUTO"/*.readset)" || fail "auto 2 replaced a good read set"
 
+# --stats --json: one JSON object, the last line of stderr; the command's
+# own output untouched on stdout.
+umount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
+"$READSET" run --stats --json "$RS" -- sh -c "$PROG; echo out; echo err >&2" > "$TMP/out" 2>"$TMP/err" || fail "run --stats --json"
+[ "$(cat "$TMP/out")" = out ] || fail "run --stats --json: stdout '$(cat "$TMP/out")'"
+tail -n 1 "$TMP/err" | "$PY" -c "
+import json, sys
+d = json.loads(sys.stdin.read())
+assert d['replayed'] and d['bytes_read'] > 0, d
+assert 0 <= d['hit_ratio'] <= 1 and 0 <= d['read_set_used'] <= 1, d
+assert d['bytes_accessed_by_command'] > 0, d
+print('  run --stats --json:', d)
+" || { cat "$TMP/err"; fail "run --stats --json: the last line of stderr"; }
+grep -q "^err$" "$TMP/err" || fail "run --stats --json: the command's stderr"
+
 # The program changes what it reads: the read set is stale, recorded anew.
 cp "$RS" "$TMP/old.readset"
 "$READSET" run --auto "$AUTO" -- $PROG >/dev/null 2>&1 || true   # same args, same name...

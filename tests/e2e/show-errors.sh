@@ -2,7 +2,7 @@
 # show refuses damaged, foreign, future and odd files with one clear line
 # and exit 1, never a crash or a hang.
 . "$(dirname "$0")/lib.sh"
-CORPUS=${SRCDIR:?}/tests/fuzz/corpus
+CORPUS=${SRCDIR:?}/tests/fuzz/corpus/format
 GOOD=$CORPUS/fixture.readset
 
 expect_error() {   # pattern file

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/* util/mounts.c: mountinfo lines, their octal escapes. */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+
+#include "util/mounts.h"
+#include "tests.h"
+
+static void test_unescape(void)
+{
+        char a[] = "/mnt/with\\040space\\011tab", b[] = "/a\\134b", c[] = "/not\\08x/\\4000/\\";
+
+        mounts_unescape(a);
+        CHECK(strcmp(a, "/mnt/with space\ttab") == 0);
+        mounts_unescape(b);
+        CHECK(strcmp(b, "/a\\b") == 0);
+        /* not escapes: a digit out of range, a first digit above 3, a lone backslash at the end */
+        mounts_unescape(c);
+        CHECK(strcmp(c, "/not\\08x/\\4000/\\") == 0);
+}
+
+static void test_parse_line(void)
+{
+        char line[] = "36 35 98:0 /sub\\040dir /mnt/my\\040disk rw,noatime master:1 - ext4 /dev/sda1 rw,errors=continue\n";
+        char optional[] = "29 1 0:26 / /run/user/1000 rw,nosuid shared:9 master:3 - tmpfs tmpfs rw\n";
+        char junk[] = "not a mountinfo line\n", short_[] = "1 2 8:1 / - ext4 x y\n";
+        struct mount_ent m;
+
+        CHECK_EQ(mounts_parse_line(line, &m), 1);
+        CHECK_EQ(major(m.dev), 98);
+        CHECK_EQ(minor(m.dev), 0);
+        CHECK(strcmp(m.root, "/sub dir") == 0);
+        CHECK(strcmp(m.mnt, "/mnt/my disk") == 0);
+        CHECK(strcmp(m.fstype, "ext4") == 0);
+        free(m.root);
+        free(m.mnt);
+        free(m.fstype);
+        /* optional fields before the separator */
+        CHECK_EQ(mounts_parse_line(optional, &m), 1);
+        CHECK(strcmp(m.mnt, "/run/user/1000") == 0);
+        CHECK(strcmp(m.fstype, "tmpfs") == 0);
+        free(m.root);
+        free(m.mnt);
+        free(m.fstype);
+        CHECK_EQ(mounts_parse_line(junk, &m), 0);
+        CHECK_EQ(mounts_parse_line(short_, &m), 0);
+}
+
+static void test_read(void)
+{
+        struct mounts mt = { 0 };
+        bool root = false;
+
+        CHECK_EQ(mounts_read(&mt), 0);
+        for (size_t i = 0; i < mt.n; i++)
+                root |= strcmp(mt.m[i].mnt, "/") == 0;
+        CHECK(root);
+        mounts_free(&mt);
+        CHECK_EQ(mt.n, 0);
+}
+
+int main(void)
+{
+        test_unescape();
+        test_parse_line();
+        test_read();
+        TESTS_DONE();
+}

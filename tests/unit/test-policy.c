@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/* replay/policy.c: which lookups a file system needs, --device, the plan. */
+#include <string.h>
+
+#include "replay/policy.h"
+#include "tests.h"
+
+static void test_lookup_stride(void)
+{
+        struct mount_ent m[] = {
+                { 1, (char *)"/", (char *)"ext4", (char *)"/" },
+                { 2, (char *)"/net", (char *)"nfs4", (char *)"/" },
+                { 3, (char *)"/net/local", (char *)"ext4", (char *)"/" },
+                { 4, (char *)"/fuse", (char *)"fuse.sshfs", (char *)"/" },
+                { 5, (char *)"/net", (char *)"cifs", (char *)"/" },    /* mounted over /net later */
+        };
+        struct mounts mt = { m, 4 };
+
+        CHECK_EQ(replay_lookup_stride(&mt, "/usr/lib", 8), 64);
+        CHECK_EQ(replay_lookup_stride(&mt, "", 0), 64);                /* "/" itself */
+        CHECK_EQ(replay_lookup_stride(&mt, "/net", 4), 1);
+        CHECK_EQ(replay_lookup_stride(&mt, "/net/x/y", 8), 1);
+        CHECK_EQ(replay_lookup_stride(&mt, "/network", 8), 64);        /* not under /net */
+        CHECK_EQ(replay_lookup_stride(&mt, "/net/local/a", 12), 64);   /* the longest prefix wins */
+        CHECK_EQ(replay_lookup_stride(&mt, "/fuse/a", 7), 1);
+        /* the directory's length counts, not its NUL: "/net" inside "/netx" */
+        CHECK_EQ(replay_lookup_stride(&mt, "/netx", 4), 1);
+        /* the last-mounted one of two at the same point */
+        mt.n = 5;
+        m[4].fstype = (char *)"ext4";
+        CHECK_EQ(replay_lookup_stride(&mt, "/net/x", 6), 64);
+        mt.n = 0;
+        CHECK_EQ(replay_lookup_stride(&mt, "/x", 2), 64);
+}
+
+static void test_device_option(void)
+{
+        struct replay_options o;
+        struct device_profile d;
+
+        replay_options_init(&o);
+        CHECK(!o.have_device);
+        CHECK_EQ(replay_options_set_device(&o, "rotational"), 0);
+        CHECK(o.have_device && o.device.rotational);
+        replay_device_for_path(&o, "/", &d, NULL);
+        CHECK(d.rotational);    /* the option wins over the device */
+        CHECK_EQ(replay_options_set_device(&o, "solid"), 0);
+        CHECK(!o.device.rotational);
+        CHECK(replay_options_set_device(&o, "/nonexistent/profile.json") < 0);
+        CHECK(!o.device.rotational);    /* left as it was */
+}
+
+/* The plan follows the options: used ranges only unless all_ranges, the
+ * byte limit. */
+static void test_plan(void)
+{
+        struct readset *rs = readset_new();
+        struct rs_file *f = readset_add_file(rs, "/nonexistent/a", 1, 1);
+        struct replay_options o;
+        struct device_profile d;
+        struct plan *p = NULL;
+
+        f->kind = RS_FILE_REGULAR;
+        f->size = 1 << 20;
+        CHECK_EQ(readset_file_add_range(f, 0, 4096, 0, RS_RANGE_ACCESSED), 0);
+        CHECK_EQ(readset_file_add_range(f, 512 << 10, 8192, 5, RS_RANGE_FILLED), 0);
+        replay_options_init(&o);
+        device_profile_solid(&d);
+        CHECK_EQ(replay_plan(rs, &d, &o, NULL, &p), 0);
+        CHECK_EQ(p->bytes, 4096);
+        plan_free(p);
+        o.all_ranges = true;
+        CHECK_EQ(replay_plan(rs, &d, &o, NULL, &p), 0);
+        CHECK_EQ(p->bytes, 4096 + 8192);
+        plan_free(p);
+        o.max_bytes = 4096;
+        CHECK_EQ(replay_plan(rs, &d, &o, NULL, &p), 0);
+        CHECK_EQ(p->bytes, 4096);
+        CHECK_EQ(p->bytes_cut, 8192);
+        plan_free(p);
+        /* rotational: positions asked of a file that is not there: unknown, no failure */
+        device_profile_rotational(&d);
+        CHECK_EQ(replay_plan(rs, &d, &o, NULL, &p), 0);
+        CHECK(p->by_position);
+        plan_free(p);
+        readset_free(rs);
+}
+
+int main(void)
+{
+        test_lookup_stride();
+        test_device_option();
+        test_plan();
+        TESTS_DONE();
+}

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+/* replay/residency.c: the page cache's answer, true for the file's owner
+ * (cachestat) and for a user who may only read it (RWF_NOWAIT reads),
+ * where mincore would say "all cached". */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "replay/residency.h"
+#include "tests.h"
+
+#define SIZE (1u << 20)
+#define PAGE 4096u
+
+static void evict(int fd)
+{
+        CHECK_EQ(fdatasync(fd), 0);
+        CHECK_EQ(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+}
+
+static void read_range(int fd, off_t off, size_t len)
+{
+        static char buf[SIZE];
+        CHECK_EQ(pread(fd, buf, len, off), (ssize_t)len);
+}
+
+/* The checks on a descriptor, whoever holds it; returns the failures.
+ * exact: asked without reading (cachestat, mincore), a count of a range
+ * partly cached is exact; asked by reading, it is at least what was there
+ * (the asking may bring in what it found missing). */
+static int check_fd(int fd, bool exact)
+{
+        int before = tests_failed;
+        int64_t n;
+
+        /* (each after evicting: asked by reading, a question starts reading
+         * what it found missing) */
+        evict(fd);
+        CHECK(residency_check(fd, 0, SIZE, RESIDENCY_PRESENT) < SIZE);
+        evict(fd);
+        CHECK(residency_check(fd, 0, SIZE, RESIDENCY_UPTODATE) < SIZE);
+        evict(fd);
+        if (exact) {
+                CHECK_EQ(residency_count(fd, 0, SIZE, RESIDENCY_PRESENT), 0);
+                CHECK_EQ(residency_count(fd, 0, SIZE, RESIDENCY_UPTODATE), 0);
+        }
+        /* the first 64 KiB and 8 KiB at 512 KiB (fadvise RANDOM: no readahead around them) */
+        evict(fd);
+        CHECK_EQ(posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM), 0);
+        read_range(fd, 0, 64 << 10);
+        read_range(fd, 512 << 10, 8192);
+        CHECK_EQ(residency_count(fd, 0, 64 << 10, RESIDENCY_PRESENT), 64 << 10);
+        CHECK_EQ(residency_check(fd, 0, 64 << 10, RESIDENCY_UPTODATE), 64 << 10);
+        CHECK_EQ(residency_count(fd, 512 << 10, 8192, RESIDENCY_PRESENT), 8192);
+        CHECK(residency_check(fd, 0, (64 << 10) + 4096, RESIDENCY_PRESENT) == 64 << 10);   /* stops at the first missing page */
+        n = residency_count(fd, 0, SIZE, RESIDENCY_PRESENT);
+        if (exact)
+                CHECK_EQ(n, (64 << 10) + 8192);
+        else
+                CHECK(n >= (64 << 10) + 8192 && n <= SIZE);
+        /* not page aligned: counted in the range's bytes */
+        CHECK_EQ(residency_count(fd, 100, 1000, RESIDENCY_PRESENT), 1000);
+        read_range(fd, 0, SIZE);
+        CHECK_EQ(residency_check(fd, 0, SIZE, RESIDENCY_PRESENT), SIZE);
+        CHECK_EQ(residency_count(fd, 0, SIZE, RESIDENCY_UPTODATE), SIZE);
+        /* past the end of the file nothing is cached */
+        CHECK_EQ(residency_count(fd, SIZE, 8192, RESIDENCY_PRESENT), 0);
+        evict(fd);
+        return tests_failed - before;
+}
+
+/* What mincore says to a user who may not write the file: everything is
+ * cached (so that a test of the other path proves something). */
+static bool mincore_lies(int fd)
+{
+        unsigned char vec[SIZE / PAGE];
+        void *m = mmap(NULL, SIZE, PROT_READ, MAP_SHARED, fd, 0);
+        size_t n = 0;
+
+        if (m == MAP_FAILED)
+                return false;
+        evict(fd);
+        if (mincore(m, SIZE, vec) == 0)
+                for (size_t i = 0; i < SIZE / PAGE; i++)
+                        n += vec[i] & 1;
+        munmap(m, SIZE);
+        return n == SIZE / PAGE;
+}
+
+/* valgrind reads the start of every file mapped (mincore's mapping) and
+ * has no cachestat: exact counts of partly cached ranges are not for it. */
+static bool under_valgrind(void)
+{
+        const char *p = getenv("LD_PRELOAD");
+        return p && strstr(p, "vgpreload");
+}
+
+int main(void)
+{
+        char dir[] = "/var/tmp/readset-test.XXXXXX", path[64];
+        char *data = malloc(SIZE);
+        bool exact = !under_valgrind();
+        int fd;
+
+        if (!mkdtemp(dir))
+                TEST_SKIP("cannot create a directory in /var/tmp");
+        snprintf(path, sizeof(path), "%s/f", dir);
+        fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        CHECK(fd >= 0 && data);
+        memset(data, 'r', SIZE);
+        CHECK_EQ(write(fd, data, SIZE), SIZE);
+        free(data);
+        close(fd);
+
+        /* the owner */
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        CHECK(fd >= 0);
+        if (!exact)
+                printf("under valgrind: counts of partly cached ranges not checked\n");
+        check_fd(fd, exact);
+        close(fd);
+
+        /* another user, who may read the file but not write it */
+        if (geteuid() == 0) {
+                pid_t pid;
+                int status = 0;
+
+                CHECK_EQ(chmod(dir, 0755), 0);
+                pid = fork();
+                if (pid == 0) {
+                        int bad;
+                        if (setgid(65534) < 0 || setuid(65534) < 0)
+                                _exit(100);
+                        fd = open(path, O_RDONLY | O_CLOEXEC);
+                        if (fd < 0)
+                                _exit(101);
+                        if (!mincore_lies(fd))
+                                fprintf(stderr, "note: mincore told this user the truth\n");
+                        bad = check_fd(fd, false);
+                        _exit(bad ? 1 : 0);
+                }
+                CHECK(pid > 0);
+                CHECK_EQ(waitpid(pid, &status, 0), pid);
+                CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        } else
+                printf("another user: not checked, it takes root to become one\n");
+        unlink(path);
+        rmdir(dir);
+        TESTS_DONE();
+}
