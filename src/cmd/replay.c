@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* readset replay: warm the page cache with a read set. */
-#include <fcntl.h>
 #include <getopt.h>
-#include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "util/child.h"
 #include "model/readset.h"
 #include "util/util.h"
 #include "util/banned.h"
@@ -42,29 +41,6 @@ static void replay_help(void)
                "  -j, --json            the plan (--dry-run) or the statistics as JSON on stdout\n"
                "  -q, --quiet           no summary\n"
                "  -h, --help            show this help\n");
-}
-
-/* Detached: no terminal, no caller's pipes held open.  The parent returns
- * 0 (ret_parent true), the child goes on. */
-static int detach(bool *ret_parent)
-{
-        pid_t pid = fork();
-        int null;
-
-        if (pid < 0)
-                return -errno;
-        *ret_parent = pid > 0;
-        if (pid > 0)
-                return 0;
-        setsid();
-        null = open("/dev/null", O_RDWR | O_CLOEXEC);
-        if (null >= 0) {
-                dup2(null, 0);
-                dup2(null, 1);
-                dup2(null, 2);
-        }
-        if (chdir("/") < 0) { /* nothing depends on the directory */ }
-        return 0;
 }
 
 int cmd_replay(int argc, char **argv)
@@ -122,7 +98,7 @@ int cmd_replay(int argc, char **argv)
                 return 0;
         }
         if (arg_background) {
-                r = detach(&parent);
+                r = child_detach(&parent);
                 if (r < 0)
                         return log_errno(r, "cannot fork");
                 if (parent)

@@ -19,6 +19,7 @@
 
 #include "record/lookups-bpf.h"
 #include "lookups.skel.h"
+#include "util/log.h"
 #include "util/banned.h"
 
 /* What one process knows: its cwd and the paths behind its fds. */
@@ -47,11 +48,7 @@ struct lookups {
 /* libbpf's messages (the verifier's log among them) only with READSET_DEBUG=1. */
 static int bpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-        const char *e = getenv("READSET_DEBUG");
-
-        if (!e || strcmp(e, "1") != 0 || level == LIBBPF_DEBUG)
-                return 0;
-        return vfprintf(stderr, fmt, ap);
+        return level == LIBBPF_DEBUG ? 0 : log_debugv(fmt, ap);
 }
 
 static struct proc *proc_get(struct lookups *l, uint32_t tgid, bool create)

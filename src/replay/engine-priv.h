@@ -32,6 +32,7 @@ struct eng {
         atomic_uchar *issued;     /* per read: READ_*; submitted ones' pages may be in flight */
         atomic_uchar *file_cached; /* per file: FILE_* */
         uint64_t *span_lo, *span_hi; /* per file: the bytes its planned data reads cover */
+        uint8_t *by_reading;      /* per file, set by its opener: residency_by_reading() */
         atomic_bool stop;
         atomic_bool cold_seen;     /* a thread found data not cached */
         atomic_bool workers_done;

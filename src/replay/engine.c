@@ -112,6 +112,8 @@ int engine_get_fd(struct eng *e, uint32_t file, struct engine_stats *st)
 
         if (fd == FD_UNTRIED && atomic_compare_exchange_strong(&e->fds[file], &untried, FD_OPENING)) {
                 fd = open_file(e, file, st);
+                if (fd >= 0 && e->opt->skip_cached)
+                        e->by_reading[file] = residency_by_reading(fd);
                 atomic_store(&e->fds[file], fd);
                 return fd;
         }
@@ -215,7 +217,9 @@ int engine_prepare_read(struct eng *e, size_t i, struct engine_stats *st, struct
                 if (probe && file_all_cached(e, pr->file, fd, probe)) {
                         probe->cold_run = 0;
                         cached = true;
-                } else if (probe)
+                } else if (e->by_reading[pr->file] && atomic_load(&e->file_cached[pr->file]) == FILE_NOT_ALL)
+                        cached = false;  /* asking again would find what the first question fetched */
+                else if (probe)
                         cached = probe_says_cached(e, probe, fd, pr->offset, pr->length);
                 else
                         cached = all_there(fd, pr->offset, pr->length, RESIDENCY_PRESENT);
@@ -302,6 +306,7 @@ static void eng_free(struct eng *e)
         free(e->file_cached);
         free(e->span_lo);
         free(e->span_hi);
+        free(e->by_reading);
         pthread_cond_destroy(&e->wake);
         pthread_mutex_destroy(&e->wake_lock);
         pthread_mutex_destroy(&e->stop_lock);
@@ -326,7 +331,8 @@ static int eng_init(struct eng *e, const struct readset *rs, const struct plan *
         e->file_cached = calloc(nf, sizeof(*e->file_cached));
         e->span_lo = malloc(nf * sizeof(*e->span_lo));
         e->span_hi = calloc(nf, sizeof(*e->span_hi));
-        if (!e->fds || !e->issued || !e->file_cached || !e->span_lo || !e->span_hi || !seen) {
+        e->by_reading = calloc(nf, sizeof(*e->by_reading));
+        if (!e->fds || !e->issued || !e->file_cached || !e->span_lo || !e->span_hi || !e->by_reading || !seen) {
                 eng_free(e);
                 return -ENOMEM;
         }

@@ -168,6 +168,18 @@ static int64_t query(int fd, uint64_t off, uint64_t len, enum residency_kind kin
         return r >= 0 ? (int64_t)MIN((uint64_t)r, len) : r;
 }
 
+bool residency_by_reading(int fd)
+{
+        int64_t r;
+
+        if (geteuid() == 0)
+                return false;   /* cachestat answers root whatever the file */
+        r = by_cachestat(fd, 0, page_size());
+        if (r >= 0)
+                return false;
+        return r == -EPERM || r == -EOPNOTSUPP || !mincore_truthful(fd);
+}
+
 int64_t residency_count(int fd, uint64_t off, uint64_t len, enum residency_kind kind)
 {
         return query(fd, off, len, kind, true);

@@ -8,6 +8,7 @@
  * would do next anyway. */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 
 enum residency_kind {
@@ -21,6 +22,12 @@ enum residency_kind {
  * missing may count pages the asking brought in: exact when all of it or
  * none of it is there. */
 int64_t residency_count(int fd, uint64_t off, uint64_t len, enum residency_kind kind);
+
+/* Whether the cache of fd is asked by reading (this caller may only read
+ * the file): a question then starts reading what it finds missing, and a
+ * second question about the same range may find there what the first one
+ * fetched.  False for root without a system call. */
+bool residency_by_reading(int fd);
 
 /* The same where only "is all of it there?" matters: len when it is, less
  * when not (counting may stop at the first page missing, so that a cold

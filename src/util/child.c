@@ -211,3 +211,24 @@ void child_close(struct child *c)
         if (c->pidfd >= 0)
                 close(TAKE_FD(c->pidfd));
 }
+
+int child_detach(bool *ret_parent)
+{
+        pid_t pid = fork();
+        int null;
+
+        if (pid < 0)
+                return -errno;
+        *ret_parent = pid > 0;
+        if (pid > 0)
+                return 0;
+        setsid();
+        null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null >= 0) {
+                dup2(null, 0);
+                dup2(null, 1);
+                dup2(null, 2);
+        }
+        if (chdir("/") < 0) { /* nothing depends on the directory */ }
+        return 0;
+}

@@ -44,3 +44,8 @@ void child_kill(struct child *c);
  * again (until then, one that comes after the command ended reaches
  * nobody, so that readset can finish its work).  Safe to call again. */
 void child_close(struct child *c);
+
+/* Go on in the background, detached: a new session, no terminal, none of
+ * the caller's pipes held open, in /.  In the parent *ret_parent is true
+ * (it returns at once), in the detached child false.  -errno. */
+int child_detach(bool *ret_parent);

@@ -2,6 +2,7 @@
 #include "util/log.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/banned.h"
@@ -69,4 +70,13 @@ int log_usage(const char *verb, const char *fmt, ...)
         va_end(ap);
         fprintf(stderr, "see '%s%s%s --help'\n", program, verb ? " " : "", verb ? verb : "");
         return CMD_USAGE;
+}
+
+int log_debugv(const char *fmt, va_list ap)
+{
+        const char *e = getenv("READSET_DEBUG");
+
+        if (!e || strcmp(e, "1") != 0)
+                return 0;
+        return vfprintf(stderr, fmt, ap);
 }
