@@ -39,6 +39,17 @@ assert set(d) >= {"device", "rotational", "measured", "reads", "metadata_reads",
 assert d["bytes"] >= 0 and d["reads"] >= d["metadata_reads"], d
 print("  replay -n --json: ok", d["reads"], "reads,", d["bytes"], "bytes")
 PYEOF
+# any device name makes valid JSON
+cp "$SRCDIR/profiles/hdd-7200.json" "$TMP/a\"b\\c
+d.json"; chmod 644 "$TMP"/a*
+user_readset replay -n -j --device "$TMP/a\"b\\c
+d.json" "$TMP/s.readset" > "$TMP/odd.json" || fail "replay -n -j --device with an odd name"
+"$PY" -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d['device'] == sys.argv[2] and d['rotational'], d
+" "$TMP/odd.json" "$TMP/a\"b\\c
+d.json" || { cat "$TMP/odd.json"; fail "replay -n -j: the device name"; }
 user_readset report --no-probe --json "$TMP/s.readset" > "$TMP/report.json" 2>"$TMP/err" ||
         { cat "$TMP/err"; fail "report --no-probe --json as $(user_name)"; }
 "$PY" - "$TMP/report.json" "$TMP/s.readset" <<'PYEOF' || fail "report --no-probe --json"

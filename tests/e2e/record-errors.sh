@@ -44,10 +44,10 @@ echo in | "$READSET" record -q -o x.readset -- sh -c 'read l; [ "$l" = in ]' || 
 # default output name
 "$READSET" record -q -- true && [ -s "$TMP/true.readset" ] || fail "default output true.readset"
 
-if command -v setpriv >/dev/null; then
-        expect 1 "needs root" setpriv --reuid=65534 --regid=65534 --clear-groups "$READSET" record -o /tmp/x -- true
-        # --fallback-run (what readset run uses): the command runs all the same
-        expect 5 "needs root" setpriv --reuid=65534 --regid=65534 --clear-groups \
-                "$READSET" record --fallback-run -o /tmp/x -- sh -c 'exit 5'
-fi
+# as a user: refused, or with --fallback-run the command runs all the same
+expect 1 "needs root" user_readset record -o /tmp/x -- true
+expect 5 "needs root" user_readset record --fallback-run -o /tmp/x -- sh -c 'exit 5'
+# run --stats and --auto record, and say so, before running anything
+expect 1 "need root" user_readset run --stats "$TMP/x.readset" -- touch "$TMP/ran"
+[ ! -e "$TMP/ran" ] || fail "run --stats as a user ran the command"
 echo "record-errors: ok"

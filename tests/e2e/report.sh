@@ -107,6 +107,23 @@ done
 "$READSET" probe --quick -o "$TMP/loop.json" "$LOOPDEV" > /dev/null || fail "probe"
 "$READSET" report --profile "$TMP/loop.json" "$TMP/r.readset" > "$TMP/two" || fail "--profile"
 grep -q "^  this machine " "$TMP/two" || fail "no column for this machine"
+# the replay the report predicts is the one readset replay makes: for the
+# same profile, the same bytes (this machine: --profile P and --device P;
+# the reference disk: a rotational device's plan)
+"$READSET" report --json --profile "$TMP/loop.json" "$TMP/r.readset" > "$TMP/two.json" || fail "--profile --json"
+"$READSET" replay --dry-run --json --device "$TMP/loop.json" "$TMP/r.readset" > "$TMP/plan-here.json" || fail "replay -n"
+"$READSET" replay --dry-run --json --device rotational "$TMP/r.readset" > "$TMP/plan-ref.json" || fail "replay -n"
+"$PY" - "$TMP/two.json" "$TMP/plan-here.json" "$TMP/plan-ref.json" <<'PYEOF' || fail "the report predicts another replay than replay's"
+import json, sys
+r, here, ref = (json.load(open(p)) for p in sys.argv[1:])
+assert here["bytes_over_budget"] == 0 and ref["bytes_over_budget"] == 0
+this, hdd = r["predictions"]
+print(f"  replay bytes: this machine {this['replay']['bytes']} (dry run {here['bytes']}), "
+      f"hdd {hdd['replay']['bytes']} (dry run {ref['bytes']})")
+assert this["replay"]["bytes"] == here["bytes"] and hdd["replay"]["bytes"] == ref["bytes"]
+# costed on this machine: the main device's part only (python3 reads its own files from elsewhere)
+assert 0 < this["replay"]["costed_bytes"] < this["replay"]["bytes"]
+PYEOF
 # without --profile and --no-probe: a quick probe, cached for the next time
 "$READSET" report "$TMP/r.readset" > /dev/null 2>"$TMP/err" || { cat "$TMP/err"; fail "report with a probe"; }
 ls "$TMP/cache"/probe-*.json > /dev/null 2>&1 || fail "the probe was not cached"
