@@ -12,6 +12,7 @@
 #include "model/readset.h"
 #include "record/builder.h"
 #include "record/tracer.h"
+#include "util/json.h"
 #include "util/util.h"
 #include "util/banned.h"
 
@@ -27,6 +28,7 @@ static void build_help(void)
                "  -o, --output FILE    where to write the read set (default: trace.readset)\n"
                "  -p, --paths FILE     lines 'MAJOR:MINOR INODE PATH' naming the files\n"
                "      --no-walk        do not search the mounts for unknown inodes\n"
+               "  -j, --json           the summary as JSON on stdout\n"
                "  -h, --help           show this help\n");
 }
 
@@ -65,6 +67,7 @@ int cmd_build(int argc, char **argv)
                 { "output", required_argument, NULL, 'o' },
                 { "paths", required_argument, NULL, 'p' },
                 { "no-walk", no_argument, NULL, 'N' },
+                { "json", no_argument, NULL, 'j' },
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
@@ -72,18 +75,19 @@ int cmd_build(int argc, char **argv)
         _cleanup_builder_ struct rs_builder *b = NULL;
         _cleanup_free_ char *line = NULL;
         const char *arg_output = "trace.readset", *arg_paths = NULL;
-        bool arg_walk = true, have_start = false;
+        bool arg_walk = true, arg_json = false, have_start = false;
         struct paths *paths = NULL;
         uint64_t start_us = 0, last_us = 0, bad = 0;
         size_t cap = 0;
         FILE *in;
         int c, r;
 
-        while ((c = getopt_long(argc, argv, "+o:p:h", opts, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, "+o:p:jh", opts, NULL)) >= 0) {
                 switch (c) {
                 case 'o': arg_output = optarg; break;
                 case 'p': arg_paths = optarg; break;
                 case 'N': arg_walk = false; break;
+                case 'j': arg_json = true; break;
                 case 'h': build_help(); return 0;
                 default: return log_usage("build", "invalid option");
                 }
@@ -154,9 +158,21 @@ int cmd_build(int argc, char **argv)
                 r = log_errno(r, "cannot write '%s'", arg_output);
                 goto out;
         }
-        if (bad)
-                log_info("skipped %" PRIu64 " malformed event lines", bad);
-        log_info("wrote '%s' (%zu files)", arg_output, rs->n_files);
+        if (arg_json) {
+                struct json j;
+                json_begin(&j, stdout, true);
+                json_object_open(&j, NULL);
+                json_string(&j, "output", arg_output);
+                json_u64(&j, "files", rs->n_files);
+                json_u64(&j, "events", rs->events);
+                json_u64(&j, "malformed_lines", bad);
+                json_object_close(&j);
+                json_end(&j);
+        } else {
+                if (bad)
+                        log_info("skipped %" PRIu64 " malformed event lines", bad);
+                log_info("wrote '%s' (%zu files)", arg_output, rs->n_files);
+        }
         r = 0;
 out:
         paths_close(paths);

@@ -64,6 +64,13 @@ assert d["predictions"][0]["reference"] and d["predictions"][0]["plain"]["second
 assert any("could not be named" in f for f in d["findings"]), d["findings"]
 print("  report --no-probe --json: ok")
 PYEOF
+# --json: the summary on stdout
+"$READSET" build -j --no-walk -p "$FIX/small.paths" -o "$TMP/s3.readset" "$FIX/small.trace" > "$TMP/b.json" || fail "build -j"
+"$PY" -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d['files'] == 5 and d['events'] == 9 and d['malformed_lines'] == 1, d
+" "$TMP/b.json" || { cat "$TMP/b.json"; fail "build -j"; }
 # stdin works too
 "$READSET" build --no-walk -o "$TMP/s2.readset" - < "$FIX/small.trace" 2>/dev/null || fail "build from stdin"
 echo "build-fixture: ok"
