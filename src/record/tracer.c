@@ -307,7 +307,9 @@ fail_nodir:
         return r;
 }
 
-int tracer_follow(struct tracer *t, pid_t pid)
+/* The events of pid, and (event-fork) of every task it starts from now
+ * on, go in (set_event_pid) or are left out (set_event_notrace_pid). */
+static int pid_filter(struct tracer *t, const char *file, pid_t pid)
 {
         char val[32];
         int r;
@@ -316,19 +318,17 @@ int tracer_follow(struct tracer *t, pid_t pid)
         if (r < 0)
                 return r;
         snprintf(val, sizeof(val), "%d", (int)pid);
-        return write_file_at(t->dirfd, "set_event_pid", val);
+        return write_file_at(t->dirfd, file, val);
+}
+
+int tracer_follow(struct tracer *t, pid_t pid)
+{
+        return pid_filter(t, "set_event_pid", pid);
 }
 
 int tracer_exclude(struct tracer *t, pid_t pid)
 {
-        char val[32];
-        int r;
-
-        r = write_file_at(t->dirfd, "options/event-fork", "1");
-        if (r < 0)
-                return r;
-        snprintf(val, sizeof(val), "%d", (int)pid);
-        return write_file_at(t->dirfd, "set_event_notrace_pid", val);
+        return pid_filter(t, "set_event_notrace_pid", pid);
 }
 
 int tracer_start(struct tracer *t, uint64_t start_ns)

@@ -107,6 +107,34 @@ make_ext4() {
         echo "$ra" > "/sys/block/$(basename "$LOOPDEV")/queue/read_ahead_kb"
 }
 
+# The accessed ranges of a read set's files under a directory, against the
+# page cache now (rs-testprog resident, as the caller sees it): prints
+# "BYTES RANGES", the bytes resident and the ranges not wholly resident
+# (each named on stderr).
+resident_ranges() {   # readset dir
+        "$PY" - "$1" "$READSET" "$TESTPROG" "$2" <<'PYEOF'
+import json, subprocess, sys
+rs, readset, prog, top = sys.argv[1:]
+d = json.loads(subprocess.run([readset, "show", "--json", rs], capture_output=True, check=True).stdout)
+total = bad = 0
+for f in d["files"]:
+    if f["kind"] != "file" or not f["path"].startswith(top):
+        continue
+    for r in f["ranges"]:
+        if not r["accessed"]:
+            continue
+        got = int(subprocess.run([prog, "resident", f["path"], str(r["offset"]), str(r["length"])],
+                                 capture_output=True, check=True).stdout)
+        want = min(r["length"], max(0, f["size"] - r["offset"]))
+        want = (want + 4095) // 4096 * 4096 if r["offset"] + r["length"] <= f["size"] else want
+        if got < min(want, r["length"]) and got < want - 4095:
+            print(f"  {f['path']} @{r['offset']}+{r['length']}: {got} resident", file=sys.stderr)
+            bad += 1
+        total += got
+print(total, bad)
+PYEOF
+}
+
 # Evaluate a python expression over `readset show --json FILE`; fail if false.
 json_check() {
         file=$1; shift

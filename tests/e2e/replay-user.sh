@@ -18,21 +18,7 @@ umount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
 chmod 644 "$TMP/u.readset"
 
 # Bytes of the recorded data files resident now, as root sees them.
-resident() {
-"$PY" - "$TMP/u.readset" "$READSET" "$TESTPROG" "$MNT" <<'PYEOF'
-import json, subprocess, sys
-rs, readset, prog, mnt = sys.argv[1:]
-d = json.loads(subprocess.run([readset, "show", "--json", rs], capture_output=True, check=True).stdout)
-total = 0
-for f in d["files"]:
-    if f["kind"] == "file" and f["path"].startswith(mnt):
-        for r in f["ranges"]:
-            if r["accessed"]:
-                total += int(subprocess.run([prog, "resident", f["path"], str(r["offset"]), str(r["length"])],
-                                            capture_output=True, check=True).stdout)
-print(total)
-PYEOF
-}
+resident() { resident_ranges "$TMP/u.readset" "$MNT" 2>/dev/null | cut -d' ' -f1; }
 cold() { umount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"; }
 
 cold

@@ -21,6 +21,13 @@ static void test_unescape(void)
         CHECK(strcmp(c, "/not\\08x/\\4000/\\") == 0);
 }
 
+static void ent_free(struct mount_ent *m)
+{
+        free(m->root);
+        free(m->mnt);
+        free(m->fstype);
+}
+
 static void test_parse_line(void)
 {
         char line[] = "36 35 98:0 /sub\\040dir /mnt/my\\040disk rw,noatime master:1 - ext4 /dev/sda1 rw,errors=continue\n";
@@ -34,16 +41,12 @@ static void test_parse_line(void)
         CHECK(strcmp(m.root, "/sub dir") == 0);
         CHECK(strcmp(m.mnt, "/mnt/my disk") == 0);
         CHECK(strcmp(m.fstype, "ext4") == 0);
-        free(m.root);
-        free(m.mnt);
-        free(m.fstype);
+        ent_free(&m);
         /* optional fields before the separator */
         CHECK_EQ(mounts_parse_line(optional, &m), 1);
         CHECK(strcmp(m.mnt, "/run/user/1000") == 0);
         CHECK(strcmp(m.fstype, "tmpfs") == 0);
-        free(m.root);
-        free(m.mnt);
-        free(m.fstype);
+        ent_free(&m);
         CHECK_EQ(mounts_parse_line(junk, &m), 0);
         CHECK_EQ(mounts_parse_line(short_, &m), 0);
 }
