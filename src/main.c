@@ -78,7 +78,6 @@ int main(int argc, char **argv)
         const char *name;
         int r;
 
-        log_set_program("readset");
         /* Verbs wait for the children they start: an inherited SIGCHLD=SIG_IGN
          * would have the kernel reap them behind our back. */
         signal(SIGCHLD, SIG_DFL);

@@ -105,17 +105,26 @@ int cmd_record(int argc, char **argv)
         /* the command's process first, while readset is small and forks
          * fast; it waits at the gate until everything follows it */
         r = child_start(&child, cmd, true);
-        if (r < 0)
-                return log_errno(r, "cannot fork");
-        ro.pid = arg_all ? 0 : child.pid;
-        ro.not_for_guardian = (int[]){ child.gate, child.errpipe, child.pidfd };
-        ro.n_not_for_guardian = 3;
-        r = recorder_open(&ro, &rec, &what);
         if (r < 0) {
+                log_errno(r, "cannot fork");
+                return arg_fallback ? record_exec_unrecorded(cmd) : CMD_FAILED;
+        }
+        ro.pid = arg_all ? 0 : child.pid;
+        r = recorder_open(&ro, &rec, &what);
+        if (r >= 0) {
+                recorder_get_status(rec, &rst);
+                say_recorder_warnings(&rst, true);
+                if ((r = recorder_start(rec)) < 0)
+                        what = "tracing";
+        }
+        if (r < 0) {
+                /* the command has not started: it runs unrecorded, or not at all */
                 say_recorder_setup_failed(r, what);
+                recorder_free(rec);
                 if (arg_fallback) {
                         log_warning("cannot record here; running '%s' unrecorded", cmd[0]);
-                        r = child_release(&child) < 0 ? CMD_FAILED : record_wait_unrecorded(&child, cmd);
+                        r = child_release(&child);
+                        r = r < 0 ? log_errno(r, "cannot start the command") : record_wait_unrecorded(&child, cmd);
                 } else {
                         child_kill(&child);
                         r = CMD_FAILED;
@@ -123,22 +132,20 @@ int cmd_record(int argc, char **argv)
                 child_close(&child);
                 return r;
         }
-        recorder_get_status(rec, &rst);
-        say_recorder_warnings(&rst, true);
-        r = recorder_start(rec);
-        if (r < 0 || (r = child_release(&child)) < 0) {
+        r = child_release(&child);
+        if (r < 0) {
                 child_kill(&child);
                 child_close(&child);
                 recorder_free(rec);
-                return log_errno(r, "cannot start tracing");
+                return log_errno(r, "cannot start the command");
         }
         r = child_wait(&child);
         if (r < 0)
                 child_kill(&child);
         code = child_exit_code(&child, &exec_errno);
-        if (r >= 0)
-                r = recorder_stop(rec);
         if (r < 0)
+                r = log_errno(r, "cannot wait for the command");
+        else if ((r = recorder_stop(rec)) < 0)
                 r = log_errno(r, "cannot read trace events");
         else if (exec_errno) {
                 log_errno(-exec_errno, "cannot run '%s'", cmd[0]);

@@ -59,7 +59,7 @@ int cmd_replay(int argc, char **argv)
         _cleanup_readset_ struct readset *rs = NULL;
         _cleanup_plan_ struct plan *plan = NULL;
         struct replay_args a;
-        struct engine_stats st;
+        struct engine_stats st = { 0 };
         struct device_profile dev;
         bool arg_json = false, arg_quiet = false, arg_background = false, arg_dry = false, parent = false;
         uint64_t t_start;

@@ -104,8 +104,10 @@ int cmd_report(int argc, char **argv)
          * replay would (--profile FILE: as replay --device FILE), costed by
          * its profile when one is known */
         replay_args_init(&here);
-        if (readset_main_file(rs, &first) < 0 || replay_args_device(&here, rs, &local_dev) < 0)
+        if (readset_main_file(rs, &first) < 0)
                 return log_errno(-ENOMEM, "out of memory");
+        if (replay_args_device(&here, rs, &local_dev) < 0)
+                return CMD_FAILED;
         if (arg_profile) {
                 e = report_profile_load(arg_profile, "this machine", &cols[0].profile);
                 if (e < 0)
@@ -117,7 +119,7 @@ int cmd_report(int argc, char **argv)
                 _cleanup_free_ char *dir = strndup(first, (size_t)(strrchr(first, '/') - first));
                 if (!dir)
                         return log_errno(-ENOMEM, "out of memory");
-                e = report_local_profile(*dir ? dir : "/", arg_probe, &cols[0].profile);
+                e = say_local_profile(*dir ? dir : "/", arg_probe, &cols[0].profile);
                 if (e >= 0)
                         doc.n_cols = 1;
                 else if (arg_probe)

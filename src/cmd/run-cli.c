@@ -88,9 +88,12 @@ int run_decode_and_plan(struct run_loaded *ld, const struct replay_args *a, bool
         if (started && child_done(started))
                 return 0;       /* nothing to replay for: the old read set is kept for comparing */
         r = replay_args_plan(a, *ret_rs, ret_dev, ret_plan);
-        if (r < 0 && !ld->plan_first)
-                log_warning("the command runs without a replay");
-        return r < 0 && ld->plan_first && !is_auto ? CMD_FAILED : 0;
+        if (r >= 0)
+                return 0;
+        if (ld->plan_first && !is_auto)
+                return CMD_FAILED;      /* refused before anything ran */
+        log_warning("the command runs without a replay");
+        return 0;
 }
 
 void run_loaded_free(struct run_loaded *ld)
@@ -103,11 +106,6 @@ void run_record_start(struct run_recording *rr, struct child *c, void (*release)
         struct recorder_options ro = { .pid = c->pid, .buffer_kb = RECORDER_DEFAULT_BUFFER_KB, .lookups = true,
                                        .max_walk = RECORDER_DEFAULT_MAX_WALK };
 
-        rr->not_for_guardian[0] = c->gate;
-        rr->not_for_guardian[1] = c->errpipe;
-        rr->not_for_guardian[2] = c->pidfd;
-        ro.not_for_guardian = rr->not_for_guardian;
-        ro.n_not_for_guardian = ARRAY_SIZE(rr->not_for_guardian);
         rr->on = recorder_open_async(&ro, release, c, &rr->setup) >= 0;
         if (!rr->on) {
                 log_warning("cannot record here; the command runs unrecorded");
@@ -115,20 +113,9 @@ void run_record_start(struct run_recording *rr, struct child *c, void (*release)
         }
 }
 
-/* The command was cut short: a signal was passed on, it died of one, or
- * (a shell around it) exited with 128 plus a signal's number, the shells'
- * way (255, a common "failed", is no signal's). */
-static bool cut_short(const struct child *c)
-{
-        int s = c->status;
-        return child_signal_passed_on() || WIFSIGNALED(s) ||
-               (WIFEXITED(s) && WEXITSTATUS(s) > 128 && WEXITSTATUS(s) < 128 + SIGRTMAX + 1);
-}
-
 static void say_stats(const struct engine_stats *st, const struct readset_usage *u, bool have_old, bool json)
 {
-        double hit = u->new_accessed ? 1.0 - (double)MIN(u->new_filled, u->new_accessed) / (double)u->new_accessed : 1.0;
-        double used = u->old_bytes ? 100.0 * (double)u->still_used / (double)u->old_bytes : 0.0;
+        double hit = readset_usage_hit_ratio(u), used = 100.0 * readset_usage_used(u);
         char b1[32], b2[32], b3[32];
 
         if (json) {
@@ -159,29 +146,36 @@ static void say_stats(const struct engine_stats *st, const struct readset_usage 
                 log_info("%.1f%% of the read set was used this time", used);
 }
 
-static void keep(const char *auto_file, const struct readset *cur, const struct readset *old,
-                 const struct readset_usage *u)
+/* The recording kept as the read set, or why not. */
+static void judge(const struct child *c, char *const *cmd, struct readset *cur, const struct readset *old,
+                  const struct readset_usage *u, const char *auto_file, uint64_t stale_percent)
 {
-        _cleanup_free_ char *tmp = NULL;
-        int r = store_new_path(auto_file, &tmp);
+        int r;
 
+        switch (store_judge(old != NULL, u, stale_percent, child_cut_short(c))) {
+        case STORE_KEEP_OLD:
+                return;
+        case STORE_CUT_SHORT:
+                log_info("the command was interrupted: its recording is not kept");
+                return;
+        case STORE_REPLACE:
+                break;
+        }
+        r = record_describe(cur, cmd, false);
         if (r >= 0)
-                r = format_write(cur, tmp);
-        if (r >= 0 && rename(tmp, auto_file) < 0)
-                r = -errno;
-        if (r < 0) {
-                if (tmp)
-                        unlink(tmp);
+                r = store_keep(auto_file, cur);
+        if (r < 0)
                 log_errno(r, "cannot save '%s'", auto_file);
-        } else if (old)
-                log_info("read set was stale (%.0f%% used): recorded anew into '%s'",
-                         u->old_bytes ? 100.0 * (double)u->still_used / (double)u->old_bytes : 0.0, auto_file);
+        else if (old)
+                log_info("read set was stale (%.0f%% used): recorded anew into '%s'", 100.0 * readset_usage_used(u),
+                         auto_file);
         else
                 log_info("recorded '%s'; later runs replay it", auto_file);
 }
 
-void run_record_finish(struct run_recording *rr, const struct child *c, char *const *cmd, const struct readset *old,
-                       const char *auto_file, uint64_t stale_percent, const struct engine_stats *stats, bool json)
+void run_record_finish(struct run_recording *rr, const struct child *c, char *const *cmd, bool ran,
+                       const struct readset *old, const char *auto_file, uint64_t stale_percent,
+                       const struct engine_stats *stats, bool json)
 {
         _cleanup_readset_ struct readset *cur = NULL;
         struct readset_usage u = { 0 };
@@ -202,27 +196,21 @@ void run_record_finish(struct run_recording *rr, const struct child *c, char *co
                 r = recorder_finish(rec, &cur);
         recorder_get_status(rec, &rst);
         recorder_free(rec);
+        say_recorder_warnings(&rst, true);
+        say_recorder_warnings(&rst, false);
         if (r < 0) {
                 log_errno(r, "the command ran, but could not be recorded");
                 return;
         }
+        if (!ran)
+                return;         /* no start to learn from (it could not be run: said) */
         if (old && readset_compare(old, cur, &u) < 0) {
                 log_errno(-ENOMEM, "cannot compare the recording with the read set");
                 return;
         }
+        if (auto_file)
+                judge(c, cmd, cur, old, &u, auto_file, stale_percent);
+        /* last: its JSON is the last line of standard error */
         if (stats)
                 say_stats(stats, &u, old != NULL, json);
-        if (!auto_file)
-                return;
-        if (!store_replaces(old != NULL, &u, stale_percent, false))
-                return;
-        if (cut_short(c)) {
-                log_info("the command was interrupted: its recording is not kept");
-                return;
-        }
-        if (record_describe(cur, cmd, false) < 0) {
-                log_errno(-ENOMEM, "cannot keep the recording");
-                return;
-        }
-        keep(auto_file, cur, old, &u);
 }

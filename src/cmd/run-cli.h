@@ -40,14 +40,15 @@ void run_loaded_free(struct run_loaded *ld);
 struct run_recording {
         bool on;
         struct recorder_setup *setup;
-        int not_for_guardian[3];
 };
 /* Set up in a thread of its own; release(c) lets the gated command go once
  * it follows it (or could not: the command then runs unrecorded). */
 void run_record_start(struct run_recording *rr, struct child *c, void (*release)(void *userdata));
-/* After the command ended: its recording compared with old (may be NULL),
- * --stats said (stats not NULL; as JSON too), and with --auto (auto_file)
- * kept as the read set when that was stale (below stale_percent still
- * used) or missing. */
-void run_record_finish(struct run_recording *rr, const struct child *c, char *const *cmd, const struct readset *old,
-                       const char *auto_file, uint64_t stale_percent, const struct engine_stats *stats, bool json);
+/* After the command ended (ran: it could be run at all): its recording
+ * compared with old (may be NULL), with --auto (auto_file) kept as the read
+ * set when that was stale (below stale_percent still used) or missing,
+ * and --stats said (stats not NULL; as JSON too: the last line).  Joins
+ * the set-up thread: before child_close(). */
+void run_record_finish(struct run_recording *rr, const struct child *c, char *const *cmd, bool ran,
+                       const struct readset *old, const char *auto_file, uint64_t stale_percent,
+                       const struct engine_stats *stats, bool json);

@@ -87,7 +87,7 @@ int cmd_run(int argc, char **argv)
         struct engine_stats st = { 0 };
         struct device_profile dev;
         struct child child = { .pid = -1 };
-        int c, r, code;
+        int c, r, code, exec_errno;
         char **cmd;
 
         replay_args_init(&a);
@@ -141,8 +141,10 @@ int cmd_run(int argc, char **argv)
                 return CMD_FAILED;
         /* otherwise the command starts first and never waits for the replay */
         r = child_start(&child, cmd, arg_stats || arg_auto);
-        if (r < 0)
+        if (r < 0) {
+                run_loaded_free(&ld);
                 return log_errno(r, "cannot fork");
+        }
         if (arg_stats || arg_auto)
                 run_record_start(&rr, &child, release_command);
         /* the replay (and, after the start, its decoding and planning) runs
@@ -165,11 +167,15 @@ int cmd_run(int argc, char **argv)
         r = child_wait(&child);
         if (r < 0)
                 child_kill(&child);
-        code = child_exit_code(&child, NULL);
-        child_close(&child);    /* signals stop readset again */
+        code = child_exit_code(&child, &exec_errno);
+        if (exec_errno)
+                log_errno(-exec_errno, "cannot run '%s'", cmd[0]);
+        /* the recording finished while signals still go to the command (it
+         * is gone: they reach nobody), then they stop readset again */
         if (rr.on)
-                run_record_finish(&rr, &child, cmd, rs, arg_auto ? file : NULL, arg_stale, arg_stats ? &st : NULL,
-                                  arg_json);
+                run_record_finish(&rr, &child, cmd, !exec_errno, rs, arg_auto ? file : NULL, arg_stale,
+                                  arg_stats ? &st : NULL, arg_json);
+        child_close(&child);
         run_loaded_free(&ld);
         return code;
 }

@@ -41,7 +41,8 @@ int fs_open_recorded(const struct rs_file *f, int mode, enum fs_skip *ret_why)
         struct stat s, s2;
         int fd;
 
-        if (mode != O_RDONLY && mode != O_RDWR)
+        /* a block device is read for its metadata ranges, never written */
+        if ((mode != O_RDONLY && mode != O_RDWR) || (mode == O_RDWR && f->kind == RS_FILE_BLOCKDEV))
                 return skip(FS_SKIP_ERROR, -EINVAL, ret_why);
         if (f->kind != RS_FILE_REGULAR && f->kind != RS_FILE_BLOCKDEV)
                 return skip(FS_SKIP_NOT_REGULAR, -EINVAL, ret_why);

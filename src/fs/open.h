@@ -28,8 +28,8 @@ const char *fs_skip_name(enum fs_skip why);
  * where recorded, size and mtime. */
 bool fs_identity_matches(const struct rs_file *f, const struct stat *st);
 
-/* Open f's path with access mode O_RDONLY or O_RDWR only if it is still the
- * file recorded: lstat first (a FIFO, device node or symlink there is never
+/* Open f's path with access mode O_RDONLY or O_RDWR (a regular file only)
+ * only if it is still the file recorded: lstat first (a FIFO, device node or symlink there is never
  * opened), then open with O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_NOATIME
  * (O_NOATIME where the caller may: the owner or root), then fstat: what was
  * opened must be the very inode checked, or it is closed unused.  Returns

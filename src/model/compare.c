@@ -73,6 +73,16 @@ static int accessed_intervals(const struct rs_file *g, uint64_t **ret, size_t *r
         return 0;
 }
 
+double readset_usage_hit_ratio(const struct readset_usage *u)
+{
+        return u->new_accessed ? 1.0 - (double)MIN(u->new_filled, u->new_accessed) / (double)u->new_accessed : 1.0;
+}
+
+double readset_usage_used(const struct readset_usage *u)
+{
+        return u->old_bytes ? (double)MIN(u->still_used, u->old_bytes) / (double)u->old_bytes : 0.0;
+}
+
 int readset_compare(const struct readset *old, const struct readset *cur, struct readset_usage *u)
 {
         _cleanup_free_ const struct rs_file **byid = malloc((cur->n_files ? cur->n_files : 1) * sizeof(*byid));

@@ -20,6 +20,12 @@ struct readset_usage {
  * are matched by (device, inode).  -ENOMEM. */
 int readset_compare(const struct readset *old, const struct readset *cur, struct readset_usage *ret);
 
+/* The share of what the command accessed that it did not have to fetch
+ * itself (1 when it accessed nothing), and the share of the old read set
+ * used again (0 when it says nothing was used); 0..1. */
+double readset_usage_hit_ratio(const struct readset_usage *u);
+double readset_usage_used(const struct readset_usage *u);
+
 /* Bytes of [a, b) inside the sorted, disjoint intervals iv[0..n) (pairs
  * start, end). */
 uint64_t intervals_overlap(const uint64_t *iv, size_t n, uint64_t a, uint64_t b);

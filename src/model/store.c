@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "model/format.h"
 #include "util/util.h"
 #include "util/banned.h"
 
@@ -83,9 +84,24 @@ unsigned store_remove_left(const char *dir, const char *path)
         return removed;
 }
 
-bool store_replaces(bool have_old, const struct readset_usage *u, uint64_t stale_percent, bool cut_short)
+enum store_verdict store_judge(bool have_old, const struct readset_usage *u, uint64_t stale_percent, bool cut_short)
 {
-        if (cut_short)
-                return false;
-        return !have_old || u->old_bytes == 0 || u->still_used * 100 < stale_percent * u->old_bytes;
+        if (have_old && u->old_bytes && u->still_used * 100 >= stale_percent * u->old_bytes)
+                return STORE_KEEP_OLD;
+        return cut_short ? STORE_CUT_SHORT : STORE_REPLACE;
+}
+
+int store_keep(const char *path, const struct readset *rs)
+{
+        _cleanup_free_ char *tmp = NULL;
+        int r = store_new_path(path, &tmp);
+
+        if (r < 0)
+                return r;
+        r = format_write(rs, tmp);
+        if (r >= 0 && rename(tmp, path) < 0)
+                r = -errno;
+        if (r < 0)
+                unlink(tmp);
+        return r;
 }

@@ -23,7 +23,16 @@ int store_new_path(const char *path, char **ret);
  * still going, or of a PID reused since, is left alone).  Returns how many
  * were removed. */
 unsigned store_remove_left(const char *dir, const char *path);
-/* Whether a new recording replaces the read set: there is none, or less
- * than stale_percent of what it says the start used was used again.  A
- * start cut short (a signal) holds only part of what it needs: never. */
-bool store_replaces(bool have_old, const struct readset_usage *u, uint64_t stale_percent, bool cut_short);
+/* What becomes of a new recording. */
+enum store_verdict {
+        STORE_KEEP_OLD,         /* the read set is still good */
+        STORE_REPLACE,          /* there is none, or it went stale */
+        STORE_CUT_SHORT,        /* it would replace it, but the start was cut short (a signal):
+                                 * it holds only part of what the start needs */
+};
+/* Stale: less than stale_percent of what the read set says the start used
+ * was used again. */
+enum store_verdict store_judge(bool have_old, const struct readset_usage *u, uint64_t stale_percent, bool cut_short);
+/* Put rs in path's place, whole: written as store_new_path() names it, then
+ * renamed.  Nothing is left on failure. */
+int store_keep(const char *path, const struct readset *rs);

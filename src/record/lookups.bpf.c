@@ -78,15 +78,22 @@ static void count(__u32 i)
                 __sync_fetch_and_add(v, 1);
 }
 
-/* Set before loading: trace every process but the recorder's own (a
- * recording of the whole system), instead of the tree in `traced`. */
+/* Set before loading: trace every process but those in `ignored` (the
+ * recorder and its guardian: a recording of the whole system), instead of
+ * the tree in `traced`. */
 const volatile __u32 trace_all = 0;
-const volatile __u32 self_tgid = 0;
+
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, 64);
+        __type(key, __u32);   /* tgid */
+        __type(value, __u8);
+} ignored SEC(".maps");
 
 static int tgid_traced(__u32 tgid)
 {
         if (trace_all)
-                return tgid != self_tgid;
+                return bpf_map_lookup_elem(&ignored, &tgid) == 0;
         return bpf_map_lookup_elem(&traced, &tgid) != 0;
 }
 

@@ -242,7 +242,9 @@ static int on_record(void *ctx, void *data, size_t size)
                 return 0;
         if (r->nr != NR_getdents64)
                 l->last_dir_tgid = 0;
-        return readset_add_lookup(l->out, r->ts > l->start_ns ? (r->ts - l->start_ns) / 1000 : 0,
+        if (r->ts < l->start_ns)
+                return 0;       /* before the recording began (its state above still counts) */
+        return readset_add_lookup(l->out, (r->ts - l->start_ns) / 1000,
                                   op, result, r->tgid, path);
 }
 
@@ -304,7 +306,6 @@ int lookups_open(struct lookups **ret, bool all)
         bpf_program__set_autoload(r == 1 ? l->skel->progs.on_fork_v1 : l->skel->progs.on_fork_v2, false);
         l->all = all;
         l->skel->rodata->trace_all = all;
-        l->skel->rodata->self_tgid = (__u32)getpid();
         r = lookups_bpf__load(l->skel);
         if (r < 0) {
                 lookups_close(l);
@@ -316,6 +317,10 @@ int lookups_open(struct lookups **ret, bool all)
                 return r;
         }
 
+        if (all && (r = lookups_ignore(l, getpid())) < 0) {
+                lookups_close(l);
+                return r;
+        }
         l->rb = ring_buffer__new(bpf_map__fd(l->skel->maps.records), on_record, l, NULL);
         if (!l->rb) {
                 r = errno ? -errno : -ENOMEM;
@@ -341,6 +346,16 @@ int lookups_follow(struct lookups *l, pid_t pid)
                         return -ENOMEM;
         }
         if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.traced), &tgid, &one, BPF_ANY) < 0)
+                return -errno;
+        return 0;
+}
+
+int lookups_ignore(struct lookups *l, pid_t pid)
+{
+        __u32 tgid = (__u32)pid;
+        __u8 one = 1;
+
+        if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.ignored), &tgid, &one, BPF_ANY) < 0)
                 return -errno;
         return 0;
 }
@@ -411,6 +426,7 @@ struct lookups { int unused; };
 
 int lookups_open(struct lookups **ret, bool all) { (void)ret; (void)all; return -EOPNOTSUPP; }
 int lookups_follow(struct lookups *l, pid_t pid) { (void)l; (void)pid; return -EOPNOTSUPP; }
+int lookups_ignore(struct lookups *l, pid_t pid) { (void)l; (void)pid; return -EOPNOTSUPP; }
 void lookups_set_start(struct lookups *l, uint64_t s) { (void)l; (void)s; }
 int lookups_fd(struct lookups *l) { (void)l; return -1; }
 int lookups_drain(struct lookups *l) { (void)l; return 0; }

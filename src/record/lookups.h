@@ -13,10 +13,13 @@
 struct lookups;
 
 /* -EOPNOTSUPP when readset was built without BPF support.  all: trace
- * every process but this one (its threads and what it starts later
- * included); else only the trees lookups_follow() names. */
+ * every process but this one (its threads included) and those
+ * lookups_ignore() names; else only the trees lookups_follow() names.
+ * Lookups made before lookups_set_start() are not kept. */
 int lookups_open(struct lookups **ret, bool all);
 int lookups_follow(struct lookups *l, pid_t pid);
+/* Recording every process: leave pid out too (the guardian). */
+int lookups_ignore(struct lookups *l, pid_t pid);
 void lookups_set_start(struct lookups *l, uint64_t start_ns);
 int lookups_fd(struct lookups *l);
 int lookups_drain(struct lookups *l);

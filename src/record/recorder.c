@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 #include "record/recorder.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -28,6 +30,7 @@ struct recorder {
         struct rs_builder *builder;
         int guardian;              /* our end of the guardian's pipe, -1 without one */
         int wake;                  /* eventfd: tells the drain thread to stop */
+        atomic_bool stopping;      /* ... and so does this, should writing to it fail */
         pthread_t thread;
         bool thread_running, started;
         atomic_int drain_error;    /* fatal: the page events could not be read */
@@ -37,12 +40,47 @@ struct recorder {
 
 /* ---- the guardian -------------------------------------------------------- */
 
+/* In the guardian: keep only what it holds for readset -- its pipe, the
+ * tracefs instance's descriptors, the BPF objects -- and close the rest: a
+ * gate a command waits on, fanotify, the files a replay beside has open. */
+static void guardian_close_others(const char *instance, int keep)
+{
+        DIR *d = opendir("/proc/self/fd");
+        struct dirent *de;
+
+        if (!d)
+                return;
+        while ((de = readdir(d))) {
+                char link[64], target[PATH_MAX];
+                char *end;
+                long fd = strtol(de->d_name, &end, 10);
+                ssize_t k;
+
+                if (*end || end == de->d_name || fd == dirfd(d) || fd == keep || fd < 0 || fd > INT_MAX)
+                        continue;
+                snprintf(link, sizeof(link), "/proc/self/fd/%ld", fd);
+                k = readlink(link, target, sizeof(target) - 1);
+                if (k < 0)
+                        continue;
+                target[k] = 0;
+                /* BPF programs, maps, links, BTF; the perf event a tracepoint
+                 * program is attached by */
+                if (strncmp(target, "anon_inode:bpf", 14) == 0 || strncmp(target, "anon_inode:btf", 14) == 0 ||
+                    strcmp(target, "anon_inode:[perf_event]") == 0 ||
+                    (instance && strncmp(target, instance, strlen(instance)) == 0))
+                        continue;
+                close((int)fd);
+        }
+        closedir(d);
+}
+
 /* A process forked once the tracefs instance and the BPF programs exist,
  * holding them too.  It waits until readset closes its end of a pipe, which
  * happens on every exit, SIGKILL included, and then removes them.  Removing
  * an instance and detaching BPF programs each wait for RCU grace periods
  * (~50 ms apiece here); the guardian does that off the critical path, after
- * readset has written the read set and returned. */
+ * readset has written the read set and returned.  It takes no signal but
+ * SIGKILL: a signal for readset's command is not for it. */
 static int start_guardian(struct recorder *r)
 {
         int p[2];
@@ -58,16 +96,15 @@ static int start_guardian(struct recorder *r)
                 return e;
         }
         if (pid == 0) {
+                sigset_t all;
                 int null;
                 char c;
 
+                sigfillset(&all);
+                sigprocmask(SIG_BLOCK, &all, NULL);
                 close(p[1]);
-                setsid();   /* out of the terminal's process group: Ctrl-C is not for us */
-                for (size_t i = 0; i < r->opt.n_not_for_guardian; i++)
-                        if (r->opt.not_for_guardian[i] >= 0)
-                                close(r->opt.not_for_guardian[i]);
-                if (paths_fd(r->paths) >= 0)
-                        close(paths_fd(r->paths));   /* no fanotify events queued for nobody */
+                setsid();   /* out of the terminal's process group */
+                guardian_close_others(tracer_instance_path(r->tracer), p[0]);
                 null = open("/dev/null", O_RDWR | O_CLOEXEC);
                 if (null >= 0) {
                         dup2(null, 0);
@@ -82,6 +119,9 @@ static int start_guardian(struct recorder *r)
         }
         close(p[0]);
         r->guardian = p[1];
+        /* recording every process, its lookups are not the system's */
+        if (r->lookups && r->opt.pid == 0)
+                (void)lookups_ignore(r->lookups, pid);
         return 0;
 }
 
@@ -237,7 +277,7 @@ static void *drain_thread(void *arg)
                         atomic_store(&r->drain_error, -errno);
                         break;
                 }
-                if (n > 0)
+                if (n > 0 || atomic_load(&r->stopping))
                         break;      /* stop: recorder_stop drains the rest */
                 e = drain(r);
                 if (e < 0) {
@@ -275,7 +315,8 @@ static void stop_thread(struct recorder *r)
 
         if (!r->thread_running)
                 return;
-        if (write(r->wake, &one, sizeof(one)) != sizeof(one)) { /* the poll still ends within RECORDER_DRAIN_MS */ }
+        atomic_store(&r->stopping, true);
+        if (write(r->wake, &one, sizeof(one)) != sizeof(one)) { /* the flag ends it within RECORDER_DRAIN_MS */ }
         pthread_join(r->thread, NULL);
         r->thread_running = false;
 }

@@ -6,7 +6,8 @@
  * its own, and turns them into a read set.  Returns -errno, never prints:
  * what went wrong beside the recording is in its status, for the command to
  * say.  Its kernel objects are also held by a guardian process, which
- * removes them however readset ends (docs/DECISIONS.md, "The guardian"). */
+ * removes them however readset ends (docs/DECISIONS.md, "The guardian"),
+ * and holds nothing else of readset's (no gate a command waits on). */
 #pragma once
 
 #include <stdbool.h>
@@ -22,10 +23,6 @@ struct recorder_options {
         uint64_t buffer_kb;        /* trace buffer per CPU */
         bool lookups;              /* trace path lookups too (BPF) */
         uint64_t max_walk;         /* directory entries the last-resort path search may visit */
-        /* descriptors the guardian must not keep open (a gate the followed
-         * command waits on, which must close when readset dies) */
-        const int *not_for_guardian;
-        size_t n_not_for_guardian;
 };
 
 #define RECORDER_DEFAULT_BUFFER_KB 2048

@@ -90,7 +90,9 @@ static int issue(struct ring *q, int fd, uint64_t off, uint64_t len, struct engi
 static void ring_free(struct ring *q)
 {
         io_uring_queue_exit(&q->ring);
-        if (q->bufs)
+        /* reads still in flight (a failure while reaping) may yet land in
+         * the buffers: those stay mapped, to the end of the process */
+        if (q->bufs && q->inflight == 0)
                 munmap(q->bufs, (size_t)q->qd * q->chunk);
         free(q->free_slots);
 }

@@ -68,27 +68,41 @@ int report_profile_load(const char *path, const char *name, struct cost_profile 
         return cost_profile_parse(text, name, ret);
 }
 
-int report_cached_profile(const char *dir, char *path, size_t size, struct cost_profile *ret)
+enum report_local report_local_profile(const char *dir, bool may_probe, char *path, size_t size,
+                                       struct cost_profile *ret, int *ret_err)
 {
         struct stat st;
-        int r;
+        int r, e;
 
-        if (stat(dir, &st) < 0)
-                return -errno;
+        *ret_err = 0;
+        path[0] = 0;
+        if (stat(dir, &st) < 0) {
+                *ret_err = -errno;
+                return REPORT_LOCAL_NONE;
+        }
         r = device_saved_profile(st.st_dev, path, size, NULL);
         if (r >= 0) {
                 r = report_profile_load(path, "this machine", ret);
-                return r == -EINVAL ? -EBADMSG : r;
+                if (r >= 0)
+                        return REPORT_LOCAL_CACHED;
+                *ret_err = r == -EINVAL ? -EBADMSG : r;
+                return REPORT_LOCAL_NONE;
         }
-        if (r != -ENODEV) {
-                /* a probe now is kept as this device's own */
-                int e = device_probe_cache_prepare(st.st_dev, path, size);
-                if (e < 0) {
-                        path[0] = 0;    /* nowhere to keep a probe */
-                        return e;
-                }
+        if (r != -ENOENT)
+                *ret_err = r;   /* (-ENODEV: nothing was kept, nor can be) */
+        if (r == -ENODEV) {
+                *ret_err = 0;
+                return may_probe ? REPORT_LOCAL_PROBE_ONCE : REPORT_LOCAL_NONE;
         }
-        return r;
+        if (!may_probe)
+                return REPORT_LOCAL_NONE;
+        /* a probe now is kept as this device's own */
+        e = device_probe_cache_prepare(st.st_dev, path, size);
+        if (e < 0) {
+                *ret_err = e;
+                return REPORT_LOCAL_NONE;
+        }
+        return REPORT_LOCAL_PROBE_KEEP;
 }
 
 #define QUICK_SECONDS 2.0

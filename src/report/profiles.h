@@ -17,15 +17,21 @@ int report_profile_path(const char *name, char *buf, size_t size);
  * it cannot cost reads). */
 int report_profile_load(const char *path, const char *name, struct cost_profile *ret);
 
-/* This machine's profile for a directory's device: the one probe --save
- * kept for it (or its disk), loaded (0); -EBADMSG when that one cannot
- * cost reads (path: which).  Otherwise path is where a probe of it is to
- * be kept (its directory made) and the error why there is none to use:
- * -ENOENT none yet, -ESTALE measured on another device, -EINVAL without a
- * verdict; -ENODEV: no block device tells this file system apart (probe it
- * each time, keep nothing); another -errno: the kept one cannot be read,
- * or (path "") none could be kept. */
-int report_cached_profile(const char *dir, char *path, size_t size, struct cost_profile *ret);
+/* What to do for this machine's profile, for the device of dir. */
+enum report_local {
+        REPORT_LOCAL_CACHED,       /* the one probe --save kept for it (or its disk): in *ret */
+        REPORT_LOCAL_PROBE_KEEP,   /* none to use: probe, and keep it at path */
+        REPORT_LOCAL_PROBE_ONCE,   /* none to use, and no block device tells this file system
+                                    * apart: probe, keep nothing */
+        REPORT_LOCAL_NONE,         /* no profile (may_probe false, or nowhere to keep one) */
+};
+/* *ret_err says why a kept one was not used (0: none was kept): -ESTALE
+ * measured on another device that had these numbers, -EBADMSG it cannot
+ * cost reads (then REPORT_LOCAL_NONE: remove it to probe again), -EINVAL
+ * no verdict, another -errno it cannot be read or none could be kept;
+ * path: the kept one's, or where a probe is to be kept (its directory made). */
+enum report_local report_local_profile(const char *dir, bool may_probe, char *path, size_t size,
+                                       struct cost_profile *ret, int *ret_err);
 /* A quick probe of dir (about 3 s), saved at save_path (NULL: nowhere;
  * the directory is made), as this machine's profile.  *ret_what: what
  * failed, for the message. */

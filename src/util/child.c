@@ -135,13 +135,13 @@ int child_start(struct child *c, char **argv, bool gated)
 
 int child_release(struct child *c)
 {
-        int e = 0;
+        int fd = TAKE_FD(c->gate), e = 0;
 
-        if (c->gate < 0)
+        if (fd < 0)
                 return 0;
-        if (write(c->gate, "x", 1) != 1)
+        if (write(fd, "x", 1) != 1)
                 e = -errno;
-        close(TAKE_FD(c->gate));
+        close(fd);
         return e;
 }
 
@@ -187,6 +187,14 @@ int child_exit_code(struct child *c, int *ret_exec_errno)
 bool child_signal_passed_on(void)
 {
         return passed_on;
+}
+
+bool child_cut_short(const struct child *c)
+{
+        int s = c->status;
+
+        return passed_on || WIFSIGNALED(s) ||
+               (WIFEXITED(s) && WEXITSTATUS(s) > 128 && WEXITSTATUS(s) < 128 + SIGRTMAX + 1);
 }
 
 void child_kill(struct child *c)

@@ -36,8 +36,12 @@ int child_wait(struct child *c);
  * 127 (not found) or 126 (not executable) when the exec failed, with
  * *ret_exec_errno (may be NULL) the reason, else 0. */
 int child_exit_code(struct child *c, int *ret_exec_errno);
-/* Whether a signal readset got was passed on (the start was cut short). */
+/* Whether a signal readset got was passed on. */
 bool child_signal_passed_on(void);
+/* Whether it was cut short by a signal: one was passed on, it died of one,
+ * or (a shell around it) exited with 128 plus a signal's number, the
+ * shells' way (255, a common "failed", is no signal's). */
+bool child_cut_short(const struct child *c);
 /* Kill it (SIGKILL) and reap it: for a set-up that failed. */
 void child_kill(struct child *c);
 /* Stop passing signals on and close what is left: signals stop readset

@@ -7,9 +7,7 @@
 
 #include "util/banned.h"
 
-static const char *program = "readset";
-
-void log_set_program(const char *name) { program = name; }
+static const char program[] = "readset";
 
 static void vlog(const char *prefix, const char *fmt, va_list ap, int err)
 {

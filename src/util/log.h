@@ -15,7 +15,6 @@
 
 #define _log_printf_(a, b) __attribute__((format(printf, a, b)))
 
-void log_set_program(const char *name);
 void log_info(const char *fmt, ...) _log_printf_(1, 2);
 void log_warning(const char *fmt, ...) _log_printf_(1, 2);
 void log_warning_errno(int err, const char *fmt, ...) _log_printf_(2, 3);

@@ -3,7 +3,7 @@
 # program started before the recording, and no child of readset, is in the
 # read set (pages and lookups), and without --system-wide it is not;
 # readset's own lookups (it reads each fanotify event's /proc/self/fd link)
-# are never in it.
+# and its guardian's are never in it.
 . "$(dirname "$0")/lib.sh"
 need_root; need_tracefs; need_bpf; need_python
 
@@ -19,8 +19,8 @@ outsider() {   # n
           "$TESTPROG" read "$TMP/outsider" 0 300000; touch done-$1 ) &
         OUT_PID=$!
 }
-recorded_cmd() {   # n
-        echo "touch $TMP/go-$1; cat $TMP/insider > /dev/null; for i in \$(seq 600); do [ -e $TMP/done-$1 ] && break; sleep 0.05; done"
+recorded_cmd() {   # n: also notes readset's other children (its guardian)
+        echo "ps -o pid= --ppid \$PPID | grep -vw \$\$ > $TMP/guardian-$1; touch $TMP/go-$1; cat $TMP/insider > /dev/null; for i in \$(seq 600); do [ -e $TMP/done-$1 ] && break; sleep 0.05; done"
 }
 
 outsider 1
@@ -39,6 +39,7 @@ json_check "$TMP/sys.readset" \
         "covered('$TMP/insider', 0, 300000, 'accessed')" \
         "any(l['op'] == 'open' and l['path'] == '$TMP/outsider' for l in d['lookups'])" \
         "not any(l['pid'] == $REC for l in d['lookups'])" \
+        "not any(l['pid'] == int(open('$TMP/guardian-1').read().split()[0]) for l in d['lookups'])" \
         "not any(l['path'].startswith('/proc/self/fd/') for l in d['lookups'])"
 json_check "$TMP/tree.readset" \
         "'$TMP/outsider' not in files" \

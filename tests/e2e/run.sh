@@ -25,8 +25,9 @@ rc=0; "$READSET" run "$TMP/bad.readset" -- touch "$TMP/ran" 2>"$TMP/err" || rc=$
 head -c $((sz / 2)) "$TMP/x.readset" > "$TMP/short.readset"
 rc=0; "$READSET" run "$TMP/short.readset" -- touch "$TMP/ran" 2>"$TMP/err" || rc=$?
 [ "$rc" = 1 ] && grep -q "truncated" "$TMP/err" && [ ! -e "$TMP/ran" ] || fail "run with a truncated read set: $rc"
-rc=0; "$READSET" run "$TMP/x.readset" -- no-such-command-xyz 2>/dev/null || rc=$?
+rc=0; "$READSET" run "$TMP/x.readset" -- no-such-command-xyz 2>"$TMP/err" || rc=$?
 [ "$rc" = 127 ] || fail "run of a missing command: exit $rc"
+grep -q "cannot run 'no-such-command-xyz'" "$TMP/err" || { cat "$TMP/err"; fail "run of a missing command: no word of it"; }
 
 # --auto, first run: records.
 umount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
@@ -46,6 +47,18 @@ grep -q "hit ratio" "$TMP/err2" || fail "auto 2: no hit ratio"
 ! grep -q "stale" "$TMP/err2" || fail "auto 2 thought the read set stale"
 cmp -s "$RS" "$(ls "$AUTO"/*.readset)" || fail "auto 2 replaced a good read set"
 
+# A program that cannot be run for a while (moved away, say) leaves the
+# read set --auto learned for it alone: there is no start to learn from.
+cp "$TESTPROG" "$TMP/tp"
+"$READSET" run --auto "$TMP/auto-tp" -- "$TMP/tp" read "$MNT/d2" 0 2000000 2>/dev/null || fail "auto-tp"
+TP_RS=$(ls "$TMP"/auto-tp/*.readset)
+cp "$TP_RS" "$TMP/tp-kept.readset"
+mv "$TMP/tp" "$TMP/tp.away"
+rc=0; "$READSET" run --auto "$TMP/auto-tp" --stats -- "$TMP/tp" read "$MNT/d2" 0 2000000 2>"$TMP/err" || rc=$?
+[ "$rc" = 127 ] && grep -q "cannot run" "$TMP/err" || { cat "$TMP/err"; fail "auto-tp, moved away: exit $rc"; }
+cmp -s "$TP_RS" "$TMP/tp-kept.readset" || fail "auto: a command that could not run replaced its read set"
+mv "$TMP/tp.away" "$TMP/tp"
+
 # --stats --json: one JSON object, the last line of stderr; the command's
 # own output untouched on stdout.
 umount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
@@ -60,6 +73,11 @@ assert d['bytes_accessed_by_command'] > 0, d
 print('  run --stats --json:', d)
 " || { cat "$TMP/err"; fail "run --stats --json: the last line of stderr"; }
 grep -q "^err$" "$TMP/err" || fail "run --stats --json: the command's stderr"
+# ... also with --auto, whose own words about the read set come before it
+"$READSET" run --auto "$TMP/auto-json" --stats --json -- $PROG 2>"$TMP/err" || fail "run --auto --stats --json"
+grep -q "recorded '" "$TMP/err" || { cat "$TMP/err"; fail "run --auto --stats --json: no word of the recording"; }
+tail -n 1 "$TMP/err" | "$PY" -c "import json, sys; d = json.loads(sys.stdin.read()); assert not d['replayed'], d" ||
+        { cat "$TMP/err"; fail "run --auto --stats --json: not the last line"; }
 
 # The program changes what it reads: the read set is stale, recorded anew.
 cp "$RS" "$TMP/old.readset"
