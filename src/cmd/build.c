@@ -32,35 +32,6 @@ static void build_help(void)
                "  -h, --help           show this help\n");
 }
 
-static int load_paths(struct paths *p, const char *file)
-{
-        _cleanup_fclose_ FILE *f = fopen(file, "re");
-        _cleanup_free_ char *line = NULL;
-        size_t cap = 0;
-        unsigned lineno = 0;
-        ssize_t n;
-
-        if (!f)
-                return log_errno(-errno, "cannot open '%s'", file);
-        while ((n = getline(&line, &cap, f)) > 0) {
-                unsigned maj, min;
-                unsigned long long ino;
-                int off = 0, r;
-
-                lineno++;
-                if (line[n - 1] == '\n')
-                        line[n - 1] = 0;
-                if (!line[0] || line[0] == '#')
-                        continue;
-                if (sscanf(line, "%u:%u %llu %n", &maj, &min, &ino, &off) != 3 || off == 0 || line[off] != '/')
-                        return log_error("'%s' line %u: expected 'MAJOR:MINOR INODE /PATH'", file, lineno);
-                r = paths_learn(p, makedev(maj, min), ino, line + off);
-                if (r < 0)
-                        return log_errno(r, "cannot remember paths");
-        }
-        return 0;
-}
-
 int cmd_build(int argc, char **argv)
 {
         static const struct option opts[] = {
@@ -137,7 +108,12 @@ int cmd_build(int argc, char **argv)
                 goto out;
         }
         if (arg_paths) {
-                r = load_paths(paths, arg_paths);
+                unsigned bad_line = 0;
+                r = paths_learn_list(paths, arg_paths, &bad_line);
+                if (r == -EBADMSG)
+                        r = log_error("'%s' line %u: expected 'MAJOR:MINOR INODE /PATH'", arg_paths, bad_line);
+                else if (r < 0)
+                        r = log_errno(r, "cannot read '%s'", arg_paths);
                 if (r < 0)
                         goto out;
         }

@@ -570,3 +570,34 @@ void paths_close(struct paths *p)
         mounts_free(&p->mounts);
         free(p);
 }
+
+int paths_learn_list(struct paths *p, const char *file, unsigned *ret_line)
+{
+        _cleanup_fclose_ FILE *f = fopen(file, "re");
+        _cleanup_free_ char *line = NULL;
+        size_t cap = 0;
+        unsigned lineno = 0;
+        ssize_t n;
+
+        if (!f)
+                return -errno;
+        while ((n = getline(&line, &cap, f)) > 0) {
+                unsigned maj, min;
+                unsigned long long ino;
+                int off = 0, r;
+
+                lineno++;
+                if (line[n - 1] == '\n')
+                        line[n - 1] = 0;
+                if (!line[0] || line[0] == '#')
+                        continue;
+                if (sscanf(line, "%u:%u %llu %n", &maj, &min, &ino, &off) != 3 || off == 0 || line[off] != '/') {
+                        *ret_line = lineno;
+                        return -EBADMSG;
+                }
+                r = paths_learn(p, makedev(maj, min), ino, line + off);
+                if (r < 0)
+                        return r;
+        }
+        return ferror(f) ? -EIO : 0;
+}

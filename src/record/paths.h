@@ -27,6 +27,10 @@ int paths_fd(struct paths *p);     /* fanotify fd to poll, or -1 */
 int paths_drain(struct paths *p);  /* read pending open events */
 /* Remember an open file from elsewhere (tests; files opened by readset). */
 int paths_learn(struct paths *p, uint64_t dev, uint64_t ino, const char *path);
+/* Remember the files a list names, a line each: "MAJOR:MINOR INODE /PATH"
+ * (empty lines and '#' comments skipped).  -EBADMSG for a line that is not
+ * one (*ret_line: which), -errno when the file cannot be read. */
+int paths_learn_list(struct paths *p, const char *file, unsigned *ret_line);
 /* Resolve all keys before builder_finish, once: inodes that fanotify did
  * not name are asked for by file handle, then searched for by a walk of
  * their filesystem's mounts, bounded by max_walk entries and

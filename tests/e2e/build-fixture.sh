@@ -64,6 +64,10 @@ assert d["predictions"][0]["reference"] and d["predictions"][0]["plain"]["second
 assert any("could not be named" in f for f in d["findings"]), d["findings"]
 print("  report --no-probe --json: ok")
 PYEOF
+# a paths list with a line that is not one: refused, naming the line
+printf '# comment\n\n8:1 12 relative/path\n' > "$TMP/bad.paths"
+rc=0; "$READSET" build --no-walk -p "$TMP/bad.paths" -o "$TMP/b.readset" "$FIX/small.trace" 2>"$TMP/err" || rc=$?
+[ "$rc" = 1 ] && grep -q "line 3: expected 'MAJOR:MINOR INODE /PATH'" "$TMP/err" || { cat "$TMP/err"; fail "a bad paths line: exit $rc"; }
 # --json: the summary on stdout
 "$READSET" build -j --no-walk -p "$FIX/small.paths" -o "$TMP/s3.readset" "$FIX/small.trace" > "$TMP/b.json" || fail "build -j"
 "$PY" -c "
