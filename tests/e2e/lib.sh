@@ -157,6 +157,14 @@ def covered(path, lo, hi, flag=None):
     return pos >= hi
 def total(path, flag=None):
     return sum(b - a for a, b in ranges(path, flag))
+def uncovered(path, lo, hi, flag=None):
+    """bytes of [lo, hi) in no range (of that flag)"""
+    have = 0
+    for a, b in sorted(ranges(path, flag)):
+        a, b = max(a, lo), min(b, hi)
+        if b > a:
+            have += b - a
+    return (hi - lo) - min(have, hi - lo)
 ok = True
 for expr in sys.argv[2:]:
     try:

@@ -23,11 +23,19 @@ mount -t ext4 "$LOOPDEV" "$MNT"
 
 B="'$MNT/big.dat'"
 M="'$MNT/mapped.dat'"
+# Every page read is in the read set, and as accessed but for at most one
+# folio: where the kernel's readahead left the page a read needs out, it
+# reads that one folio itself (filemap_create_folio), which raises
+# add_to_page_cache and no mm_filemap_get_pages (seen about once in 70
+# runs, the old code and this alike).  FOLIO: the largest this kernel uses
+# for such a read here.
+FOLIO=65536
 json_check "$TMP/r.readset" \
         "$B in files and files[$B]['kind'] == 'file' and not files[$B]['deleted']" \
         "'$MNT/link-to-big' not in files" \
-        "covered($B, 50*$MiB, 51*$MiB, 'accessed')" \
-        "total($B, 'accessed') == $MiB" \
+        "covered($B, 50*$MiB, 51*$MiB)" \
+        "uncovered($B, 50*$MiB, 51*$MiB, 'accessed') <= $FOLIO" \
+        "$MiB - $FOLIO <= total($B, 'accessed') <= $MiB" \
         "all(50*$MiB <= a and b <= 51*$MiB + $RA for a, b in ranges($B))" \
         "$M in files and files[$M]['deleted']" \
         "all(covered($M, p*4096, p*4096+4096, 'accessed') for p in (1000, 5000, 12000))" \
@@ -42,7 +50,8 @@ umount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
 READSET_TRACE_TEXT=1 "$READSET" record -q -o "$TMP/t.readset" -- "$TESTPROG" read "$MNT/big.dat" $((50 * MiB)) $MiB ||
         fail "record (text reader) failed"
 json_check "$TMP/t.readset" \
-        "total($B, 'accessed') == $MiB" \
-        "covered($B, 50*$MiB, 51*$MiB, 'accessed')" \
+        "$MiB - $FOLIO <= total($B, 'accessed') <= $MiB" \
+        "covered($B, 50*$MiB, 51*$MiB)" \
+        "uncovered($B, 50*$MiB, 51*$MiB, 'accessed') <= $FOLIO" \
         "all(50*$MiB <= a and b <= 51*$MiB + $RA for a, b in ranges($B))"
 echo "record-ranges: ok"
