@@ -20,6 +20,8 @@ struct readset;
 
 /* Read a read set, saying why not on failure (then CMD_FAILED). */
 int cmd_load_readset(const char *path, struct readset **ret);
+/* "cannot read 'PATH': WHY" (why NULL: r's text); returns CMD_FAILED. */
+int say_cannot_read(const char *path, int r, const char *why);
 
 /* ---- replay and run: their shared options and output (replay-cli.c) ---- */
 

@@ -10,8 +10,11 @@ int cmd_load_readset(const char *path, struct readset **ret)
         const char *why = NULL;
         int r = format_read(path, ret, &why);
 
-        if (r >= 0)
-                return 0;
+        return r >= 0 ? 0 : say_cannot_read(path, r, why);
+}
+
+int say_cannot_read(const char *path, int r, const char *why)
+{
         if (why)
                 return log_error("cannot read '%s': %s", path, why);
         return log_errno(r, "cannot read '%s'", path);

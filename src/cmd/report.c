@@ -66,7 +66,7 @@ int cmd_report(int argc, char **argv)
         struct report_doc doc = {};
         struct replay_args here;        /* how readset replay would plan here */
         struct replay_options ref_opts;
-        struct device_profile local_dev, ref_dev;
+        struct device_profile local_dev, here_dev, ref_dev;
         char path[PATH_MAX];
         int c, ret = CMD_FAILED, e;
 
@@ -125,6 +125,8 @@ int cmd_report(int argc, char **argv)
                 else if (arg_probe)
                         log_warning_errno(e, "no profile of this machine's device; reference device only");
         }
+        /* the device readset replay plans for here: --profile's verdict, else the one found */
+        here_dev = here.policy.have_device ? here.policy.device : local_dev;
         if (doc.n_cols == 1)
                 snprintf(cols[0].profile.name, sizeof(cols[0].profile.name), "this machine (%.40s)",
                          first ? local_dev.name : "?");
@@ -141,15 +143,13 @@ int cmd_report(int argc, char **argv)
                 log_errno(e, "cannot analyse the read set");
         for (size_t i = 0; e >= 0 && i < doc.n_cols; i++) {
                 bool reference = i == doc.n_cols - 1;
-                struct device_profile here_dev;
                 if (reference) {
                         replay_options_init(&ref_opts);
                         if (cols[i].profile.rotational)
                                 device_profile_rotational(&ref_dev);
                         else
                                 device_profile_solid(&ref_dev);
-                } else
-                        replay_device(rs, &here.policy, &here_dev, NULL);
+                }
                 e = report_predict_replay(r, rs, layouts, &cols[i].profile, reference ? &ref_opts : &here.policy,
                                           reference ? &ref_dev : &here_dev, !reference, reference, &cols[i].s);
                 if (e < 0)

@@ -43,7 +43,7 @@ static int unusable(const char *file, int r, const char *why, bool is_auto, bool
         else if (started)
                 log_error("cannot read '%s': %s; the command runs without a replay", file, why ? why : strerror(-r));
         else
-                return why ? log_error("cannot read '%s': %s", file, why) : log_errno(r, "cannot read '%s'", file);
+                return say_cannot_read(file, r, why);
         return 0;
 }
 

@@ -38,6 +38,16 @@ struct recorder {
         struct recorder_status st;
 };
 
+/* The guardian and the recorder's threads take no signal: those are for
+ * the thread that stands in for the command. */
+static void block_all_signals(void)
+{
+        sigset_t all;
+
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, NULL);
+}
+
 /* ---- the guardian -------------------------------------------------------- */
 
 /* In the guardian: keep only what it holds for readset -- its pipe, the
@@ -96,12 +106,10 @@ static int start_guardian(struct recorder *r)
                 return e;
         }
         if (pid == 0) {
-                sigset_t all;
                 int null;
                 char c;
 
-                sigfillset(&all);
-                sigprocmask(SIG_BLOCK, &all, NULL);
+                block_all_signals();
                 close(p[1]);
                 setsid();   /* out of the terminal's process group */
                 guardian_close_others(tracer_instance_path(r->tracer), p[0]);
@@ -261,11 +269,8 @@ static int drain(struct recorder *r)
 static void *drain_thread(void *arg)
 {
         struct recorder *r = arg;
-        sigset_t all;
 
-        /* signals are for the thread that waits for the command */
-        sigfillset(&all);
-        pthread_sigmask(SIG_BLOCK, &all, NULL);
+        block_all_signals();
         for (;;) {
                 /* wake every RECORDER_DRAIN_MS, or when told to stop: events
                  * queue in kernel buffers meanwhile */
@@ -412,10 +417,8 @@ struct recorder_setup {
 static void *setup_thread(void *arg)
 {
         struct recorder_setup *s = arg;
-        sigset_t all;
 
-        sigfillset(&all);
-        pthread_sigmask(SIG_BLOCK, &all, NULL);
+        block_all_signals();
         s->err = recorder_open(&s->opt, &s->rec, &s->what);
         if (s->err >= 0 && (s->err = recorder_start(s->rec)) < 0) {
                 s->what = "tracing";

@@ -2,6 +2,7 @@
 #include "replay/residency.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -54,16 +55,48 @@ static int64_t by_cachestat(int fd, uint64_t off, uint64_t len)
         return -errno;
 }
 
+/* The caller's effective uid, asked once (the questions below come once
+ * per read of a replay): readset never changes its own, and a child it
+ * forks, which might, asks again. */
+static atomic_long euid = -1;
+static pthread_once_t euid_once = PTHREAD_ONCE_INIT;
+
+static void forget_euid(void)
+{
+        atomic_store_explicit(&euid, -1, memory_order_relaxed);
+}
+
+static void forget_euid_in_children(void)
+{
+        (void)pthread_atfork(NULL, NULL, forget_euid);
+}
+
+static uid_t caller_euid(void)
+{
+        long v;
+
+        pthread_once(&euid_once, forget_euid_in_children);
+        v = atomic_load_explicit(&euid, memory_order_relaxed);
+        if (v < 0) {
+                v = (long)geteuid();
+                atomic_store_explicit(&euid, v, memory_order_relaxed);
+        }
+        return (uid_t)v;
+}
+
 /* mincore(2) tells the truth only to a caller who owns the file, or may
  * write it (or is privileged): to others it says every page is cached. */
 static bool mincore_truthful(int fd)
 {
         struct stat st;
-        int fl = fcntl(fd, F_GETFL);
+        int fl;
 
-        if (geteuid() == 0 || (fl >= 0 && (fl & O_ACCMODE) != O_RDONLY))
+        if (caller_euid() == 0)
                 return true;
-        return fstat(fd, &st) == 0 && st.st_uid == geteuid();
+        fl = fcntl(fd, F_GETFL);
+        if (fl >= 0 && (fl & O_ACCMODE) != O_RDONLY)
+                return true;
+        return fstat(fd, &st) == 0 && st.st_uid == caller_euid();
 }
 
 static int64_t by_mincore(int fd, uint64_t off, uint64_t len)
@@ -172,7 +205,7 @@ bool residency_by_reading(int fd)
 {
         int64_t r;
 
-        if (geteuid() == 0)
+        if (caller_euid() == 0)
                 return false;   /* cachestat answers root whatever the file */
         r = by_cachestat(fd, 0, page_size());
         if (r >= 0)
