@@ -3,7 +3,7 @@
 # Debian's archive.  Idempotent: does nothing when all is there.
 set -eu
 
-PKGS="meson ninja-build gcc pkg-config libzstd-dev zlib1g-dev liburing-dev
+PKGS="meson ninja-build gcc pkg-config libzstd-dev zlib1g-dev liburing-dev libssl-dev
       libbpf-dev bpftool clang python3 libfuse3-dev fuse3 psmisc e2fsprogs util-linux procps mount
       valgrind vmtouch coreutils time git chromium python3-pil"
 

@@ -68,3 +68,4 @@ int cmd_replay(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_layout(int argc, char **argv);

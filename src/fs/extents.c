@@ -21,7 +21,13 @@ void extents_clear(struct rp_layout *l)
 
 int extents_read(int fd, struct rp_layout *ret)
 {
+        return extents_read_flags(fd, 0, ret, NULL);
+}
+
+int extents_read_flags(int fd, uint32_t fm_flags, struct rp_layout *ret, uint64_t *ret_odd)
+{
         size_t cap = 0;
+        uint64_t odd = 0;
         uint64_t start = 0;
         struct {
                 struct fiemap fm;
@@ -35,6 +41,7 @@ int extents_read(int fd, struct rp_layout *ret)
                 q.fm.fm_start = start;
                 q.fm.fm_length = UINT64_MAX - start;
                 q.fm.fm_extent_count = ARRAY_SIZE(q.ext);
+                q.fm.fm_flags = fm_flags;
                 if (ioctl(fd, FS_IOC_FIEMAP, &q.fm) < 0) {
                         int e = errno == ENOTTY ? -EOPNOTSUPP : -errno;
                         extents_clear(ret);
@@ -47,8 +54,10 @@ int extents_read(int fd, struct rp_layout *ret)
                         if (e->fe_flags & FIEMAP_EXTENT_LAST)
                                 last = true;
                         if (e->fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC | FIEMAP_EXTENT_ENCODED |
-                                           FIEMAP_EXTENT_DATA_INLINE | FIEMAP_EXTENT_NOT_ALIGNED))
+                                           FIEMAP_EXTENT_DATA_INLINE | FIEMAP_EXTENT_NOT_ALIGNED)) {
+                                odd++;
                                 continue;
+                        }
                         if (ret->n_extents >= EXTENTS_MAX_PER_FILE) {
                                 last = true;
                                 break;
@@ -67,6 +76,8 @@ int extents_read(int fd, struct rp_layout *ret)
                 start = tail->fe_logical + tail->fe_length;
         }
         ret->known = true;
+        if (ret_odd)
+                *ret_odd = odd;
         return 0;
 }
 

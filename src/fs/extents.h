@@ -29,6 +29,9 @@ struct rp_layout {
  * delayed, inline, encoded -- are left out).  -EOPNOTSUPP (or the ioctl's
  * error) when the file system has no FIEMAP; ret is then left unknown. */
 int extents_read(int fd, struct rp_layout *ret);
+/* The same with FIEMAP's fm_flags (FIEMAP_FLAG_SYNC: delayed allocations
+ * made first); *ret_odd (may be NULL): the extents left out. */
+int extents_read_flags(int fd, uint32_t fm_flags, struct rp_layout *ret, uint64_t *ret_odd);
 void extents_clear(struct rp_layout *l);
 
 /* The extent map of a file of a read set, opened with fs_open_recorded()

@@ -1,0 +1,446 @@
+/* SPDX-License-Identifier: MIT */
+/* readset layout: move a read set's files into one run of consecutive
+ * blocks in first-access order (ext4), or say what that would do. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "cmd/report-cli.h"
+#include "layout/layout.h"
+#include "report/profiles.h"
+#include "report/report.h"
+#include "util/json.h"
+#include "util/util.h"
+#include "util/banned.h"
+
+static void layout_help(void)
+{
+        printf("usage: readset layout [OPTIONS] FILE\n"
+               "\n"
+               "Move the data of the files the cold start recorded in FILE so that, in the\n"
+               "order the start first reads them, they lie in one run of consecutive blocks,\n"
+               "file after file, at the start of the file system (a disk's fastest tracks).\n"
+               "Online, on a mounted ext4, with the kernel's atomic extent exchange: inode\n"
+               "numbers, names and contents stay; every moved file is read back from the\n"
+               "device and compared with its checksum from before.  Files outside the read\n"
+               "set are never touched.  Safe to interrupt at any moment; moves nothing where\n"
+               "it would not reduce the runs of blocks the start reads, nor, unless --force,\n"
+               "on a device that probe measures as solid state (little to gain, writes to pay).\n"
+               "Needs root, never prompts; at idle I/O priority by default.\n"
+               "\n"
+               "options:\n"
+               "  -n, --dry-run        say what would move and the predicted gain; change nothing\n"
+               "                       (does not need root)\n"
+               "  -j, --json           the figures as one JSON object on stdout\n"
+               "  -f, --force          move also on a solid-state device\n"
+               "  -p, --profile FILE   the device's profile (readset probe -o, or a reference\n"
+               "                       name: hdd, usb, sd, nvme): its verdict and costs.\n"
+               "                       Default: the one cached for the device, else a quick probe\n"
+               "      --io-priority C  idle (default) or best-effort\n"
+               "      --undo-leftovers only remove what an interrupted layout left behind, and\n"
+               "                       say what that was (readset's donor space is unnamed: the\n"
+               "                       kernel frees it however a layout ends)\n"
+               "  -h, --help           show this help\n"
+               "\n"
+               "Other file systems are refused with their name.  docs/LAYOUT.md says what is\n"
+               "skipped and why, and what the kernel guarantees across a crash.\n");
+}
+
+#define OPT_IOPRIO 0x100
+#define OPT_UNDO 0x101
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop(int sig)
+{
+        stop_requested = 1;
+        signal(sig, SIG_DFL);   /* a second one ends readset at once: still safe */
+}
+
+struct progress {
+        bool tty;
+        uint64_t last_us;
+};
+
+static void show_progress(void *userdata, const struct layout *l, uint64_t files, uint64_t blocks)
+{
+        struct progress *p = userdata;
+        uint64_t now = now_us();
+        char b1[32], b2[32];
+
+        if (!p->tty || (now - p->last_us < 100000 && files < l->move_files))
+                return;
+        p->last_us = now;
+        fprintf(stderr, "\rlayout: %" PRIu64 "/%" PRIu64 " files, %s of %s ", files, l->move_files,
+                format_bytes(blocks * l->fs.block_size, b1), format_bytes(l->move_blocks * l->fs.block_size, b2));
+}
+
+/* The predictions of the report's cost model for this device. */
+struct prediction {
+        bool have;
+        char profile[96];
+        bool rotational;
+        struct rp_scenarios s;
+};
+
+static int predict(const struct readset *rs, const char *arg_profile, const char *mnt, struct prediction *ret)
+{
+        struct replay_args here;
+        struct device_profile dev;
+        struct cost_profile cp;
+        struct rp_layout *layouts = NULL;
+        struct report *r = NULL;
+        char path[PATH_MAX];
+        int e;
+
+        *ret = (struct prediction){};
+        replay_args_init(&here);
+        if (replay_args_device(&here, rs, &dev) < 0)
+                return CMD_FAILED;
+        if (arg_profile) {
+                if (report_profile_path(arg_profile, path, sizeof(path)) < 0)
+                        return log_usage("layout", "no profile '%s' (hdd, usb, sd, nvme or a file)", arg_profile);
+                e = report_profile_load(path, arg_profile, &cp);
+                if (e < 0)
+                        return log_errno(e, "cannot use the profile '%s' (%s)", arg_profile, path);
+                snprintf(cp.name, sizeof(cp.name), "%.90s", arg_profile);
+                if (cp.rotational)
+                        device_profile_rotational(&dev);
+                else
+                        device_profile_solid(&dev);
+        } else {
+                e = say_local_profile(mnt, true, &cp);
+                if (e < 0) {
+                        log_warning_errno(e, "no profile of this device: no prediction, and no measured verdict");
+                        return 0;
+                }
+                snprintf(cp.name, sizeof(cp.name), "this machine (%.40s)", dev.name);
+                /* the replay planned for what the probe measured */
+                if (cp.rotational)
+                        device_profile_rotational(&dev);
+                else
+                        device_profile_solid(&dev);
+        }
+        e = extents_table_read(rs, NULL, &layouts, NULL);
+        if (e >= 0)
+                e = report_build(rs, layouts, MIN(dev.readahead_cap, dev.max_request), &r);
+        if (e >= 0)
+                e = report_predict_replay(r, rs, layouts, &cp, &here.policy, &dev, true, false, &ret->s);
+        report_free(r);
+        extents_table_free(layouts, rs->n_files);
+        if (e < 0) {
+                log_warning_errno(e, "cannot predict the gain");
+                return 0;
+        }
+        ret->have = true;
+        ret->rotational = cp.rotational;
+        snprintf(ret->profile, sizeof(ret->profile), "%s", cp.name);
+        return 0;
+}
+
+static int set_io_priority(const char *cls)
+{
+        /* linux/ioprio.h: class in the top bits, data 0 */
+        int v = strcmp(cls, "idle") == 0 ? 3 << 13 : 2 << 13 | 4;
+        return syscall(SYS_ioprio_set, 1 /* IOPRIO_WHO_PROCESS */, 0, v) < 0 ? -errno : 0;
+}
+
+static const char *stop_text(int stopped)
+{
+        switch (stopped) {
+        case 0: return NULL;
+        case -EINTR: return "interrupted";
+        case -ENOSPC: return "file system full";
+        case -EIO: return "content mismatch";
+        default: return "error";
+        }
+}
+
+static void print_json(const struct layout *l, const char *rs_path, const struct prediction *pr, bool dry_run,
+                       bool ran, const char *decision, double seconds)
+{
+        struct json j;
+        const struct readset *rs = l->rs;
+
+        json_begin(&j, stdout, true);
+        json_object_open(&j, NULL);
+        json_string(&j, "readset", rs_path);
+        json_string(&j, "mount", l->fs.mnt);
+        json_string(&j, "fstype", l->fs.fstype);
+        json_u64(&j, "block_size", l->fs.block_size);
+        json_bool(&j, "dry_run", dry_run);
+        json_string(&j, "decision", decision);
+        json_u64(&j, "files", l->n_files);
+        json_u64(&j, "movable_files", l->movable_files);
+        json_u64(&j, "movable_bytes", l->movable_blocks * l->fs.block_size);
+        json_u64(&j, "files_in_place", l->keep_files);
+        json_u64(&j, "bytes_in_place", l->keep_blocks * l->fs.block_size);
+        json_u64(&j, "files_to_move", l->move_files);
+        json_u64(&j, "bytes_to_move", l->move_blocks * l->fs.block_size);
+        json_u64(&j, "pieces_now", l->pieces_now);
+        json_u64(&j, "pieces_after", l->pieces_after);
+        json_u64(&j, "metadata_bytes", l->meta_bytes);
+        json_u64(&j, "metadata_ranges", l->meta_ranges);
+        if (pr->have) {
+                json_object_open(&j, "predicted");
+                json_string(&j, "profile", pr->profile);
+                json_bool(&j, "rotational", pr->rotational);
+                json_double(&j, "plain_s", pr->s.plain.seconds);
+                json_double(&j, "replay_s", pr->s.replay.seconds);
+                json_double(&j, "after_layout_s", pr->s.layout.seconds);
+                json_object_close(&j);
+        }
+        json_object_open(&j, "skipped");
+        for (int w = 1; w < _LAYOUT_SKIP_MAX; w++)
+                if (l->skipped[w])
+                        json_u64(&j, layout_skip_name(w), l->skipped[w]);
+        json_object_close(&j);
+        json_array_open(&j, "skipped_files");
+        for (size_t i = 0; i < l->n_files; i++) {
+                const struct layout_file *lf = &l->files[i];
+                if (!lf->skip)
+                        continue;
+                json_object_open(&j, NULL);
+                json_string(&j, "path", rs->files[lf->file].path);
+                json_string(&j, "reason", layout_skip_name(lf->skip));
+                if (lf->err)
+                        json_string(&j, "error", strerror(-lf->err));
+                json_object_close(&j);
+        }
+        json_array_close(&j);
+        if (ran) {
+                json_u64(&j, "donor_runs", l->donor_runs);
+                json_u64(&j, "donor_offset", l->donor_physical);
+                json_u64(&j, "moved_files", l->moved_files);
+                json_u64(&j, "moved_bytes", l->moved_blocks * l->fs.block_size);
+                json_u64(&j, "verified_files", l->verified_files);
+                json_u64(&j, "exchanges", l->exchanges);
+                json_u64(&j, "pieces_measured", l->pieces_measured);
+                json_double(&j, "seconds", seconds);
+                if (l->stopped)
+                        json_string(&j, "stopped", stop_text(l->stopped));
+        }
+        json_object_close(&j);
+        json_end(&j);
+}
+
+static void print_text(const struct layout *l, const char *rs_path, const struct prediction *pr)
+{
+        const struct readset *rs = l->rs;
+        char b1[32], b2[32];
+
+        printf("layout of %s on %s (%s)\n", rs_path, l->fs.mnt, l->fs.fstype);
+        uint64_t skipped = 0;
+        for (int w = 1; w < _LAYOUT_SKIP_MAX; w++)
+                skipped += l->skipped[w];
+        printf("  files      %zu regular: %" PRIu64 " to move (%s), %" PRIu64 " already in place (%s), "
+               "%" PRIu64 " skipped\n", l->n_files, l->move_files, format_bytes(l->move_blocks * l->fs.block_size, b1),
+               l->keep_files, format_bytes(l->keep_blocks * l->fs.block_size, b2), skipped);
+        printf("  pieces     %" PRIu64 " runs of blocks in first-access order now, %" PRIu64 " after\n",
+               l->pieces_now, l->pieces_after);
+        if (l->meta_bytes)
+                printf("  metadata   %s in %" PRIu64 " ranges (inode tables, directories): no layout moves it\n",
+                       format_bytes(l->meta_bytes, b1), l->meta_ranges);
+        if (pr->have)
+                printf("  predicted  on %s: replay %.2f s now, %.2f s after layout; plain cold start %.2f s now\n",
+                       pr->profile, pr->s.replay.seconds, pr->s.layout.seconds, pr->s.plain.seconds);
+        for (int w = 1; w < _LAYOUT_SKIP_MAX; w++) {
+                const char *advice = layout_skip_advice(w);
+                unsigned shown = 0;
+                if (!l->skipped[w])
+                        continue;
+                printf("  skipped    %" PRIu64 " %s%s%s\n", l->skipped[w], layout_skip_name(w),
+                       advice ? ": " : "", advice ? advice : "");
+                for (size_t i = 0; i < l->n_files && shown < 3; i++)
+                        if (l->files[i].skip == w) {
+                                printf("               %s\n", rs->files[l->files[i].file].path);
+                                shown++;
+                        }
+                if (l->skipped[w] > shown)
+                        printf("               ... (--json names them all)\n");
+        }
+}
+
+static int undo_leftovers(const struct layout_fs *fs, bool json)
+{
+        /* Nothing named is ever made: the donor is an O_TMPFILE, freed
+         * when its descriptor closes (any exit, SIGKILL included), and an
+         * orphan's blocks by the kernel at the next mount after a crash.
+         * What this can check is that no donor is in use now. */
+        _cleanup_close_ int dir = open(fs->mnt, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+        if (dir < 0)
+                return log_errno(-errno, "cannot open '%s'", fs->mnt);
+        if (flock(dir, LOCK_EX | LOCK_NB) < 0)
+                return log_error("a layout is running on %s now: its donor space is freed when it ends", fs->mnt);
+        if (json)
+                printf("{\n  \"mount\": \"%s\",\n  \"leftovers\": 0\n}\n", fs->mnt);
+        else
+                printf("no leftovers on %s: readset's donor space is unnamed and freed however a layout ends\n",
+                       fs->mnt);
+        return 0;
+}
+
+int cmd_layout(int argc, char **argv)
+{
+        static const struct option opts[] = {
+                { "dry-run", no_argument, NULL, 'n' },
+                { "json", no_argument, NULL, 'j' },
+                { "force", no_argument, NULL, 'f' },
+                { "profile", required_argument, NULL, 'p' },
+                { "io-priority", required_argument, NULL, OPT_IOPRIO },
+                { "undo-leftovers", no_argument, NULL, OPT_UNDO },
+                { "help", no_argument, NULL, 'h' },
+                {}
+        };
+        bool arg_dry = false, arg_json = false, arg_force = false, arg_undo = false;
+        const char *arg_profile = NULL, *arg_ioprio = "idle", *decision;
+        _cleanup_readset_ struct readset *rs = NULL;
+        _cleanup_layout_ struct layout *l = NULL;
+        struct layout_options lo = {};
+        struct progress prog = {};
+        struct prediction pr;
+        struct layout_fs fs;
+        uint64_t t0;
+        int c, e;
+
+        while ((c = getopt_long(argc, argv, "njfp:h", opts, NULL)) >= 0) {
+                switch (c) {
+                case 'n': arg_dry = true; break;
+                case 'j': arg_json = true; break;
+                case 'f': arg_force = true; break;
+                case 'p': arg_profile = optarg; break;
+                case OPT_UNDO: arg_undo = true; break;
+                case OPT_IOPRIO:
+                        if (strcmp(optarg, "idle") != 0 && strcmp(optarg, "best-effort") != 0)
+                                return log_usage("layout", "invalid --io-priority '%s' (idle or best-effort)", optarg);
+                        arg_ioprio = optarg;
+                        break;
+                case 'h': layout_help(); return 0;
+                default: return log_usage("layout", "invalid option");
+                }
+        }
+        if (optind + 1 != argc)
+                return log_usage("layout", optind == argc ? "missing read set file" : "too many arguments");
+        if (!arg_dry && geteuid() != 0)
+                return log_error("layout moves files' data and needs root (--dry-run does not)");
+        if (cmd_load_readset(argv[optind], &rs) < 0)
+                return CMD_FAILED;
+        e = layout_find_fs(rs, &fs);
+        switch (e) {
+        case 0: break;
+        case -EMEDIUMTYPE:
+                return log_error("%s is %s: readset layout moves data on ext4 only", fs.mnt, fs.fstype);
+        case -EROFS:
+                return log_error("%s is mounted read-only: nothing can be moved", fs.mnt);
+        case -EOPNOTSUPP:
+                return log_error("%s is mounted data=journal: the kernel exchanges no extents there", fs.mnt);
+        case -ENOENT:
+                return log_error("no file of %s is on this machine any more: nothing to lay out", argv[optind]);
+        default:
+                return log_errno(e, "cannot find the file system of %s", argv[optind]);
+        }
+        if (arg_undo)
+                return undo_leftovers(&fs, arg_json);
+        if (set_io_priority(arg_ioprio) < 0)
+                log_warning_errno(-errno, "cannot set the I/O priority %s", arg_ioprio);
+        e = predict(rs, arg_profile, fs.mnt, &pr);
+        if (e < 0)
+                return e;
+        e = layout_survey(rs, &fs, &l);
+        if (e < 0)
+                return log_errno(e, "cannot look at the files of %s", argv[optind]);
+
+        decision = "move";
+        if (!l->move_files && !l->movable_files)
+                decision = "nothing-movable";
+        else if (l->no_gain)
+                decision = "no-gain";
+        else if (pr.have && !pr.rotational && !arg_force)
+                decision = "solid-state";
+        if (strcmp(decision, "move") != 0 || arg_dry) {
+                if (arg_json)
+                        print_json(l, argv[optind], &pr, arg_dry, false, decision, 0);
+                else {
+                        print_text(l, argv[optind], &pr);
+                        if (strcmp(decision, "no-gain") == 0)
+                                printf("nothing moved: the files already lie in %" PRIu64 " run%s of blocks in "
+                                       "access order; moving them would not reduce that\n",
+                                       l->pieces_now, l->pieces_now == 1 ? "" : "s");
+                        else if (strcmp(decision, "nothing-movable") == 0)
+                                printf("nothing moved: no file of the read set can be moved (see skipped)\n");
+                        else if (strcmp(decision, "solid-state") == 0)
+                                printf("nothing moved: %s measures as solid state, where a layout gains little "
+                                       "and costs %" PRIu64 " MB of writes (--force moves anyway)\n",
+                                       fs.mnt, l->move_blocks * fs.block_size >> 20);
+                        else
+                                printf("dry run: nothing moved\n");
+                }
+                return 0;
+        }
+
+        lo.stop = &stop_requested;
+        lo.progress = show_progress;
+        lo.userdata = &prog;
+        prog.tty = !arg_json && isatty(STDERR_FILENO);
+        const char *kill = getenv("READSET_LAYOUT_KILL_AFTER");   /* the crash test's failpoint */
+        if (kill && parse_u64(kill, &lo.kill_after) < 0)
+                return log_usage("layout", "invalid READSET_LAYOUT_KILL_AFTER '%s'", kill);
+        signal(SIGINT, on_stop);
+        signal(SIGTERM, on_stop);
+        signal(SIGHUP, on_stop);
+        t0 = now_us();
+        e = layout_run(l, &lo);
+        if (prog.tty)
+                fputc('\n', stderr);
+        if (e == -EBUSY)
+                return log_error("another readset layout is running on %s", fs.mnt);
+        if (e == -ENOSPC)
+                return log_error("no room for the donor space on %s (%" PRIu64 " MB needed): nothing moved",
+                                 fs.mnt, l->move_blocks * fs.block_size >> 20);
+        if (e == -EXDEV)
+                return log_error("the free space of %s is in pieces: a layout would leave %" PRIu64
+                                 " runs of blocks where there are %" PRIu64 " now; nothing moved",
+                                 fs.mnt, l->pieces_after, l->pieces_now);
+        if (e < 0)
+                return log_errno(e, "cannot lay out %s", argv[optind]);
+        if (arg_json)
+                print_json(l, argv[optind], &pr, false, true, decision, (now_us() - t0) / 1e6);
+        else {
+                char b1[32];
+                print_text(l, argv[optind], &pr);
+                printf("  moved      %" PRIu64 " files (%s) into %" PRIu64 " run%s of blocks at %.1f%% of the "
+                       "device, %" PRIu64 " verified from the device; now %" PRIu64 " runs (%.1f s)\n",
+                       l->moved_files, format_bytes(l->moved_blocks * fs.block_size, b1), l->donor_runs,
+                       l->donor_runs == 1 ? "" : "s",
+                       fs.blocks ? 100.0 * (double)l->donor_physical / ((double)fs.blocks * fs.block_size) : 0,
+                       l->verified_files, l->pieces_measured, (now_us() - t0) / 1e6);
+        }
+        switch (l->stopped) {
+        case 0:
+                return 0;
+        case -EINTR:
+                return log_error("interrupted after %" PRIu64 " files: every file keeps its content; "
+                                 "run layout again to go on", l->moved_files);
+        case -ENOSPC:
+                return log_error("the file system filled up after %" PRIu64 " files: every file keeps its "
+                                 "content", l->moved_files);
+        case -EIO:
+                return log_error("%s read back from the device differs from before: layout stopped; %s",
+                                 rs->files[l->files[l->stop_file].file].path,
+                                 l->restored ? "its old blocks were given back and read back unchanged"
+                                             : "ITS OLD BLOCKS COULD NOT BE GIVEN BACK: check the file");
+        default:
+                return log_errno(l->stopped, "layout stopped at %s",
+                                 rs->files[l->files[l->stop_file].file].path);
+        }
+}

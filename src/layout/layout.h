@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: MIT */
+/* Layout: the data of a read set's files moved, online, into one run of
+ * consecutive blocks in first-access order, file after file, on ext4 (the
+ * kernel's extent exchange, layout/ext4.h).  Three steps: find the file
+ * system and refuse what cannot be laid out (layout_open); look at every
+ * file and decide what moves (layout_survey: changes nothing, all a dry run
+ * does); move and verify (layout_run).  Every file keeps its content and
+ * its inode: each exchange is atomic, each moved file is read back from
+ * the device and compared with its checksum from before. */
+#pragma once
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fs/extents.h"
+#include "model/readset.h"
+
+/* Why a file of the read set is not moved (counted, named). */
+enum layout_skip {
+        LAYOUT_SKIP_NONE = 0,
+        LAYOUT_SKIP_UNRESOLVED,   /* recorded without a path */
+        LAYOUT_SKIP_DELETED,      /* deleted while it was recorded */
+        LAYOUT_SKIP_OTHER_FS,     /* on another file system than the one laid out */
+        LAYOUT_SKIP_MISSING,      /* no longer there */
+        LAYOUT_SKIP_NOT_REGULAR,  /* a symlink, FIFO, device, socket or directory now */
+        LAYOUT_SKIP_CHANGED,      /* not the file recorded (inode, size, mtime) */
+        LAYOUT_SKIP_EMPTY,        /* no data blocks (empty, or all holes) */
+        LAYOUT_SKIP_INLINE,       /* data inside the inode */
+        LAYOUT_SKIP_NOT_EXTENTS,  /* block-mapped, not extent-mapped (chattr +e converts) */
+        LAYOUT_SKIP_IMMUTABLE,
+        LAYOUT_SKIP_APPEND_ONLY,
+        LAYOUT_SKIP_ENCRYPTED,
+        LAYOUT_SKIP_DAX,
+        LAYOUT_SKIP_JOURNAL_DATA, /* data journalled (chattr +j) */
+        LAYOUT_SKIP_VERITY,       /* fs-verity: never written again */
+        LAYOUT_SKIP_SWAP,         /* an active swap file */
+        LAYOUT_SKIP_RUNNING,      /* a running executable (ETXTBSY) */
+        LAYOUT_SKIP_OPEN_WRITE,   /* open for writing by a process */
+        LAYOUT_SKIP_NO_SPACE,     /* beyond the free space there is */
+        LAYOUT_SKIP_REFUSED,      /* the kernel refused the exchange (err) */
+        LAYOUT_SKIP_ERROR,        /* could not be looked at (err) */
+        _LAYOUT_SKIP_MAX,
+};
+
+/* "running-executable", "open-for-writing", ... (the JSON's names). */
+const char *layout_skip_name(int why);
+/* What a user can do about it, or NULL when nothing is needed. */
+const char *layout_skip_advice(int why);
+
+/* One regular file of the read set, in first-access order. */
+struct layout_file {
+        uint32_t file;            /* index in the read set */
+        uint8_t skip;             /* enum layout_skip */
+        bool duplicate;           /* a hard link of an earlier file: moved with it */
+        bool keep;                /* already in access order: stays where it is */
+        bool move;                /* to be moved */
+        bool moved;               /* moved (all or part: partial) and verified */
+        bool partial;             /* moved in part (interrupted, or the kernel stopped) */
+        int err;                  /* -errno of REFUSED / ERROR */
+        uint64_t size;
+        uint64_t blocks;          /* data blocks below the end of file */
+        struct rp_layout before;  /* its extents when surveyed */
+        struct rp_layout after;   /* its extents after the run (moved files) */
+};
+
+/* The file system a read set is laid out on. */
+struct layout_fs {
+        char mnt[4096];           /* its mount point */
+        char fstype[32];
+        uint64_t dev;             /* st_dev */
+        uint32_t block_size;
+        uint64_t blocks, free_blocks; /* size, and free for unprivileged users (f_bavail) */
+        bool read_only, data_journal;
+};
+
+/* Find the file system of rs's main device (where most of its bytes lie)
+ * and whether it can be laid out: -EMEDIUMTYPE not ext4 (fs->fstype says
+ * what), -EROFS mounted read-only, -EOPNOTSUPP mounted data=journal,
+ * -ENOENT no file of rs is there any more, -ENOMEM. */
+int layout_find_fs(const struct readset *rs, struct layout_fs *ret);
+
+struct layout {
+        const struct readset *rs;
+        struct layout_fs fs;
+        struct layout_file *files;  /* the regular files of rs, first-access order */
+        size_t n_files;
+        uint64_t skipped[_LAYOUT_SKIP_MAX];
+        uint64_t meta_ranges, meta_bytes;   /* metadata the read set reads: no layout moves it */
+        /* the survey's decision */
+        uint64_t movable_files, movable_blocks;  /* could be moved */
+        uint64_t keep_files, keep_blocks;        /* already in order, staying */
+        uint64_t move_files, move_blocks;        /* to move */
+        uint64_t pieces_now;        /* runs of consecutive blocks the movable files lie in, access order */
+        uint64_t pieces_after;      /* the same after the move (one run of donor space assumed,
+                                     * then the donor's real ones) */
+        bool no_gain;               /* the move would not reduce the pieces: nothing moves */
+        /* what the run did */
+        uint64_t donor_runs;        /* runs of consecutive blocks the donor space came in */
+        uint64_t donor_physical;    /* where it starts on the device (bytes) */
+        uint64_t moved_files, moved_blocks, exchanges;
+        uint64_t verified_files;
+        uint64_t pieces_measured;   /* pieces_now's count again, after the run */
+        int stopped;                /* 0, -EINTR (asked to stop), -ENOSPC, -EIO (a mismatch:
+                                     * stop_file), another -errno */
+        size_t stop_file;           /* index in files of the file that stopped the run */
+        bool restored;              /* after a mismatch the exchange was undone and verified */
+};
+
+void layout_free(struct layout *l);
+static inline void layout_freep(struct layout **p) { layout_free(*p); }
+#define _cleanup_layout_ __attribute__((cleanup(layout_freep)))
+
+/* Look at every file of rs on fs (nothing is changed, no file is opened for
+ * writing) and decide what moves: files the kernel would refuse, changed
+ * ones and those open for writing skipped by reason; hard links once; the
+ * longest run already in access order kept where it holds half the data
+ * or more; what does not fit in the free space skipped (in first-access
+ * order: what fits moves); nothing moved when it would not reduce the
+ * pieces.  -ENOMEM only. */
+int layout_survey(const struct readset *rs, const struct layout_fs *fs, struct layout **ret);
+
+/* The decision made from the files' extents (survey's last step; for
+ * tests): keep, move, pieces_now, pieces_after, no_gain, from the files'
+ * skip and before; avail_blocks: what may be used. */
+void layout_decide(struct layout *l, uint64_t avail_blocks);
+
+/* The blocks of x (extents in bytes) below a file's end, size bytes. */
+uint64_t layout_blocks(const struct rp_layout *x, uint64_t size, uint32_t bs);
+
+struct layout_options {
+        uint64_t chunk_blocks;      /* blocks per exchange (0: 8 MiB's worth) */
+        volatile sig_atomic_t *stop;  /* set (by a signal): stop after the file being moved */
+        uint64_t kill_after;        /* a test's failpoint: SIGKILL after this many exchanges (0: never) */
+        void (*progress)(void *userdata, const struct layout *l, uint64_t files, uint64_t blocks);
+        void *userdata;
+};
+
+/* Move what the survey decided, each file checked again, opened for writing
+ * (a running executable: skipped), checksummed, exchanged in chunks,
+ * synced, read back from the device (O_DIRECT) and compared; at the first
+ * mismatch the exchange is undone and the run stops (l->stopped -EIO).
+ * l->stopped says why a run ended early; the return is -errno only when
+ * it could not start: -EBUSY another layout runs on this file system,
+ * -ENOSPC no donor space, -EXDEV the donor space lies in more pieces than
+ * it would remove (nothing moved), another -errno. */
+int layout_run(struct layout *l, const struct layout_options *o);

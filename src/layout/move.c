@@ -1,0 +1,318 @@
+/* SPDX-License-Identifier: MIT */
+/* Moving what the survey decided: the donor, the exchanges, the checks. */
+#include "layout/layout.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fs/open.h"
+#include "layout/checksum.h"
+#include "layout/ext4.h"
+#include "util/util.h"
+#include "util/banned.h"
+
+struct run {
+        struct layout *l;
+        const struct layout_options *o;
+        int donor;
+        uint64_t cursor;     /* the donor's next free block */
+        uint64_t chunk;
+        uint64_t files_done, blocks_done;
+};
+
+/* One exchange, and the test's failpoint after it. */
+static int exchange(struct run *x, int fd, uint64_t orig, uint64_t at, uint64_t len, uint64_t *moved)
+{
+        int r = ext4_exchange(fd, x->donor, orig, at, len, moved);
+        if (r >= 0 || *moved)
+                x->l->exchanges++;
+        if (x->o->kill_after && x->l->exchanges >= x->o->kill_after)
+                raise(SIGKILL);
+        return r;
+}
+
+/* An exchange done (or undone: exchanging again swaps back), one piece. */
+struct piece {
+        uint64_t orig, at, len;
+};
+
+/* Exchange the file's extents below its end, packed from the donor's
+ * cursor on, in chunks; *ret_pieces what was exchanged.  A stop request
+ * is honoured between chunks (then -EINTR, with what was moved kept). */
+static int move_file(struct run *x, struct layout_file *lf, int fd, struct piece **ret_pieces, size_t *ret_n)
+{
+        const uint32_t bs = x->l->fs.block_size;
+        const uint64_t end = (lf->size + bs - 1) / bs;
+        size_t cap = 0;
+        int r = 0;
+
+        *ret_pieces = NULL;
+        *ret_n = 0;
+        for (size_t k = 0; k < lf->before.n_extents && r >= 0; k++) {
+                const struct rp_extent *e = &lf->before.extents[k];
+                uint64_t b = e->logical / bs, stop = MIN((e->logical + e->length + bs - 1) / bs, end);
+                while (b < stop) {
+                        uint64_t len = MIN(stop - b, x->chunk), moved = 0;
+                        if (x->o->stop && *x->o->stop)
+                                return -EINTR;
+                        if (grow_array(ret_pieces, &cap, *ret_n + 1, sizeof(**ret_pieces)) < 0)
+                                return -ENOMEM;
+                        r = exchange(x, fd, b, x->cursor, len, &moved);
+                        if (moved)
+                                (*ret_pieces)[(*ret_n)++] = (struct piece){ b, x->cursor, moved };
+                        x->cursor += len;   /* a partial chunk leaves its rest of the donor unused */
+                        x->blocks_done += moved;
+                        lf->partial = true;
+                        if (r < 0)
+                                return r;
+                        b += len;
+                        if (x->o->progress)
+                                x->o->progress(x->o->userdata, x->l, x->files_done, x->blocks_done);
+                }
+        }
+        lf->partial = false;
+        return 0;
+}
+
+static int undo(struct run *x, int fd, const struct piece *p, size_t n)
+{
+        for (size_t i = 0; i < n; i++) {
+                uint64_t moved = 0;
+                int r = ext4_exchange(fd, x->donor, p[i].orig, p[i].at, p[i].len, &moved);
+                if (r < 0)
+                        return r;
+        }
+        return fsync(fd) < 0 ? -errno : 0;
+}
+
+/* Open lf for the move: the file recorded, not open for writing by anyone,
+ * not running; the descriptor for writing, and one for reading it back. */
+static int open_for_move(struct layout_file *lf, const struct rs_file *f, int *ret_rd, int *ret_wr)
+{
+        enum fs_skip why;
+        struct stat a, b;
+        unsigned flags = 0;
+        _cleanup_close_ int rd = fs_open_recorded(f, O_RDONLY, &why), wr = -1;
+        int r;
+
+        if (rd < 0) {
+                lf->skip = why == FS_SKIP_MISSING       ? LAYOUT_SKIP_MISSING
+                           : why == FS_SKIP_NOT_REGULAR ? LAYOUT_SKIP_NOT_REGULAR
+                           : why == FS_SKIP_CHANGED     ? LAYOUT_SKIP_CHANGED
+                                                        : LAYOUT_SKIP_ERROR;
+                return lf->err = rd;
+        }
+        if (fcntl(rd, F_SETLEASE, F_RDLCK) < 0) {
+                if (errno == EAGAIN || errno == EBUSY) {
+                        lf->skip = LAYOUT_SKIP_OPEN_WRITE;
+                        return -EBUSY;
+                }
+        } else
+                (void)fcntl(rd, F_SETLEASE, F_UNLCK);
+        wr = fs_open_recorded(f, O_RDWR, &why);
+        if (wr < 0) {
+                lf->skip = wr == -ETXTBSY ? LAYOUT_SKIP_RUNNING
+                           : why == FS_SKIP_MISSING ? LAYOUT_SKIP_MISSING
+                           : why == FS_SKIP_NOT_REGULAR ? LAYOUT_SKIP_NOT_REGULAR
+                           : why == FS_SKIP_CHANGED ? LAYOUT_SKIP_CHANGED
+                                                    : LAYOUT_SKIP_ERROR;
+                return lf->err = wr;
+        }
+        /* the same inode both times, still with nothing the kernel refuses */
+        if (fstat(rd, &a) < 0 || fstat(wr, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino ||
+            (uint64_t)b.st_size != lf->size) {
+                lf->skip = LAYOUT_SKIP_CHANGED;
+                return lf->err = -ESTALE;
+        }
+        if (ioctl(wr, FS_IOC_GETFLAGS, &flags) < 0) {
+                lf->skip = LAYOUT_SKIP_ERROR;
+                return lf->err = -errno;
+        }
+        r = ext4_flags_refusal(flags);
+        if (r) {
+                lf->skip = (uint8_t)r;
+                return -EPERM;
+        }
+        *ret_rd = rd, *ret_wr = wr;
+        rd = wr = -1;
+        return 0;
+}
+
+static void skipped(struct layout *l, struct layout_file *lf)
+{
+        lf->move = false;
+        l->skipped[lf->skip]++;
+}
+
+/* One file: open, checksum, exchange, sync, read back from the device,
+ * compare.  0 moved (or skipped: lf->skip), -EINTR, -EIO a mismatch,
+ * another -errno that ends the run. */
+static int lay_file(struct run *x, struct layout_file *lf)
+{
+        const struct rs_file *f = &x->l->rs->files[lf->file];
+        _cleanup_close_ int rd = -1, wr = -1;
+        _cleanup_free_ struct piece *pieces = NULL;
+        struct layout_sum before, after;
+        struct rp_layout now = {};
+        struct stat st;
+        size_t n = 0;
+        uint64_t odd = 0;
+        int r, m;
+
+        r = open_for_move(lf, f, &rd, &wr);
+        if (r < 0) {
+                skipped(x->l, lf);
+                return r == -ENOMEM ? r : 0;
+        }
+        /* dirty pages make the kernel refuse (EBUSY), delayed allocations
+         * look like holes: both written out first; then the map as it is */
+        if (fsync(wr) < 0)
+                return -errno;
+        r = extents_read_flags(rd, FIEMAP_FLAG_SYNC, &now, &odd);
+        if (r < 0 || odd || layout_blocks(&now, lf->size, x->l->fs.block_size) > lf->blocks) {
+                extents_clear(&now);
+                lf->skip = r == -ENOMEM ? LAYOUT_SKIP_ERROR : r < 0 ? LAYOUT_SKIP_ERROR : LAYOUT_SKIP_CHANGED;
+                lf->err = r < 0 ? r : -ESTALE;
+                skipped(x->l, lf);
+                return r == -ENOMEM ? r : 0;
+        }
+        extents_clear(&lf->before);
+        lf->before = now;
+        r = checksum_fd(rd, lf->size, false, &before);
+        if (r < 0) {
+                lf->skip = LAYOUT_SKIP_ERROR;
+                lf->err = r;
+                skipped(x->l, lf);
+                return r == -ENOMEM ? r : 0;
+        }
+        m = move_file(x, lf, wr, &pieces, &n);
+        if (m == -ENOMEM)
+                return m;
+        if (m < 0 && m != -EINTR && !n) {
+                /* nothing exchanged: the kernel refused this file */
+                lf->skip = m == -ETXTBSY ? LAYOUT_SKIP_SWAP : m == -ENOSPC ? LAYOUT_SKIP_NO_SPACE : LAYOUT_SKIP_REFUSED;
+                lf->err = m;
+                skipped(x->l, lf);
+                return m == -ENOSPC ? m : 0;
+        }
+        if (!n)
+                return m;
+        /* on the device before it is read back from it */
+        if (fsync(wr) < 0)
+                return -errno;
+        r = checksum_fd(rd, lf->size, true, &after);
+        if (r >= 0 && (fstat(rd, &st) < 0 || !fs_identity_matches(f, &st)))
+                r = -ESTALE;
+        if (r < 0 || memcmp(&before, &after, sizeof(before)) != 0) {
+                struct layout_sum again;
+                /* the old blocks are still the donor's: give them back */
+                x->l->restored = undo(x, wr, pieces, n) >= 0 && checksum_fd(rd, lf->size, true, &again) >= 0 &&
+                                 memcmp(&before, &again, sizeof(before)) == 0;
+                x->l->stop_file = (size_t)(lf - x->l->files);
+                return r == -ENOMEM ? r : -EIO;
+        }
+        x->l->verified_files++;
+        lf->moved = true;
+        x->l->moved_files++;
+        for (size_t i = 0; i < n; i++)
+                x->l->moved_blocks += pieces[i].len;
+        r = extents_read_flags(rd, 0, &lf->after, NULL);
+        if (r == -ENOMEM)
+                return r;
+        return m;
+}
+
+int layout_run(struct layout *l, const struct layout_options *o)
+{
+        struct run x = { .l = l, .o = o, .donor = -1 };
+        _cleanup_close_ int dir = -1;
+        struct rp_layout donor_map = {};
+        struct stat st;
+        int r;
+
+        x.chunk = o->chunk_blocks ? o->chunk_blocks : MAX((8u << 20) / l->fs.block_size, 1u);
+        l->stopped = 0;
+        if (!l->move_blocks || l->no_gain)
+                return 0;
+        /* the donor lives in the file system's root directory (its inode
+         * there, so that the allocator starts from the first block group:
+         * a disk's outer tracks); one layout at a time per file system */
+        dir = open(l->fs.mnt, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dir < 0)
+                return -errno;
+        if (fstat(dir, &st) < 0)
+                return -errno;
+        if (st.st_dev != l->fs.dev)
+                return -EXDEV;
+        if (flock(dir, LOCK_EX | LOCK_NB) < 0)
+                return errno == EWOULDBLOCK ? -EBUSY : -errno;
+        r = ext4_donor_open(dir, l->move_blocks * l->fs.block_size, &x.donor);
+        if (r < 0)
+                return r;
+        r = extents_read_flags(x.donor, FIEMAP_FLAG_SYNC, &donor_map, NULL);
+        if (r < 0) {
+                close(x.donor);
+                return r;
+        }
+        l->donor_runs = 0;
+        for (size_t k = 0; k < donor_map.n_extents; k++)
+                if (!k || donor_map.extents[k].physical !=
+                                  donor_map.extents[k - 1].physical + donor_map.extents[k - 1].length)
+                        l->donor_runs++;
+        l->donor_physical = donor_map.n_extents ? donor_map.extents[0].physical : 0;
+        extents_clear(&donor_map);
+        /* a donor in more pieces than the move removes would not help */
+        if (l->pieces_after + l->donor_runs - 1 >= l->pieces_now) {
+                l->pieces_after += l->donor_runs - 1;
+                close(x.donor);
+                return -EXDEV;
+        }
+        l->pieces_after += l->donor_runs - 1;
+        for (size_t i = 0; i < l->n_files; i++) {
+                struct layout_file *lf = &l->files[i];
+                if (!lf->move)
+                        continue;
+                if (o->stop && *o->stop) {
+                        l->stopped = -EINTR;
+                        break;
+                }
+                r = lay_file(&x, lf);
+                x.files_done++;
+                if (o->progress)
+                        o->progress(o->userdata, l, x.files_done, x.blocks_done);
+                if (r < 0) {
+                        l->stopped = r;
+                        if (r != -EIO)
+                                l->stop_file = i;
+                        break;
+                }
+        }
+        /* the donor now holds the old blocks: closing it frees them */
+        close(x.donor);
+        if (syncfs(dir) < 0 && !l->stopped)
+                l->stopped = -errno;
+        l->pieces_measured = 0;
+        {
+                uint64_t prev_end = UINT64_MAX;
+                for (size_t i = 0; i < l->n_files; i++) {
+                        const struct layout_file *lf = &l->files[i];
+                        const struct rp_layout *m = lf->moved ? &lf->after : &lf->before;
+                        if (!lf->moved && !lf->keep && !(lf->move && !lf->skip))
+                                continue;
+                        for (size_t k = 0; k < m->n_extents && m->extents[k].logical < lf->size; k++) {
+                                if (m->extents[k].physical != prev_end)
+                                        l->pieces_measured++;
+                                prev_end = m->extents[k].physical + m->extents[k].length;
+                        }
+                }
+        }
+        return 0;
+}

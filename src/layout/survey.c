@@ -1,0 +1,540 @@
+/* SPDX-License-Identifier: MIT */
+/* What a layout would do: the file system, every file looked at (read-only),
+ * and the decision of what moves. */
+#include "layout/layout.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "fs/open.h"
+#include "layout/ext4.h"
+#include "util/mounts.h"
+#include "util/util.h"
+#include "util/banned.h"
+
+static const char *const skip_names[_LAYOUT_SKIP_MAX] = {
+        [LAYOUT_SKIP_NONE] = "none",
+        [LAYOUT_SKIP_UNRESOLVED] = "unresolved",
+        [LAYOUT_SKIP_DELETED] = "deleted",
+        [LAYOUT_SKIP_OTHER_FS] = "other-file-system",
+        [LAYOUT_SKIP_MISSING] = "missing",
+        [LAYOUT_SKIP_NOT_REGULAR] = "not-regular",
+        [LAYOUT_SKIP_CHANGED] = "changed",
+        [LAYOUT_SKIP_EMPTY] = "no-data-blocks",
+        [LAYOUT_SKIP_INLINE] = "inline-data",
+        [LAYOUT_SKIP_NOT_EXTENTS] = "not-extent-mapped",
+        [LAYOUT_SKIP_IMMUTABLE] = "immutable",
+        [LAYOUT_SKIP_APPEND_ONLY] = "append-only",
+        [LAYOUT_SKIP_ENCRYPTED] = "encrypted",
+        [LAYOUT_SKIP_DAX] = "dax",
+        [LAYOUT_SKIP_JOURNAL_DATA] = "data-journalled",
+        [LAYOUT_SKIP_VERITY] = "verity",
+        [LAYOUT_SKIP_SWAP] = "swap-file",
+        [LAYOUT_SKIP_RUNNING] = "running-executable",
+        [LAYOUT_SKIP_OPEN_WRITE] = "open-for-writing",
+        [LAYOUT_SKIP_NO_SPACE] = "no-space",
+        [LAYOUT_SKIP_REFUSED] = "refused-by-kernel",
+        [LAYOUT_SKIP_ERROR] = "error",
+};
+
+const char *layout_skip_name(int why)
+{
+        return why >= 0 && why < _LAYOUT_SKIP_MAX ? skip_names[why] : "?";
+}
+
+const char *layout_skip_advice(int why)
+{
+        switch (why) {
+        case LAYOUT_SKIP_MISSING:
+        case LAYOUT_SKIP_NOT_REGULAR:
+        case LAYOUT_SKIP_CHANGED:
+        case LAYOUT_SKIP_UNRESOLVED:
+                return "record the start again: the read set no longer describes these files";
+        case LAYOUT_SKIP_OTHER_FS:
+                return "a layout moves one file system's files; record a start of that one to lay it out";
+        case LAYOUT_SKIP_NOT_EXTENTS:
+                return "'chattr +e FILE' converts a file to extents; run layout again after";
+        case LAYOUT_SKIP_IMMUTABLE:
+        case LAYOUT_SKIP_APPEND_ONLY:
+                return "the kernel never moves these; 'chattr -i' / 'chattr -a' for the run, then set it again";
+        case LAYOUT_SKIP_JOURNAL_DATA:
+                return "'chattr -j FILE' stops journalling its data; the kernel cannot move it otherwise";
+        case LAYOUT_SKIP_RUNNING:
+                return "a running program cannot be opened for writing: stop it and run layout again "
+                       "(for a boot, readset's boot integration moves them before they run)";
+        case LAYOUT_SKIP_OPEN_WRITE:
+                return "a process has them open for writing: run layout again once it has closed them";
+        case LAYOUT_SKIP_NO_SPACE:
+                return "free space on the file system and run layout again: it continues where this run stopped";
+        case LAYOUT_SKIP_SWAP:
+                return "swapoff the file to move it";
+        default:
+                return NULL;
+        }
+}
+
+void layout_free(struct layout *l)
+{
+        if (!l)
+                return;
+        for (size_t i = 0; i < l->n_files; i++) {
+                extents_clear(&l->files[i].before);
+                extents_clear(&l->files[i].after);
+        }
+        free(l->files);
+        free(l);
+}
+
+/* ---- the file system ---- */
+
+static bool has_option(const char *opts, const char *want)
+{
+        size_t n = strlen(want);
+        for (const char *p = opts; p && *p;) {
+                const char *end = strchr(p, ',');
+                size_t len = end ? (size_t)(end - p) : strlen(p);
+                if (len == n && strncmp(p, want, n) == 0)
+                        return true;
+                p = end ? end + 1 : NULL;
+        }
+        return false;
+}
+
+/* data=journal is a super-block option of mountinfo's last field */
+static bool mounted_data_journal(const char *mnt)
+{
+        _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
+        char *line = NULL;
+        size_t cap = 0;
+        bool ret = false;
+
+        if (!f)
+                return false;
+        while (getline(&line, &cap, f) > 0) {
+                char point[4096], *sep, *super;
+                if (sscanf(line, "%*s %*s %*s %*s %4095s", point) != 1)
+                        continue;
+                mounts_unescape(point);
+                sep = strstr(line, " - ");
+                if (strcmp(point, mnt) != 0 || !sep)
+                        continue;
+                /* " - fstype source superopts" */
+                super = strrchr(sep, ' ');
+                if (!super)
+                        continue;
+                super[strcspn(super, "\n")] = '\0';
+                ret = has_option(super + 1, "data=journal");
+        }
+        free(line);
+        return ret;
+}
+
+int layout_find_fs(const struct readset *rs, struct layout_fs *ret)
+{
+        struct mounts mt = {};
+        const char *first;
+        struct statfs sf;
+        struct statvfs sv;
+        struct stat st;
+        size_t best = 0;
+        int r;
+
+        *ret = (struct layout_fs){};
+        r = readset_main_file(rs, &first);
+        if (r < 0)
+                return r;
+        if (!first)
+                return -ENOENT;
+        if (stat(first, &st) < 0)
+                return -errno;
+        ret->dev = st.st_dev;
+        /* the mount point: the last mounted of this device whose point is
+         * the longest prefix of the file's path */
+        r = mounts_read(&mt);
+        if (r < 0) {
+                mounts_free(&mt);
+                return r;
+        }
+        for (size_t i = 0; i < mt.n; i++) {
+                size_t n = strlen(mt.m[i].mnt);
+                if (mt.m[i].dev != ret->dev || n < best || n >= sizeof(ret->mnt))
+                        continue;
+                if (strcmp(mt.m[i].mnt, "/") != 0 &&
+                    (strncmp(first, mt.m[i].mnt, n) != 0 || (first[n] != '/' && first[n] != '\0')))
+                        continue;
+                best = n;
+                snprintf(ret->mnt, sizeof(ret->mnt), "%s", mt.m[i].mnt);
+                snprintf(ret->fstype, sizeof(ret->fstype), "%s", mt.m[i].fstype);
+        }
+        mounts_free(&mt);
+        if (!ret->mnt[0])
+                return -ENOENT;
+        if (statfs(ret->mnt, &sf) < 0 || statvfs(ret->mnt, &sv) < 0)
+                return -errno;
+        if (sf.f_type != EXT4_SUPER_MAGIC || strcmp(ret->fstype, "ext4") != 0)
+                return -EMEDIUMTYPE;
+        ret->block_size = (uint32_t)sv.f_frsize;
+        ret->blocks = sv.f_blocks;
+        ret->free_blocks = sv.f_bavail;
+        ret->read_only = sv.f_flag & ST_RDONLY;
+        ret->data_journal = mounted_data_journal(ret->mnt);
+        if (ret->read_only)
+                return -EROFS;
+        if (ret->data_journal)
+                return -EOPNOTSUPP;
+        return 0;
+}
+
+/* ---- the files ---- */
+
+struct ident {
+        uint64_t dev, ino;
+};
+
+static int cmp_ident(const void *a, const void *b)
+{
+        const struct ident *x = a, *y = b;
+        if (x->dev != y->dev)
+                return x->dev < y->dev ? -1 : 1;
+        return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+static bool ident_in(const struct ident *set, size_t n, uint64_t dev, uint64_t ino)
+{
+        struct ident k = { dev, ino };
+        return n && bsearch(&k, set, n, sizeof(*set), cmp_ident);
+}
+
+static int ident_add(struct ident **set, size_t *n, size_t *cap, const struct stat *st)
+{
+        if (grow_array(set, cap, *n + 1, sizeof(**set)) < 0)
+                return -ENOMEM;
+        (*set)[(*n)++] = (struct ident){ st->st_dev, st->st_ino };
+        return 0;
+}
+
+/* The programs running (what /proc/PID/exe is: the kernel denies writing
+ * them) and the active swap files: opened for writing they give ETXTBSY. */
+static int busy_files(struct ident **ret, size_t *ret_n, struct ident **ret_swap, size_t *ret_nswap)
+{
+        DIR *d = opendir("/proc");
+        size_t cap = 0, scap = 0;
+        struct dirent *de;
+        char *line = NULL;
+        size_t lcap = 0;
+        FILE *f;
+
+        *ret = NULL, *ret_n = 0, *ret_swap = NULL, *ret_nswap = 0;
+        while (d && (de = readdir(d))) {
+                char p[64];
+                struct stat st;
+                if (de->d_name[0] < '1' || de->d_name[0] > '9')
+                        continue;
+                snprintf(p, sizeof(p), "/proc/%.20s/exe", de->d_name);
+                if (stat(p, &st) == 0 && S_ISREG(st.st_mode) && ident_add(ret, ret_n, &cap, &st) < 0) {
+                        closedir(d);
+                        return -ENOMEM;
+                }
+        }
+        if (d)
+                closedir(d);
+        f = fopen("/proc/swaps", "re");
+        while (f && getline(&line, &lcap, f) > 0) {
+                char path[4096];
+                struct stat st;
+                if (sscanf(line, "%4095s", path) != 1 || path[0] != '/')
+                        continue;
+                mounts_unescape(path);
+                if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && ident_add(ret_swap, ret_nswap, &scap, &st) < 0) {
+                        fclose(f);
+                        free(line);
+                        return -ENOMEM;
+                }
+        }
+        if (f)
+                fclose(f);
+        free(line);
+        qsort_safe(*ret, *ret_n, sizeof(**ret), cmp_ident);
+        qsort_safe(*ret_swap, *ret_nswap, sizeof(**ret_swap), cmp_ident);
+        return 0;
+}
+
+/* Is fd open for writing by any process?  A read lease is granted only
+ * where none is (the kernel's check); -1 when that cannot be told. */
+static int open_for_writing(int fd)
+{
+        if (fcntl(fd, F_SETLEASE, F_RDLCK) < 0)
+                return errno == EAGAIN || errno == EBUSY ? 1 : -1;
+        (void)fcntl(fd, F_SETLEASE, F_UNLCK);
+        return 0;
+}
+
+uint64_t layout_blocks(const struct rp_layout *x, uint64_t size, uint32_t bs)
+{
+        uint64_t n = 0, end = (size + bs - 1) / bs * bs;
+        for (size_t i = 0; i < x->n_extents; i++) {
+                const struct rp_extent *e = &x->extents[i];
+                uint64_t stop = MIN(e->logical + e->length, end);
+                if (stop > e->logical)
+                        n += (stop - e->logical + bs - 1) / bs;
+        }
+        return n;
+}
+
+static int look_at(struct layout_file *lf, const struct rs_file *f, const struct layout_fs *fs,
+                   const struct ident *busy, size_t n_busy, const struct ident *swap, size_t n_swap)
+{
+        enum fs_skip why;
+        struct stat st;
+        unsigned flags = 0;
+        uint64_t odd = 0;
+        _cleanup_close_ int fd = fs_open_recorded(f, O_RDONLY, &why);
+        int r;
+
+        if (fd < 0) {
+                lf->err = fd;
+                lf->skip = why == FS_SKIP_MISSING       ? LAYOUT_SKIP_MISSING
+                           : why == FS_SKIP_NOT_REGULAR ? LAYOUT_SKIP_NOT_REGULAR
+                           : why == FS_SKIP_CHANGED     ? LAYOUT_SKIP_CHANGED
+                                                        : LAYOUT_SKIP_ERROR;
+                return 0;
+        }
+        if (fstat(fd, &st) < 0) {
+                lf->err = -errno;
+                lf->skip = LAYOUT_SKIP_ERROR;
+                return 0;
+        }
+        lf->size = (uint64_t)st.st_size;
+        if (ident_in(swap, n_swap, st.st_dev, st.st_ino)) {
+                lf->skip = LAYOUT_SKIP_SWAP;
+                return 0;
+        }
+        if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0) {
+                lf->err = -errno;
+                lf->skip = LAYOUT_SKIP_ERROR;
+                return 0;
+        }
+        r = ext4_flags_refusal(flags);
+        if (r) {
+                lf->skip = (uint8_t)r;
+                return 0;
+        }
+        if (st.st_size == 0) {
+                lf->skip = LAYOUT_SKIP_EMPTY;
+                return 0;
+        }
+        if (ident_in(busy, n_busy, st.st_dev, st.st_ino)) {
+                lf->skip = LAYOUT_SKIP_RUNNING;
+                return 0;
+        }
+        if (open_for_writing(fd) > 0) {
+                lf->skip = LAYOUT_SKIP_OPEN_WRITE;
+                return 0;
+        }
+        r = extents_read_flags(fd, FIEMAP_FLAG_SYNC, &lf->before, &odd);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                lf->err = r;
+                lf->skip = LAYOUT_SKIP_ERROR;
+                return 0;
+        }
+        if (odd) {
+                lf->skip = LAYOUT_SKIP_INLINE;
+                return 0;
+        }
+        lf->blocks = layout_blocks(&lf->before, lf->size, fs->block_size);
+        if (!lf->blocks)
+                lf->skip = LAYOUT_SKIP_EMPTY;
+        return 0;
+}
+
+int layout_survey(const struct readset *rs, const struct layout_fs *fs, struct layout **ret)
+{
+        _cleanup_free_ struct ident *seen = NULL, *busy = NULL, *swap = NULL;
+        size_t n_seen = 0, cap_seen = 0, n_busy = 0, n_swap = 0;
+        struct layout *l = calloc(1, sizeof(*l));
+        int r;
+
+        if (!l)
+                return -ENOMEM;
+        l->rs = rs;
+        l->fs = *fs;
+        l->files = calloc(rs->n_files ? rs->n_files : 1, sizeof(*l->files));
+        r = l->files ? busy_files(&busy, &n_busy, &swap, &n_swap) : -ENOMEM;
+        for (size_t i = 0; i < rs->n_files && r >= 0; i++) {
+                const struct rs_file *f = &rs->files[i];
+                struct layout_file *lf;
+                if (f->kind == RS_FILE_BLOCKDEV) {
+                        l->meta_ranges += f->n_ranges;
+                        for (size_t k = 0; k < f->n_ranges; k++)
+                                l->meta_bytes += f->ranges[k].length;
+                        continue;
+                }
+                lf = &l->files[l->n_files++];
+                lf->file = (uint32_t)i;
+                if (f->kind == RS_FILE_UNRESOLVED)
+                        lf->skip = LAYOUT_SKIP_UNRESOLVED;
+                else if (f->flags & RS_FILE_DELETED)
+                        lf->skip = LAYOUT_SKIP_DELETED;
+                else if (f->dev != fs->dev)
+                        lf->skip = LAYOUT_SKIP_OTHER_FS;
+                else if (ident_in(seen, n_seen, f->dev, f->ino)) {
+                        lf->duplicate = true;
+                        continue;
+                } else {
+                        struct stat st = { .st_dev = f->dev, .st_ino = f->ino };
+                        /* kept sorted: read sets are a few thousand files */
+                        r = ident_add(&seen, &n_seen, &cap_seen, &st);
+                        if (r >= 0)
+                                qsort_safe(seen, n_seen, sizeof(*seen), cmp_ident);
+                        if (r >= 0)
+                                r = look_at(lf, f, fs, busy, n_busy, swap, n_swap);
+                }
+                if (lf->skip)
+                        l->skipped[lf->skip]++;
+        }
+        if (r < 0) {
+                layout_free(l);
+                return r;
+        }
+        /* what may be used: the free space but a reserve for the extent
+         * trees the exchanges grow (1% of the file system, at most 64 MiB) */
+        uint64_t reserve = MIN(MAX(fs->blocks / 100, 256), (64u << 20) / fs->block_size);
+        layout_decide(l, fs->free_blocks > reserve ? fs->free_blocks - reserve : 0);
+        *ret = l;
+        return 0;
+}
+
+/* ---- the decision ---- */
+
+static bool movable(const struct layout_file *lf)
+{
+        return !lf->skip && !lf->duplicate && lf->before.known && lf->blocks;
+}
+
+/* Walk the movable files' data in access order: the number of runs of
+ * consecutive blocks it lies in. */
+static uint64_t count_pieces(const struct layout *l, bool after)
+{
+        uint64_t pieces = 0, prev_end = UINT64_MAX;
+        for (size_t i = 0; i < l->n_files; i++) {
+                const struct layout_file *lf = &l->files[i];
+                const struct rp_layout *x = after && lf->after.known ? &lf->after : &lf->before;
+                uint64_t end = lf->size;
+                if (!movable(lf) && !(after && lf->moved))
+                        continue;
+                for (size_t k = 0; k < x->n_extents && x->extents[k].logical < end; k++) {
+                        if (x->extents[k].physical != prev_end)
+                                pieces++;
+                        prev_end = x->extents[k].physical + x->extents[k].length;
+                }
+        }
+        return pieces;
+}
+
+/* A file lying in one run of blocks: where it starts, and ends. */
+static bool one_run(const struct layout_file *lf, uint64_t *start, uint64_t *end)
+{
+        const struct rp_layout *x = &lf->before;
+        if (!x->n_extents)
+                return false;
+        for (size_t k = 1; k < x->n_extents && x->extents[k].logical < lf->size; k++)
+                if (x->extents[k].physical != x->extents[k - 1].physical + x->extents[k - 1].length)
+                        return false;
+        *start = x->extents[0].physical;
+        *end = *start;
+        for (size_t k = 0; k < x->n_extents && x->extents[k].logical < lf->size; k++)
+                *end = x->extents[k].physical + x->extents[k].length;
+        return true;
+}
+
+void layout_decide(struct layout *l, uint64_t avail_blocks)
+{
+        size_t best_first = 0, best_last = 0, first = 0;
+        uint64_t best_blocks = 0, run_blocks = 0, prev_end = UINT64_MAX, used = 0;
+        bool in_run = false, donor_open = false;
+        int region = -1;   /* of the previous movable file: 0 kept, 1 donor */
+
+        l->movable_files = l->movable_blocks = l->keep_files = l->keep_blocks = 0;
+        l->move_files = l->move_blocks = 0;
+        l->pieces_after = 0;
+        /* the longest chain of files already consecutive in access order */
+        for (size_t i = 0; i < l->n_files; i++) {
+                struct layout_file *lf = &l->files[i];
+                uint64_t s, e;
+                lf->keep = lf->move = false;
+                if (!movable(lf))
+                        continue;
+                l->movable_files++;
+                l->movable_blocks += lf->blocks;
+                if (!one_run(lf, &s, &e)) {
+                        in_run = false;
+                        prev_end = UINT64_MAX;
+                        continue;
+                }
+                if (!in_run || s != prev_end) {
+                        in_run = true;
+                        first = i;
+                        run_blocks = 0;
+                }
+                run_blocks += lf->blocks;
+                prev_end = e;
+                if (run_blocks > best_blocks) {
+                        best_blocks = run_blocks;
+                        best_first = first;
+                        best_last = i;
+                }
+        }
+        l->pieces_now = count_pieces(l, false);
+        /* a chain stays where it holds half the data or more (a layout run
+         * again); other chains are a seek away from the rest: they move */
+        bool keep_chain = best_blocks && best_blocks * 2 >= l->movable_blocks && best_last > best_first;
+        for (size_t i = 0; i < l->n_files; i++) {
+                struct layout_file *lf = &l->files[i];
+                int here;
+                if (!movable(lf))
+                        continue;
+                if (keep_chain && i >= best_first && i <= best_last) {
+                        lf->keep = true;
+                        l->keep_files++;
+                        l->keep_blocks += lf->blocks;
+                        here = 0;
+                } else if (used + lf->blocks <= avail_blocks) {
+                        lf->move = true;
+                        used += lf->blocks;
+                        l->move_files++;
+                        l->move_blocks += lf->blocks;
+                        here = 1;
+                        donor_open = true;
+                } else {
+                        lf->skip = LAYOUT_SKIP_NO_SPACE;
+                        l->skipped[LAYOUT_SKIP_NO_SPACE]++;
+                        l->movable_files--;
+                        l->movable_blocks -= lf->blocks;
+                        continue;
+                }
+                if (here != region)
+                        l->pieces_after++;
+                region = here;
+        }
+        (void)donor_open;
+        /* the files that stay out for want of space are not counted in
+         * either figure: pieces_now again over the same files */
+        l->pieces_now = count_pieces(l, false);
+        l->no_gain = !l->move_files || l->pieces_after >= l->pieces_now;
+        if (l->no_gain)
+                for (size_t i = 0; i < l->n_files; i++)
+                        l->files[i].move = false;
+}
