@@ -4,7 +4,7 @@
 set -eu
 
 PKGS="meson ninja-build gcc pkg-config libzstd-dev zlib1g-dev liburing-dev libssl-dev
-      libbpf-dev bpftool clang python3 libfuse3-dev fuse3 psmisc e2fsprogs util-linux procps mount
+      libbpf-dev bpftool clang python3 libfuse3-dev fuse3 psmisc e2fsprogs btrfs-progs util-linux procps mount
       valgrind vmtouch coreutils time git chromium python3-pil"
 
 missing=""

@@ -45,6 +45,8 @@ static void layout_help(void)
                "  -p, --profile FILE   the device's profile (readset probe -o, or a reference\n"
                "                       name: hdd, usb, sd, nvme): its verdict and costs.\n"
                "                       Default: the one cached for the device, else a quick probe\n"
+               "  -C, --under DIR      only the files below DIR (and DIR's file system); default:\n"
+               "                       the files of the file system most of the read set lies on\n"
                "      --io-priority C  idle (default) or best-effort\n"
                "      --undo-leftovers only remove what an interrupted layout left behind, and\n"
                "                       say what that was (readset's donor space is unnamed: the\n"
@@ -92,8 +94,44 @@ struct prediction {
         struct rp_scenarios s;
 };
 
-static int predict(const struct readset *rs, const char *arg_profile, const char *mnt, struct prediction *ret)
+/* The part of rs a layout of fs is about: its files there (below
+ * fs->under) and the metadata of fs's device. */
+static int part_on(const struct readset *rs, const struct layout_fs *fs, struct readset **ret)
 {
+        _cleanup_readset_ struct readset *p = readset_new();
+        size_t n = fs->under[0] ? strlen(fs->under) : 0;
+
+        if (!p)
+                return -ENOMEM;
+        p->page_size = rs->page_size;
+        p->rec_flags = rs->rec_flags;
+        p->duration_us = rs->duration_us;
+        for (size_t i = 0; i < rs->n_files; i++) {
+                const struct rs_file *f = &rs->files[i];
+                struct rs_file *c;
+                if (f->dev != fs->dev || f->kind == RS_FILE_UNRESOLVED)
+                        continue;
+                if (f->kind == RS_FILE_REGULAR && n && !(strncmp(f->path, fs->under, n) == 0 && f->path[n] == '/'))
+                        continue;
+                c = readset_add_file(p, f->path, f->dev, f->ino);
+                if (!c)
+                        return -ENOMEM;
+                c->size = f->size, c->mtime_ns = f->mtime_ns, c->kind = f->kind, c->flags = f->flags;
+                for (size_t k = 0; k < f->n_ranges; k++)
+                        if (readset_file_add_range(c, f->ranges[k].offset, f->ranges[k].length, f->ranges[k].time_us,
+                                                   f->ranges[k].flags) < 0)
+                                return -ENOMEM;
+        }
+        *ret = p;
+        p = NULL;
+        return 0;
+}
+
+static int predict(const struct readset *whole, const struct layout_fs *fs, const char *arg_profile,
+                   struct prediction *ret)
+{
+        _cleanup_readset_ struct readset *rs = NULL;
+        const char *mnt = fs->mnt;
         struct replay_args here;
         struct device_profile dev;
         struct cost_profile cp;
@@ -103,6 +141,9 @@ static int predict(const struct readset *rs, const char *arg_profile, const char
         int e;
 
         *ret = (struct prediction){};
+        e = part_on(whole, fs, &rs);
+        if (e < 0)
+                return log_errno(e, "out of memory");
         replay_args_init(&here);
         if (replay_args_device(&here, rs, &dev) < 0)
                 return CMD_FAILED;
@@ -176,6 +217,9 @@ static void print_json(const struct layout *l, const char *rs_path, const struct
         json_string(&j, "readset", rs_path);
         json_string(&j, "mount", l->fs.mnt);
         json_string(&j, "fstype", l->fs.fstype);
+        if (l->fs.under[0])
+                json_string(&j, "under", l->fs.under);
+        json_u64(&j, "files_outside", l->outside_files);
         json_u64(&j, "block_size", l->fs.block_size);
         json_bool(&j, "dry_run", dry_run);
         json_string(&j, "decision", decision);
@@ -238,13 +282,16 @@ static void print_text(const struct layout *l, const char *rs_path, const struct
         const struct readset *rs = l->rs;
         char b1[32], b2[32];
 
-        printf("layout of %s on %s (%s)\n", rs_path, l->fs.mnt, l->fs.fstype);
+        printf("layout of %s on %s (%s)%s%s\n", rs_path, l->fs.mnt, l->fs.fstype, l->fs.under[0] ? ", files below " : "",
+               l->fs.under);
         uint64_t skipped = 0;
         for (int w = 1; w < _LAYOUT_SKIP_MAX; w++)
                 skipped += l->skipped[w];
         printf("  files      %zu regular: %" PRIu64 " to move (%s), %" PRIu64 " already in place (%s), "
                "%" PRIu64 " skipped\n", l->n_files, l->move_files, format_bytes(l->move_blocks * l->fs.block_size, b1),
                l->keep_files, format_bytes(l->keep_blocks * l->fs.block_size, b2), skipped);
+        if (l->outside_files)
+                printf("             (%" PRIu64 " more outside %s: left alone)\n", l->outside_files, l->fs.under);
         printf("  pieces     %" PRIu64 " runs of blocks in first-access order now, %" PRIu64 " after\n",
                l->pieces_now, l->pieces_after);
         if (l->meta_bytes)
@@ -268,6 +315,23 @@ static void print_text(const struct layout *l, const char *rs_path, const struct
                 if (l->skipped[w] > shown)
                         printf("               ... (--json names them all)\n");
         }
+}
+
+/* The tests' failpoint: READSET_LAYOUT_FAILPOINT=kill:N (SIGKILL) or
+ * interrupt:N (SIGINT, as a Ctrl-C) after the Nth extent exchange. */
+static int failpoint(const char *v, struct layout_options *o)
+{
+        const char *n = NULL;
+
+        if (!v || !*v)
+                return 0;
+        if (strncmp(v, "kill:", 5) == 0)
+                o->fail_signal = SIGKILL, n = v + 5;
+        else if (strncmp(v, "interrupt:", 10) == 0)
+                o->fail_signal = SIGINT, n = v + 10;
+        if (!n || parse_u64(n, &o->fail_after) < 0 || !o->fail_after)
+                return log_usage("layout", "invalid READSET_LAYOUT_FAILPOINT '%s' (kill:N or interrupt:N)", v);
+        return 0;
 }
 
 static int undo_leftovers(const struct layout_fs *fs, bool json)
@@ -297,13 +361,14 @@ int cmd_layout(int argc, char **argv)
                 { "json", no_argument, NULL, 'j' },
                 { "force", no_argument, NULL, 'f' },
                 { "profile", required_argument, NULL, 'p' },
+                { "under", required_argument, NULL, 'C' },
                 { "io-priority", required_argument, NULL, OPT_IOPRIO },
                 { "undo-leftovers", no_argument, NULL, OPT_UNDO },
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
         bool arg_dry = false, arg_json = false, arg_force = false, arg_undo = false;
-        const char *arg_profile = NULL, *arg_ioprio = "idle", *decision;
+        const char *arg_profile = NULL, *arg_ioprio = "idle", *arg_under = NULL, *decision;
         _cleanup_readset_ struct readset *rs = NULL;
         _cleanup_layout_ struct layout *l = NULL;
         struct layout_options lo = {};
@@ -313,12 +378,13 @@ int cmd_layout(int argc, char **argv)
         uint64_t t0;
         int c, e;
 
-        while ((c = getopt_long(argc, argv, "njfp:h", opts, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, "njfp:C:h", opts, NULL)) >= 0) {
                 switch (c) {
                 case 'n': arg_dry = true; break;
                 case 'j': arg_json = true; break;
                 case 'f': arg_force = true; break;
                 case 'p': arg_profile = optarg; break;
+                case 'C': arg_under = optarg; break;
                 case OPT_UNDO: arg_undo = true; break;
                 case OPT_IOPRIO:
                         if (strcmp(optarg, "idle") != 0 && strcmp(optarg, "best-effort") != 0)
@@ -335,7 +401,7 @@ int cmd_layout(int argc, char **argv)
                 return log_error("layout moves files' data and needs root (--dry-run does not)");
         if (cmd_load_readset(argv[optind], &rs) < 0)
                 return CMD_FAILED;
-        e = layout_find_fs(rs, &fs);
+        e = layout_find_fs(rs, arg_under, &fs);
         switch (e) {
         case 0: break;
         case -EMEDIUMTYPE:
@@ -345,7 +411,11 @@ int cmd_layout(int argc, char **argv)
         case -EOPNOTSUPP:
                 return log_error("%s is mounted data=journal: the kernel exchanges no extents there", fs.mnt);
         case -ENOENT:
+                if (arg_under)
+                        return log_errno(e, "cannot use '%s'", arg_under);
                 return log_error("no file of %s is on this machine any more: nothing to lay out", argv[optind]);
+        case -ENOTDIR:
+                return log_error("'%s' is not a directory", arg_under);
         default:
                 return log_errno(e, "cannot find the file system of %s", argv[optind]);
         }
@@ -353,7 +423,7 @@ int cmd_layout(int argc, char **argv)
                 return undo_leftovers(&fs, arg_json);
         if (set_io_priority(arg_ioprio) < 0)
                 log_warning_errno(-errno, "cannot set the I/O priority %s", arg_ioprio);
-        e = predict(rs, arg_profile, fs.mnt, &pr);
+        e = predict(rs, &fs, arg_profile, &pr);
         if (e < 0)
                 return e;
         e = layout_survey(rs, &fs, &l);
@@ -392,9 +462,9 @@ int cmd_layout(int argc, char **argv)
         lo.progress = show_progress;
         lo.userdata = &prog;
         prog.tty = !arg_json && isatty(STDERR_FILENO);
-        const char *kill = getenv("READSET_LAYOUT_KILL_AFTER");   /* the crash test's failpoint */
-        if (kill && parse_u64(kill, &lo.kill_after) < 0)
-                return log_usage("layout", "invalid READSET_LAYOUT_KILL_AFTER '%s'", kill);
+        e = failpoint(getenv("READSET_LAYOUT_FAILPOINT"), &lo);
+        if (e < 0)
+                return e;
         signal(SIGINT, on_stop);
         signal(SIGTERM, on_stop);
         signal(SIGHUP, on_stop);

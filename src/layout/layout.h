@@ -68,6 +68,7 @@ struct layout_file {
 /* The file system a read set is laid out on. */
 struct layout_fs {
         char mnt[4096];           /* its mount point */
+        char under[4096];         /* only files below this directory ("": all) */
         char fstype[32];
         uint64_t dev;             /* st_dev */
         uint32_t block_size;
@@ -75,17 +76,19 @@ struct layout_fs {
         bool read_only, data_journal;
 };
 
-/* Find the file system of rs's main device (where most of its bytes lie)
- * and whether it can be laid out: -EMEDIUMTYPE not ext4 (fs->fstype says
+/* Find the file system of rs's main device (where most of its bytes lie),
+ * or with under (a directory; NULL: none) the one holding under, and
+ * whether it can be laid out: -EMEDIUMTYPE not ext4 (fs->fstype says
  * what), -EROFS mounted read-only, -EOPNOTSUPP mounted data=journal,
  * -ENOENT no file of rs is there any more, -ENOMEM. */
-int layout_find_fs(const struct readset *rs, struct layout_fs *ret);
+int layout_find_fs(const struct readset *rs, const char *under, struct layout_fs *ret);
 
 struct layout {
         const struct readset *rs;
         struct layout_fs fs;
         struct layout_file *files;  /* the regular files of rs, first-access order */
         size_t n_files;
+        uint64_t outside_files;     /* of rs, not below fs.under: left alone, not counted */
         uint64_t skipped[_LAYOUT_SKIP_MAX];
         uint64_t meta_ranges, meta_bytes;   /* metadata the read set reads: no layout moves it */
         /* the survey's decision */
@@ -126,13 +129,20 @@ int layout_survey(const struct readset *rs, const struct layout_fs *fs, struct l
  * skip and before; avail_blocks: what may be used. */
 void layout_decide(struct layout *l, uint64_t avail_blocks);
 
+/* The runs of consecutive blocks (a gap of less than a page is none) the
+ * movable files' data lies in, in first-access order: as surveyed, or
+ * (after) as the run left them. */
+uint64_t layout_pieces(const struct layout *l, bool after);
+
 /* The blocks of x (extents in bytes) below a file's end, size bytes. */
 uint64_t layout_blocks(const struct rp_layout *x, uint64_t size, uint32_t bs);
 
 struct layout_options {
         uint64_t chunk_blocks;      /* blocks per exchange (0: 8 MiB's worth) */
         volatile sig_atomic_t *stop;  /* set (by a signal): stop after the file being moved */
-        uint64_t kill_after;        /* a test's failpoint: SIGKILL after this many exchanges (0: never) */
+        uint64_t fail_after;        /* a test's failpoint: fail_signal raised after this many
+                                     * exchanges (0: never) */
+        int fail_signal;
         void (*progress)(void *userdata, const struct layout *l, uint64_t files, uint64_t blocks);
         void *userdata;
 };

@@ -25,6 +25,7 @@ struct run {
         int donor;
         uint64_t cursor;     /* the donor's next free block */
         uint64_t chunk;
+        uint64_t per_page;   /* blocks per page: an exchange's two starts must agree modulo it */
         uint64_t files_done, blocks_done;
 };
 
@@ -34,8 +35,8 @@ static int exchange(struct run *x, int fd, uint64_t orig, uint64_t at, uint64_t 
         int r = ext4_exchange(fd, x->donor, orig, at, len, moved);
         if (r >= 0 || *moved)
                 x->l->exchanges++;
-        if (x->o->kill_after && x->l->exchanges >= x->o->kill_after)
-                raise(SIGKILL);
+        if (x->o->fail_after && x->l->exchanges == x->o->fail_after)
+                raise(x->o->fail_signal);
         return r;
 }
 
@@ -59,6 +60,10 @@ static int move_file(struct run *x, struct layout_file *lf, int fd, struct piece
         for (size_t k = 0; k < lf->before.n_extents && r >= 0; k++) {
                 const struct rp_extent *e = &lf->before.extents[k];
                 uint64_t b = e->logical / bs, stop = MIN((e->logical + e->length + bs - 1) / bs, end);
+                /* blocks smaller than a page: the kernel moves whole pages,
+                 * so the donor's start must sit where the file's does in
+                 * its page (a gap of less than a page before it) */
+                x->cursor += (b % x->per_page + x->per_page - x->cursor % x->per_page) % x->per_page;
                 while (b < stop) {
                         uint64_t len = MIN(stop - b, x->chunk), moved = 0;
                         if (x->o->stop && *x->o->stop)
@@ -238,7 +243,15 @@ int layout_run(struct layout *l, const struct layout_options *o)
         struct stat st;
         int r;
 
+        long page = sysconf(_SC_PAGESIZE);
+        uint64_t donor_blocks = l->move_blocks;
+
+        x.per_page = page > (long)l->fs.block_size ? (uint64_t)page / l->fs.block_size : 1;
         x.chunk = o->chunk_blocks ? o->chunk_blocks : MAX((8u << 20) / l->fs.block_size, 1u);
+        x.chunk = (x.chunk + x.per_page - 1) / x.per_page * x.per_page;
+        for (size_t i = 0; i < l->n_files; i++)
+                if (l->files[i].move)
+                        donor_blocks += (x.per_page - 1) * l->files[i].before.n_extents;
         l->stopped = 0;
         if (!l->move_blocks || l->no_gain)
                 return 0;
@@ -254,7 +267,7 @@ int layout_run(struct layout *l, const struct layout_options *o)
                 return -EXDEV;
         if (flock(dir, LOCK_EX | LOCK_NB) < 0)
                 return errno == EWOULDBLOCK ? -EBUSY : -errno;
-        r = ext4_donor_open(dir, l->move_blocks * l->fs.block_size, &x.donor);
+        r = ext4_donor_open(dir, donor_blocks * l->fs.block_size, &x.donor);
         if (r < 0)
                 return r;
         r = extents_read_flags(x.donor, FIEMAP_FLAG_SYNC, &donor_map, NULL);
@@ -299,20 +312,6 @@ int layout_run(struct layout *l, const struct layout_options *o)
         close(x.donor);
         if (syncfs(dir) < 0 && !l->stopped)
                 l->stopped = -errno;
-        l->pieces_measured = 0;
-        {
-                uint64_t prev_end = UINT64_MAX;
-                for (size_t i = 0; i < l->n_files; i++) {
-                        const struct layout_file *lf = &l->files[i];
-                        const struct rp_layout *m = lf->moved ? &lf->after : &lf->before;
-                        if (!lf->moved && !lf->keep && !(lf->move && !lf->skip))
-                                continue;
-                        for (size_t k = 0; k < m->n_extents && m->extents[k].logical < lf->size; k++) {
-                                if (m->extents[k].physical != prev_end)
-                                        l->pieces_measured++;
-                                prev_end = m->extents[k].physical + m->extents[k].length;
-                        }
-                }
-        }
+        l->pieces_measured = layout_pieces(l, true);
         return 0;
 }

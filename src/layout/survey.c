@@ -140,10 +140,11 @@ static bool mounted_data_journal(const char *mnt)
         return ret;
 }
 
-int layout_find_fs(const struct readset *rs, struct layout_fs *ret)
+int layout_find_fs(const struct readset *rs, const char *under, struct layout_fs *ret)
 {
         struct mounts mt = {};
         const char *first;
+        char real[4096];
         struct statfs sf;
         struct statvfs sv;
         struct stat st;
@@ -151,11 +152,24 @@ int layout_find_fs(const struct readset *rs, struct layout_fs *ret)
         int r;
 
         *ret = (struct layout_fs){};
-        r = readset_main_file(rs, &first);
-        if (r < 0)
-                return r;
-        if (!first)
-                return -ENOENT;
+        if (under) {
+                if (!realpath(under, real))
+                        return -errno;
+                if (strlen(real) >= sizeof(ret->under))
+                        return -ENAMETOOLONG;
+                if (stat(real, &st) < 0)
+                        return -errno;
+                if (!S_ISDIR(st.st_mode))
+                        return -ENOTDIR;
+                snprintf(ret->under, sizeof(ret->under), "%s", strcmp(real, "/") == 0 ? "" : real);
+                first = real;
+        } else {
+                r = readset_main_file(rs, &first);
+                if (r < 0)
+                        return r;
+                if (!first)
+                        return -ENOENT;
+        }
         if (stat(first, &st) < 0)
                 return -errno;
         ret->dev = st.st_dev;
@@ -382,6 +396,11 @@ int layout_survey(const struct readset *rs, const struct layout_fs *fs, struct l
                                 l->meta_bytes += f->ranges[k].length;
                         continue;
                 }
+                if (fs->under[0] && !(strncmp(f->path, fs->under, strlen(fs->under)) == 0 &&
+                                      f->path[strlen(fs->under)] == '/')) {
+                        l->outside_files++;
+                        continue;
+                }
                 lf = &l->files[l->n_files++];
                 lf->file = (uint32_t)i;
                 if (f->kind == RS_FILE_UNRESOLVED)
@@ -424,11 +443,9 @@ static bool movable(const struct layout_file *lf)
         return !lf->skip && !lf->duplicate && lf->before.known && lf->blocks;
 }
 
-/* Walk the movable files' data in access order: the number of runs of
- * consecutive blocks it lies in. */
-static uint64_t count_pieces(const struct layout *l, bool after)
+uint64_t layout_pieces(const struct layout *l, bool after)
 {
-        uint64_t pieces = 0, prev_end = UINT64_MAX;
+        uint64_t pieces = 0, prev_end = UINT64_MAX, page = (uint64_t)sysconf(_SC_PAGESIZE);
         for (size_t i = 0; i < l->n_files; i++) {
                 const struct layout_file *lf = &l->files[i];
                 const struct rp_layout *x = after && lf->after.known ? &lf->after : &lf->before;
@@ -436,7 +453,9 @@ static uint64_t count_pieces(const struct layout *l, bool after)
                 if (!movable(lf) && !(after && lf->moved))
                         continue;
                 for (size_t k = 0; k < x->n_extents && x->extents[k].logical < end; k++) {
-                        if (x->extents[k].physical != prev_end)
+                        /* a gap of less than a page is no break: blocks
+                                 * smaller than a page are moved page-aligned */
+                        if (x->extents[k].physical < prev_end || x->extents[k].physical - prev_end >= page)
                                 pieces++;
                         prev_end = x->extents[k].physical + x->extents[k].length;
                 }
@@ -497,7 +516,7 @@ void layout_decide(struct layout *l, uint64_t avail_blocks)
                         best_last = i;
                 }
         }
-        l->pieces_now = count_pieces(l, false);
+        l->pieces_now = layout_pieces(l, false);
         /* a chain stays where it holds half the data or more (a layout run
          * again); other chains are a seek away from the rest: they move */
         bool keep_chain = best_blocks && best_blocks * 2 >= l->movable_blocks && best_last > best_first;
@@ -532,7 +551,7 @@ void layout_decide(struct layout *l, uint64_t avail_blocks)
         (void)donor_open;
         /* the files that stay out for want of space are not counted in
          * either figure: pieces_now again over the same files */
-        l->pieces_now = count_pieces(l, false);
+        l->pieces_now = layout_pieces(l, false);
         l->no_gain = !l->move_files || l->pieces_after >= l->pieces_now;
         if (l->no_gain)
                 for (size_t i = 0; i < l->n_files; i++)
