@@ -230,6 +230,7 @@ static void print_json(const struct layout *l, const char *rs_path, const struct
         json_u64(&j, "bytes_in_place", l->keep_blocks * l->fs.block_size);
         json_u64(&j, "files_to_move", l->move_files);
         json_u64(&j, "bytes_to_move", l->move_blocks * l->fs.block_size);
+        json_u64(&j, "usable_free_bytes", l->avail_blocks * l->fs.block_size);
         json_u64(&j, "pieces_now", l->pieces_now);
         json_u64(&j, "pieces_after", l->pieces_after);
         json_u64(&j, "metadata_bytes", l->meta_bytes);
@@ -431,6 +432,12 @@ int cmd_layout(int argc, char **argv)
                 return log_errno(e, "cannot look at the files of %s", argv[optind]);
 
         decision = "move";
+        if (!l->move_files && l->skipped[LAYOUT_SKIP_NO_SPACE] && !l->keep_files) {
+                if (!arg_json)
+                        print_text(l, argv[optind], &pr);
+                return log_error("no room on %s for even the first file: %s usable, nothing moved", fs.mnt,
+                                 format_bytes(l->avail_blocks * fs.block_size, (char[32]){}));
+        }
         if (!l->move_files && !l->movable_files)
                 decision = "nothing-movable";
         else if (l->no_gain)

@@ -95,6 +95,7 @@ struct layout {
         uint64_t movable_files, movable_blocks;  /* could be moved */
         uint64_t keep_files, keep_blocks;        /* already in order, staying */
         uint64_t move_files, move_blocks;        /* to move */
+        uint64_t avail_blocks;      /* free blocks a layout may use: f_bavail less a reserve */
         uint64_t pieces_now;        /* runs of consecutive blocks the movable files lie in, access order */
         uint64_t pieces_after;      /* the same after the move (one run of donor space assumed,
                                      * then the donor's real ones) */

@@ -173,8 +173,9 @@ int layout_find_fs(const struct readset *rs, const char *under, struct layout_fs
         if (stat(first, &st) < 0)
                 return -errno;
         ret->dev = st.st_dev;
-        /* the mount point: the last mounted of this device whose point is
-         * the longest prefix of the file's path */
+        /* the mount point: the last mounted whose point is the longest
+         * prefix of the file's path (not by device number: btrfs's
+         * mountinfo numbers are not its files' st_dev) */
         r = mounts_read(&mt);
         if (r < 0) {
                 mounts_free(&mt);
@@ -182,7 +183,7 @@ int layout_find_fs(const struct readset *rs, const char *under, struct layout_fs
         }
         for (size_t i = 0; i < mt.n; i++) {
                 size_t n = strlen(mt.m[i].mnt);
-                if (mt.m[i].dev != ret->dev || n < best || n >= sizeof(ret->mnt))
+                if (n < best || n >= sizeof(ret->mnt))
                         continue;
                 if (strcmp(mt.m[i].mnt, "/") != 0 &&
                     (strncmp(first, mt.m[i].mnt, n) != 0 || (first[n] != '/' && first[n] != '\0')))
@@ -431,7 +432,8 @@ int layout_survey(const struct readset *rs, const struct layout_fs *fs, struct l
         /* what may be used: the free space but a reserve for the extent
          * trees the exchanges grow (1% of the file system, at most 64 MiB) */
         uint64_t reserve = MIN(MAX(fs->blocks / 100, 256), (64u << 20) / fs->block_size);
-        layout_decide(l, fs->free_blocks > reserve ? fs->free_blocks - reserve : 0);
+        l->avail_blocks = fs->free_blocks > reserve ? fs->free_blocks - reserve : 0;
+        layout_decide(l, l->avail_blocks);
         *ret = l;
         return 0;
 }
@@ -483,7 +485,7 @@ void layout_decide(struct layout *l, uint64_t avail_blocks)
 {
         size_t best_first = 0, best_last = 0, first = 0;
         uint64_t best_blocks = 0, run_blocks = 0, prev_end = UINT64_MAX, used = 0;
-        bool in_run = false, donor_open = false;
+        bool in_run = false, full = false;
         int region = -1;   /* of the previous movable file: 0 kept, 1 donor */
 
         l->movable_files = l->movable_blocks = l->keep_files = l->keep_blocks = 0;
@@ -530,14 +532,15 @@ void layout_decide(struct layout *l, uint64_t avail_blocks)
                         l->keep_files++;
                         l->keep_blocks += lf->blocks;
                         here = 0;
-                } else if (used + lf->blocks <= avail_blocks) {
+                } else if (!full && used + lf->blocks <= avail_blocks) {
                         lf->move = true;
                         used += lf->blocks;
                         l->move_files++;
                         l->move_blocks += lf->blocks;
                         here = 1;
-                        donor_open = true;
                 } else {
+                        /* what fits is a prefix of the start: the rest waits */
+                        full = true;
                         lf->skip = LAYOUT_SKIP_NO_SPACE;
                         l->skipped[LAYOUT_SKIP_NO_SPACE]++;
                         l->movable_files--;
@@ -548,7 +551,6 @@ void layout_decide(struct layout *l, uint64_t avail_blocks)
                         l->pieces_after++;
                 region = here;
         }
-        (void)donor_open;
         /* the files that stay out for want of space are not counted in
          * either figure: pieces_now again over the same files */
         l->pieces_now = layout_pieces(l, false);
