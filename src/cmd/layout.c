@@ -47,6 +47,9 @@ static void layout_help(void)
                "                       Default: the one cached for the device, else a quick probe\n"
                "  -C, --under DIR      only the files below DIR (and DIR's file system); default:\n"
                "                       the files of the file system most of the read set lies on\n"
+               "      --move WHAT      files: whole files (default); ranges: only the ranges the\n"
+               "                       start read (gaps under 64 KiB bridged), the rest of each\n"
+               "                       file left where it is\n"
                "      --io-priority C  idle (default) or best-effort\n"
                "      --undo-leftovers only remove what an interrupted layout left behind, and\n"
                "                       say what that was (readset's donor space is unnamed: the\n"
@@ -59,6 +62,7 @@ static void layout_help(void)
 
 #define OPT_IOPRIO 0x100
 #define OPT_UNDO 0x101
+#define OPT_MOVE 0x102
 
 static volatile sig_atomic_t stop_requested;
 
@@ -222,6 +226,7 @@ static void print_json(const struct layout *l, const char *rs_path, const struct
         json_u64(&j, "files_outside", l->outside_files);
         json_u64(&j, "block_size", l->fs.block_size);
         json_bool(&j, "dry_run", dry_run);
+        json_string(&j, "move", l->what == LAYOUT_RANGES ? "ranges" : "files");
         json_string(&j, "decision", decision);
         json_u64(&j, "files", l->n_files);
         json_u64(&j, "movable_files", l->movable_files);
@@ -363,12 +368,14 @@ int cmd_layout(int argc, char **argv)
                 { "force", no_argument, NULL, 'f' },
                 { "profile", required_argument, NULL, 'p' },
                 { "under", required_argument, NULL, 'C' },
+                { "move", required_argument, NULL, OPT_MOVE },
                 { "io-priority", required_argument, NULL, OPT_IOPRIO },
                 { "undo-leftovers", no_argument, NULL, OPT_UNDO },
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
         bool arg_dry = false, arg_json = false, arg_force = false, arg_undo = false;
+        enum layout_what arg_what = LAYOUT_FILES;
         const char *arg_profile = NULL, *arg_ioprio = "idle", *arg_under = NULL, *decision;
         _cleanup_readset_ struct readset *rs = NULL;
         _cleanup_layout_ struct layout *l = NULL;
@@ -387,6 +394,14 @@ int cmd_layout(int argc, char **argv)
                 case 'p': arg_profile = optarg; break;
                 case 'C': arg_under = optarg; break;
                 case OPT_UNDO: arg_undo = true; break;
+                case OPT_MOVE:
+                        if (strcmp(optarg, "files") == 0)
+                                arg_what = LAYOUT_FILES;
+                        else if (strcmp(optarg, "ranges") == 0)
+                                arg_what = LAYOUT_RANGES;
+                        else
+                                return log_usage("layout", "invalid --move '%s' (files or ranges)", optarg);
+                        break;
                 case OPT_IOPRIO:
                         if (strcmp(optarg, "idle") != 0 && strcmp(optarg, "best-effort") != 0)
                                 return log_usage("layout", "invalid --io-priority '%s' (idle or best-effort)", optarg);
@@ -427,7 +442,7 @@ int cmd_layout(int argc, char **argv)
         e = predict(rs, &fs, arg_profile, &pr);
         if (e < 0)
                 return e;
-        e = layout_survey(rs, &fs, &l);
+        e = layout_survey(rs, &fs, arg_what, &l);
         if (e < 0)
                 return log_errno(e, "cannot look at the files of %s", argv[optind]);
 

@@ -49,6 +49,17 @@ const char *layout_skip_name(int why);
 /* What a user can do about it, or NULL when nothing is needed. */
 const char *layout_skip_advice(int why);
 
+/* What of a file moves. */
+enum layout_what {
+        LAYOUT_FILES = 0,         /* whole files */
+        LAYOUT_RANGES = 1,        /* only the ranges the start read (gaps under 64 KiB bridged) */
+};
+
+/* Blocks of a file to move: [start, start + len). */
+struct layout_span {
+        uint64_t start, len;
+};
+
 /* One regular file of the read set, in first-access order. */
 struct layout_file {
         uint32_t file;            /* index in the read set */
@@ -60,7 +71,10 @@ struct layout_file {
         bool partial;             /* moved in part (interrupted, or the kernel stopped) */
         int err;                  /* -errno of REFUSED / ERROR */
         uint64_t size;
-        uint64_t blocks;          /* data blocks below the end of file */
+        uint64_t blocks;          /* data blocks to move (allocated, in spans) */
+        uint64_t pieces;          /* runs of blocks they lie in (through before) */
+        struct layout_span *spans;  /* sorted, apart */
+        size_t n_spans;
         struct rp_layout before;  /* its extents when surveyed */
         struct rp_layout after;   /* its extents after the run (moved files) */
 };
@@ -86,6 +100,7 @@ int layout_find_fs(const struct readset *rs, const char *under, struct layout_fs
 struct layout {
         const struct readset *rs;
         struct layout_fs fs;
+        enum layout_what what;
         struct layout_file *files;  /* the regular files of rs, first-access order */
         size_t n_files;
         uint64_t outside_files;     /* of rs, not below fs.under: left alone, not counted */
@@ -123,7 +138,8 @@ static inline void layout_freep(struct layout **p) { layout_free(*p); }
  * or more; what does not fit in the free space skipped (in first-access
  * order: what fits moves); nothing moved when it would not reduce the
  * pieces.  -ENOMEM only. */
-int layout_survey(const struct readset *rs, const struct layout_fs *fs, struct layout **ret);
+int layout_survey(const struct readset *rs, const struct layout_fs *fs, enum layout_what what,
+                  struct layout **ret);
 
 /* The decision made from the files' extents (survey's last step; for
  * tests): keep, move, pieces_now, pieces_after, no_gain, from the files'
@@ -135,8 +151,19 @@ void layout_decide(struct layout *l, uint64_t avail_blocks);
  * (after) as the run left them. */
 uint64_t layout_pieces(const struct layout *l, bool after);
 
-/* The blocks of x (extents in bytes) below a file's end, size bytes. */
-uint64_t layout_blocks(const struct rp_layout *x, uint64_t size, uint32_t bs);
+/* The pieces of a file's spans where a map x puts them: each call gives the
+ * next run of blocks that lies in one extent (holes left out). */
+struct layout_iter {
+        size_t span, ext;
+        uint64_t block;
+        bool started;
+};
+bool layout_next_piece(const struct layout_file *lf, const struct rp_layout *x, uint32_t bs, struct layout_iter *it,
+                       uint64_t *ret_block, uint64_t *ret_physical, uint64_t *ret_blocks);
+/* The spans of a file of size bytes recorded as f: the whole file, or the
+ * ranges it read (accessed), block aligned, merged across gaps of less
+ * than 64 KiB.  -ENOMEM. */
+int layout_spans(struct layout_file *lf, const struct rs_file *f, enum layout_what what, uint32_t bs);
 
 struct layout_options {
         uint64_t chunk_blocks;      /* blocks per exchange (0: 8 MiB's worth) */

@@ -45,21 +45,21 @@ struct piece {
         uint64_t orig, at, len;
 };
 
-/* Exchange the file's extents below its end, packed from the donor's
- * cursor on, in chunks; *ret_pieces what was exchanged.  A stop request
- * is honoured between chunks (then -EINTR, with what was moved kept). */
+/* Exchange the file's spans (where its map puts them: holes left out),
+ * packed from the donor's cursor on, in chunks; *ret_pieces what was
+ * exchanged.  A stop request is honoured between chunks (then -EINTR,
+ * with what was moved kept). */
 static int move_file(struct run *x, struct layout_file *lf, int fd, struct piece **ret_pieces, size_t *ret_n)
 {
-        const uint32_t bs = x->l->fs.block_size;
-        const uint64_t end = (lf->size + bs - 1) / bs;
+        struct layout_iter it = {};
+        uint64_t b, phys, n;
         size_t cap = 0;
         int r = 0;
 
         *ret_pieces = NULL;
         *ret_n = 0;
-        for (size_t k = 0; k < lf->before.n_extents && r >= 0; k++) {
-                const struct rp_extent *e = &lf->before.extents[k];
-                uint64_t b = e->logical / bs, stop = MIN((e->logical + e->length + bs - 1) / bs, end);
+        while (layout_next_piece(lf, &lf->before, x->l->fs.block_size, &it, &b, &phys, &n)) {
+                uint64_t stop = b + n;
                 /* blocks smaller than a page: the kernel moves whole pages,
                  * so the donor's start must sit where the file's does in
                  * its page (a gap of less than a page before it) */
@@ -182,7 +182,17 @@ static int lay_file(struct run *x, struct layout_file *lf)
         if (fsync(wr) < 0)
                 return -errno;
         r = extents_read_flags(rd, FIEMAP_FLAG_SYNC, &now, &odd);
-        if (r < 0 || odd || layout_blocks(&now, lf->size, x->l->fs.block_size) > lf->blocks) {
+        if (r >= 0 && !odd) {
+                /* the map may have changed since the survey: its blocks must
+                 * still fit what the donor holds for this file */
+                struct layout_iter it = {};
+                uint64_t b, p, k, blocks = 0, runs = 0;
+                while (layout_next_piece(lf, &now, x->l->fs.block_size, &it, &b, &p, &k))
+                        blocks += k, runs++;
+                if (blocks > lf->blocks || runs > lf->pieces)
+                        odd = 1;
+        }
+        if (r < 0 || odd) {
                 extents_clear(&now);
                 lf->skip = r == -ENOMEM ? LAYOUT_SKIP_ERROR : r < 0 ? LAYOUT_SKIP_ERROR : LAYOUT_SKIP_CHANGED;
                 lf->err = r < 0 ? r : -ESTALE;
@@ -251,7 +261,7 @@ int layout_run(struct layout *l, const struct layout_options *o)
         x.chunk = (x.chunk + x.per_page - 1) / x.per_page * x.per_page;
         for (size_t i = 0; i < l->n_files; i++)
                 if (l->files[i].move)
-                        donor_blocks += (x.per_page - 1) * l->files[i].before.n_extents;
+                        donor_blocks += (x.per_page - 1) * l->files[i].pieces;
         l->stopped = 0;
         if (!l->move_blocks || l->no_gain)
                 return 0;

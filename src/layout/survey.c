@@ -91,6 +91,7 @@ void layout_free(struct layout *l)
         for (size_t i = 0; i < l->n_files; i++) {
                 extents_clear(&l->files[i].before);
                 extents_clear(&l->files[i].after);
+                free(l->files[i].spans);
         }
         free(l->files);
         free(l);
@@ -295,19 +296,103 @@ static int open_for_writing(int fd)
         return 0;
 }
 
-uint64_t layout_blocks(const struct rp_layout *x, uint64_t size, uint32_t bs)
+static int cmp_span(const void *a, const void *b)
 {
-        uint64_t n = 0, end = (size + bs - 1) / bs * bs;
-        for (size_t i = 0; i < x->n_extents; i++) {
-                const struct rp_extent *e = &x->extents[i];
-                uint64_t stop = MIN(e->logical + e->length, end);
-                if (stop > e->logical)
-                        n += (stop - e->logical + bs - 1) / bs;
-        }
-        return n;
+        const struct layout_span *x = a, *y = b;
+        return x->start < y->start ? -1 : x->start > y->start;
 }
 
-static int look_at(struct layout_file *lf, const struct rs_file *f, const struct layout_fs *fs,
+int layout_spans(struct layout_file *lf, const struct rs_file *f, enum layout_what what, uint32_t bs)
+{
+        const uint64_t end = (lf->size + bs - 1) / bs, bridge = MAX((64u << 10) / bs, 1u);
+        struct layout_span *sp;
+        size_t n = 0;
+
+        free(lf->spans);
+        lf->spans = NULL;
+        lf->n_spans = 0;
+        sp = malloc((what == LAYOUT_FILES ? 1 : f->n_ranges + 1) * sizeof(*sp));
+        if (!sp)
+                return -ENOMEM;
+        if (what == LAYOUT_FILES) {
+                if (end)
+                        sp[n++] = (struct layout_span){ 0, end };
+        } else {
+                for (size_t k = 0; k < f->n_ranges; k++) {
+                        const struct rs_range *r = &f->ranges[k];
+                        uint64_t a = r->offset / bs, b = (r->offset + r->length + bs - 1) / bs;
+                        if (!(r->flags & RS_RANGE_ACCESSED) || a >= end)
+                                continue;
+                        sp[n++] = (struct layout_span){ a, MIN(b, end) - a };
+                }
+                qsort_safe(sp, n, sizeof(*sp), cmp_span);
+                size_t m = 0;
+                for (size_t k = 0; k < n; k++) {
+                        if (m && sp[k].start <= sp[m - 1].start + sp[m - 1].len + bridge) {
+                                uint64_t e = MAX(sp[m - 1].start + sp[m - 1].len, sp[k].start + sp[k].len);
+                                sp[m - 1].len = e - sp[m - 1].start;
+                        } else
+                                sp[m++] = sp[k];
+                }
+                n = m;
+        }
+        lf->spans = sp;
+        lf->n_spans = n;
+        return 0;
+}
+
+bool layout_next_piece(const struct layout_file *lf, const struct rp_layout *x, uint32_t bs, struct layout_iter *it,
+                       uint64_t *ret_block, uint64_t *ret_physical, uint64_t *ret_blocks)
+{
+        while (it->span < lf->n_spans) {
+                const struct layout_span *sp = &lf->spans[it->span];
+                uint64_t span_end = sp->start + sp->len;
+                if (!it->started || it->block < sp->start) {
+                        it->block = MAX(it->block, sp->start);
+                        it->started = true;
+                }
+                if (it->block >= span_end) {
+                        it->span++;
+                        continue;
+                }
+                while (it->ext < x->n_extents &&
+                       (x->extents[it->ext].logical + x->extents[it->ext].length + bs - 1) / bs <= it->block)
+                        it->ext++;
+                if (it->ext >= x->n_extents) {
+                        it->span = lf->n_spans;
+                        return false;
+                }
+                const struct rp_extent *e = &x->extents[it->ext];
+                uint64_t e_start = e->logical / bs, e_end = (e->logical + e->length + bs - 1) / bs;
+                if (e_start >= span_end) {   /* a hole to the span's end */
+                        it->span++;
+                        continue;
+                }
+                uint64_t lo = MAX(it->block, e_start), hi = MIN(span_end, e_end);
+                *ret_block = lo;
+                *ret_physical = e->physical + (lo - e_start) * bs;
+                *ret_blocks = hi - lo;
+                it->block = hi;
+                return true;
+        }
+        return false;
+}
+
+/* The blocks of lf's spans through x, and the runs they lie in. */
+static void count_blocks(const struct layout_file *lf, const struct rp_layout *x, uint32_t bs, uint64_t *ret_blocks,
+                         uint64_t *ret_pieces)
+{
+        struct layout_iter it = {};
+        uint64_t b, p, n, blocks = 0, pieces = 0;
+        while (layout_next_piece(lf, x, bs, &it, &b, &p, &n)) {
+                blocks += n;
+                pieces++;
+        }
+        *ret_blocks = blocks;
+        *ret_pieces = pieces;
+}
+
+static int look_at(struct layout_file *lf, const struct rs_file *f, const struct layout_fs *fs, enum layout_what what,
                    const struct ident *busy, size_t n_busy, const struct ident *swap, size_t n_swap)
 {
         enum fs_skip why;
@@ -369,13 +454,17 @@ static int look_at(struct layout_file *lf, const struct rs_file *f, const struct
                 lf->skip = LAYOUT_SKIP_INLINE;
                 return 0;
         }
-        lf->blocks = layout_blocks(&lf->before, lf->size, fs->block_size);
+        r = layout_spans(lf, f, what, fs->block_size);
+        if (r < 0)
+                return r;
+        count_blocks(lf, &lf->before, fs->block_size, &lf->blocks, &lf->pieces);
         if (!lf->blocks)
                 lf->skip = LAYOUT_SKIP_EMPTY;
         return 0;
 }
 
-int layout_survey(const struct readset *rs, const struct layout_fs *fs, struct layout **ret)
+int layout_survey(const struct readset *rs, const struct layout_fs *fs, enum layout_what what,
+                  struct layout **ret)
 {
         _cleanup_free_ struct ident *seen = NULL, *busy = NULL, *swap = NULL;
         size_t n_seen = 0, cap_seen = 0, n_busy = 0, n_swap = 0;
@@ -386,6 +475,7 @@ int layout_survey(const struct readset *rs, const struct layout_fs *fs, struct l
                 return -ENOMEM;
         l->rs = rs;
         l->fs = *fs;
+        l->what = what;
         l->files = calloc(rs->n_files ? rs->n_files : 1, sizeof(*l->files));
         r = l->files ? busy_files(&busy, &n_busy, &swap, &n_swap) : -ENOMEM;
         for (size_t i = 0; i < rs->n_files && r >= 0; i++) {
@@ -420,7 +510,7 @@ int layout_survey(const struct readset *rs, const struct layout_fs *fs, struct l
                         if (r >= 0)
                                 qsort_safe(seen, n_seen, sizeof(*seen), cmp_ident);
                         if (r >= 0)
-                                r = look_at(lf, f, fs, busy, n_busy, swap, n_swap);
+                                r = look_at(lf, f, fs, what, busy, n_busy, swap, n_swap);
                 }
                 if (lf->skip)
                         l->skipped[lf->skip]++;
@@ -448,37 +538,40 @@ static bool movable(const struct layout_file *lf)
 uint64_t layout_pieces(const struct layout *l, bool after)
 {
         uint64_t pieces = 0, prev_end = UINT64_MAX, page = (uint64_t)sysconf(_SC_PAGESIZE);
+        const uint32_t bs = l->fs.block_size;
         for (size_t i = 0; i < l->n_files; i++) {
                 const struct layout_file *lf = &l->files[i];
                 const struct rp_layout *x = after && lf->after.known ? &lf->after : &lf->before;
-                uint64_t end = lf->size;
+                struct layout_iter it = {};
+                uint64_t b, p, n;
                 if (!movable(lf) && !(after && lf->moved))
                         continue;
-                for (size_t k = 0; k < x->n_extents && x->extents[k].logical < end; k++) {
+                while (layout_next_piece(lf, x, bs, &it, &b, &p, &n)) {
                         /* a gap of less than a page is no break: blocks
-                                 * smaller than a page are moved page-aligned */
-                        if (x->extents[k].physical < prev_end || x->extents[k].physical - prev_end >= page)
+                         * smaller than a page are moved page-aligned */
+                        if (p < prev_end || p - prev_end >= page)
                                 pieces++;
-                        prev_end = x->extents[k].physical + x->extents[k].length;
+                        prev_end = p + n * bs;
                 }
         }
         return pieces;
 }
 
 /* A file lying in one run of blocks: where it starts, and ends. */
-static bool one_run(const struct layout_file *lf, uint64_t *start, uint64_t *end)
+static bool one_run(const struct layout_file *lf, uint32_t bs, uint64_t *start, uint64_t *end)
 {
-        const struct rp_layout *x = &lf->before;
-        if (!x->n_extents)
-                return false;
-        for (size_t k = 1; k < x->n_extents && x->extents[k].logical < lf->size; k++)
-                if (x->extents[k].physical != x->extents[k - 1].physical + x->extents[k - 1].length)
+        struct layout_iter it = {};
+        uint64_t b, p, n;
+        bool first = true;
+        while (layout_next_piece(lf, &lf->before, bs, &it, &b, &p, &n)) {
+                if (first)
+                        *start = p;
+                else if (p != *end)
                         return false;
-        *start = x->extents[0].physical;
-        *end = *start;
-        for (size_t k = 0; k < x->n_extents && x->extents[k].logical < lf->size; k++)
-                *end = x->extents[k].physical + x->extents[k].length;
-        return true;
+                *end = p + n * bs;
+                first = false;
+        }
+        return !first;
 }
 
 void layout_decide(struct layout *l, uint64_t avail_blocks)
@@ -500,7 +593,7 @@ void layout_decide(struct layout *l, uint64_t avail_blocks)
                         continue;
                 l->movable_files++;
                 l->movable_blocks += lf->blocks;
-                if (!one_run(lf, &s, &e)) {
+                if (!one_run(lf, l->fs.block_size, &s, &e)) {
                         in_run = false;
                         prev_end = UINT64_MAX;
                         continue;

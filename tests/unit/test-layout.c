@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/* layout/survey.c's pure parts: the spans of a file (whole, or the ranges
+ * read), the pieces a map puts them in, and the decision (what moves, what
+ * stays, what does not fit, when nothing gains). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "layout/layout.h"
+#include "tests.h"
+
+#define BS 4096ULL
+
+static struct rs_file *rs_file_with(struct readset *rs, const char *path, uint64_t size)
+{
+        struct rs_file *f = readset_add_file(rs, path, 1, rs->n_files + 10);
+        f->size = size;
+        return f;
+}
+
+static void test_spans(void)
+{
+        struct readset *rs = readset_new();
+        struct rs_file *f = rs_file_with(rs, "/a", 100 * BS + 10);
+        struct layout_file lf = { .size = 100 * BS + 10 };
+
+        /* whole: every block to the end, the partial last one too */
+        CHECK_EQ(layout_spans(&lf, f, LAYOUT_FILES, BS), 0);
+        CHECK_EQ(lf.n_spans, 1);
+        CHECK_EQ(lf.spans[0].start, 0);
+        CHECK_EQ(lf.spans[0].len, 101);
+        /* ranges: accessed only, sorted, merged across gaps under 64 KiB,
+         * cut at the end of the file */
+        readset_file_add_range(f, 60 * BS, 4 * BS, 1, RS_RANGE_ACCESSED);
+        readset_file_add_range(f, 0, 2 * BS, 2, RS_RANGE_ACCESSED);
+        readset_file_add_range(f, 10 * BS, 2 * BS, 3, RS_RANGE_ACCESSED);   /* 8 blocks apart: bridged */
+        readset_file_add_range(f, 40 * BS, 8 * BS, 4, RS_RANGE_FILLED);     /* only read ahead: not moved */
+        readset_file_add_range(f, 98 * BS, 8 * BS, 5, RS_RANGE_ACCESSED);   /* past the end: cut */
+        CHECK_EQ(layout_spans(&lf, f, LAYOUT_RANGES, BS), 0);
+        CHECK_EQ(lf.n_spans, 3);
+        CHECK_EQ(lf.spans[0].start, 0);
+        CHECK_EQ(lf.spans[0].len, 12);
+        CHECK_EQ(lf.spans[1].start, 60);
+        CHECK_EQ(lf.spans[1].len, 4);
+        CHECK_EQ(lf.spans[2].start, 98);
+        CHECK_EQ(lf.spans[2].len, 3);
+        free(lf.spans);
+        readset_free(rs);
+}
+
+static void test_pieces(void)
+{
+        /* blocks [0,4) at 100, a hole [4,6), [6,10) at 200, [10,12) at 204 */
+        struct rp_extent e[] = { { 0, 100 * BS, 4 * BS }, { 6 * BS, 200 * BS, 4 * BS }, { 10 * BS, 204 * BS, 2 * BS } };
+        struct rp_layout map = { e, 3, true };
+        struct layout_span sp[] = { { 2, 6 }, { 9, 3 } };   /* [2,8) and [9,12) */
+        struct layout_file lf = { .spans = sp, .n_spans = 2, .size = 12 * BS };
+        struct layout_iter it = {};
+        uint64_t b, p, n;
+
+        CHECK(layout_next_piece(&lf, &map, BS, &it, &b, &p, &n));
+        CHECK_EQ(b, 2);
+        CHECK_EQ(p, 102 * BS);
+        CHECK_EQ(n, 2);
+        /* the hole is left out */
+        CHECK(layout_next_piece(&lf, &map, BS, &it, &b, &p, &n));
+        CHECK_EQ(b, 6);
+        CHECK_EQ(p, 200 * BS);
+        CHECK_EQ(n, 2);
+        CHECK(layout_next_piece(&lf, &map, BS, &it, &b, &p, &n));
+        CHECK_EQ(b, 9);
+        CHECK_EQ(p, 203 * BS);
+        CHECK_EQ(n, 1);
+        CHECK(layout_next_piece(&lf, &map, BS, &it, &b, &p, &n));
+        CHECK_EQ(b, 10);
+        CHECK_EQ(p, 204 * BS);
+        CHECK_EQ(n, 2);
+        CHECK(!layout_next_piece(&lf, &map, BS, &it, &b, &p, &n));
+}
+
+/* n files of 4 blocks each, file i at physical position pos[i] (blocks) */
+struct fixture {
+        struct readset *rs;
+        struct layout l;
+        struct rp_extent ext[8];
+        struct layout_span span[8];
+        struct layout_file files[8];
+};
+
+static void fixture(struct fixture *x, size_t n, const uint64_t *pos)
+{
+        memset(x, 0, sizeof(*x));
+        x->rs = readset_new();
+        x->l.rs = x->rs;
+        x->l.fs.block_size = BS;
+        x->l.files = x->files;
+        x->l.n_files = n;
+        for (size_t i = 0; i < n; i++) {
+                rs_file_with(x->rs, "/f", 4 * BS);
+                x->ext[i] = (struct rp_extent){ 0, pos[i] * BS, 4 * BS };
+                x->span[i] = (struct layout_span){ 0, 4 };
+                x->files[i] = (struct layout_file){ .file = (uint32_t)i, .size = 4 * BS, .blocks = 4, .pieces = 1,
+                                                    .spans = &x->span[i], .n_spans = 1,
+                                                    .before = { &x->ext[i], 1, true } };
+        }
+}
+
+static void test_decide(void)
+{
+        struct fixture x;
+
+        /* scattered: all move, one run after */
+        fixture(&x, 4, (uint64_t[]){ 100, 50, 300, 10 });
+        layout_decide(&x.l, 1000);
+        CHECK_EQ(x.l.pieces_now, 4);
+        CHECK_EQ(x.l.move_files, 4);
+        CHECK_EQ(x.l.move_blocks, 16);
+        CHECK_EQ(x.l.keep_files, 0);
+        CHECK_EQ(x.l.pieces_after, 1);
+        CHECK(!x.l.no_gain);
+        readset_free(x.rs);
+
+        /* already in order: nothing gains, nothing moves */
+        fixture(&x, 4, (uint64_t[]){ 100, 104, 108, 112 });
+        layout_decide(&x.l, 1000);
+        CHECK_EQ(x.l.pieces_now, 1);
+        CHECK(x.l.no_gain);
+        for (size_t i = 0; i < 4; i++)
+                CHECK(!x.files[i].move);
+        readset_free(x.rs);
+
+        /* most in order (a layout run again after files changed): the
+         * chain stays, the others move into one run after it */
+        fixture(&x, 5, (uint64_t[]){ 100, 104, 108, 900, 20 });
+        layout_decide(&x.l, 1000);
+        CHECK_EQ(x.l.pieces_now, 3);
+        CHECK_EQ(x.l.keep_files, 3);
+        CHECK_EQ(x.l.move_files, 2);
+        CHECK(x.files[3].move && x.files[4].move && !x.files[0].move && x.files[0].keep);
+        CHECK_EQ(x.l.pieces_after, 2);
+        CHECK(!x.l.no_gain);
+        readset_free(x.rs);
+
+        /* one file out of place at the end: moving it would leave it a run
+         * of its own elsewhere: no gain */
+        fixture(&x, 4, (uint64_t[]){ 100, 104, 108, 900 });
+        layout_decide(&x.l, 1000);
+        CHECK_EQ(x.l.pieces_now, 2);
+        CHECK_EQ(x.l.pieces_after, 2);
+        CHECK(x.l.no_gain);
+        CHECK(!x.files[3].move);
+        readset_free(x.rs);
+
+        /* not enough room: a prefix of the start moves, the rest waits */
+        fixture(&x, 4, (uint64_t[]){ 100, 50, 300, 10 });
+        layout_decide(&x.l, 9);
+        CHECK_EQ(x.l.move_files, 2);
+        CHECK(x.files[0].move && x.files[1].move && !x.files[2].move && !x.files[3].move);
+        CHECK_EQ(x.files[2].skip, LAYOUT_SKIP_NO_SPACE);
+        CHECK_EQ(x.files[3].skip, LAYOUT_SKIP_NO_SPACE);
+        CHECK_EQ(x.l.skipped[LAYOUT_SKIP_NO_SPACE], 2);
+        CHECK_EQ(x.l.pieces_now, 2);
+        CHECK_EQ(x.l.pieces_after, 1);
+        readset_free(x.rs);
+
+        /* skipped and duplicate files count nowhere */
+        fixture(&x, 3, (uint64_t[]){ 100, 50, 300 });
+        x.files[1].skip = LAYOUT_SKIP_RUNNING;
+        x.files[2].duplicate = true;
+        layout_decide(&x.l, 1000);
+        CHECK_EQ(x.l.movable_files, 1);
+        CHECK_EQ(x.l.pieces_now, 1);
+        CHECK(x.l.no_gain);
+        readset_free(x.rs);
+}
+
+static void test_names(void)
+{
+        for (int w = 0; w < _LAYOUT_SKIP_MAX; w++)
+                CHECK(strcmp(layout_skip_name(w), "?") != 0);
+        CHECK(strcmp(layout_skip_name(_LAYOUT_SKIP_MAX), "?") == 0);
+        CHECK(layout_skip_advice(LAYOUT_SKIP_RUNNING) != NULL);
+        CHECK(layout_skip_advice(LAYOUT_SKIP_EMPTY) == NULL);
+}
+
+int main(void)
+{
+        test_spans();
+        test_pieces();
+        test_decide();
+        test_names();
+        TESTS_DONE();
+}
