@@ -28,6 +28,7 @@ int say_cannot_read(const char *path, int r, const char *why);
 struct replay_args {
         struct replay_options policy;
         struct engine_options engine;
+        bool threads_given;       /* -T: not the device's */
 };
 
 #define REPLAY_OPT_ALL_LOOKUPS 0x100
@@ -52,6 +53,9 @@ int replay_args_device(const struct replay_args *a, const struct readset *rs, st
  * CMD_FAILED); dev may be NULL. */
 int replay_args_plan(const struct replay_args *a, const struct readset *rs, struct device_profile *dev,
                      struct plan **ret);
+/* The engine's settings that follow the device planned for (readahead
+ * size; submitting threads unless -T said). */
+void replay_args_for_device(struct replay_args *a, const struct device_profile *dev);
 /* Say a saved profile that was passed over (n->reason != 0), once per path. */
 void say_device_note(const struct device_note *n);
 

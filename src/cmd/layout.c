@@ -47,9 +47,10 @@ static void layout_help(void)
                "                       Default: the one cached for the device, else a quick probe\n"
                "  -C, --under DIR      only the files below DIR (and DIR's file system); default:\n"
                "                       the files of the file system most of the read set lies on\n"
-               "      --move WHAT      files: whole files (default); ranges: only the ranges the\n"
-               "                       start read (gaps under 64 KiB bridged), the rest of each\n"
-               "                       file left where it is\n"
+               "      --move WHAT      ranges: only the ranges the start read (gaps under 64 KiB\n"
+               "                       bridged), the rest of each file left where it is; files:\n"
+               "                       whole files; auto (default): whole where the start read\n"
+               "                       7/8 of a file or more, else its ranges\n"
                "      --io-priority C  idle (default) or best-effort\n"
                "      --undo-leftovers only remove what an interrupted layout left behind, and\n"
                "                       say what that was (readset's donor space is unnamed: the\n"
@@ -226,7 +227,7 @@ static void print_json(const struct layout *l, const char *rs_path, const struct
         json_u64(&j, "files_outside", l->outside_files);
         json_u64(&j, "block_size", l->fs.block_size);
         json_bool(&j, "dry_run", dry_run);
-        json_string(&j, "move", l->what == LAYOUT_RANGES ? "ranges" : "files");
+        json_string(&j, "move", l->what == LAYOUT_RANGES ? "ranges" : l->what == LAYOUT_FILES ? "files" : "auto");
         json_string(&j, "decision", decision);
         json_u64(&j, "files", l->n_files);
         json_u64(&j, "movable_files", l->movable_files);
@@ -375,7 +376,7 @@ int cmd_layout(int argc, char **argv)
                 {}
         };
         bool arg_dry = false, arg_json = false, arg_force = false, arg_undo = false;
-        enum layout_what arg_what = LAYOUT_FILES;
+        enum layout_what arg_what = LAYOUT_AUTO;
         const char *arg_profile = NULL, *arg_ioprio = "idle", *arg_under = NULL, *decision;
         _cleanup_readset_ struct readset *rs = NULL;
         _cleanup_layout_ struct layout *l = NULL;
@@ -395,12 +396,14 @@ int cmd_layout(int argc, char **argv)
                 case 'C': arg_under = optarg; break;
                 case OPT_UNDO: arg_undo = true; break;
                 case OPT_MOVE:
-                        if (strcmp(optarg, "files") == 0)
+                        if (strcmp(optarg, "auto") == 0)
+                                arg_what = LAYOUT_AUTO;
+                        else if (strcmp(optarg, "files") == 0)
                                 arg_what = LAYOUT_FILES;
                         else if (strcmp(optarg, "ranges") == 0)
                                 arg_what = LAYOUT_RANGES;
                         else
-                                return log_usage("layout", "invalid --move '%s' (files or ranges)", optarg);
+                                return log_usage("layout", "invalid --move '%s' (auto, files or ranges)", optarg);
                         break;
                 case OPT_IOPRIO:
                         if (strcmp(optarg, "idle") != 0 && strcmp(optarg, "best-effort") != 0)

@@ -10,6 +10,13 @@
 #include "util/util.h"
 #include "util/banned.h"
 
+void replay_args_for_device(struct replay_args *a, const struct device_profile *dev)
+{
+        a->engine.readahead_cap = dev->readahead_cap;
+        if (!a->threads_given && dev->submitters)
+                a->engine.threads = dev->submitters;
+}
+
 void replay_args_init(struct replay_args *a)
 {
         replay_options_init(&a->policy);
@@ -47,6 +54,7 @@ int replay_args_parse(struct replay_args *a, int c, const char *arg, const char 
                 if (parse_u64(arg, &v) < 0 || v < 1 || v > 16)
                         return log_usage(verb, "invalid --threads '%s' (1..16)", arg);
                 a->engine.threads = (uint32_t)v;
+                a->threads_given = true;
                 return 1;
         case 'L':
                 a->engine.lookups = false;

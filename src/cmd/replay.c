@@ -92,7 +92,7 @@ int cmd_replay(int argc, char **argv)
         r = replay_args_plan(&a, rs, &dev, &plan);
         if (r < 0)
                 return r;
-        a.engine.readahead_cap = dev.readahead_cap;
+        replay_args_for_device(&a, &dev);
         if (arg_dry) {
                 print_plan(&dev, plan, &a.engine, now_us() - t_start, arg_json);
                 return 0;

@@ -157,7 +157,7 @@ int cmd_run(int argc, char **argv)
         if (ld.buf && !ld.plan_first && (rr.on || !child_done(&child)))
                 (void)run_decode_and_plan(&ld, &a, arg_auto != NULL, &child, &rs, &plan, &dev);
         if (plan && !child_done(&child)) {
-                a.engine.readahead_cap = dev.readahead_cap;
+                replay_args_for_device(&a, &dev);
                 a.engine.stop = command_done;
                 a.engine.stop_userdata = &child;
                 r = engine_run(rs, plan, &a.engine, &st);

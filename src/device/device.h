@@ -21,6 +21,7 @@ struct device_profile {
         uint64_t window_us;      /* reads in a window of recorded time are reordered: by
                                   * position if rotational, else by file and offset */
         uint64_t readahead_cap;  /* what one readahead(2) call reads at most */
+        uint32_t submitters;     /* threads issuing the reads (0: the engine's default) */
 };
 
 /* A profile for a non-rotational device (SSD, NVMe, virtual disk). */

@@ -27,6 +27,7 @@ enum layout_skip {
         LAYOUT_SKIP_NOT_REGULAR,  /* a symlink, FIFO, device, socket or directory now */
         LAYOUT_SKIP_CHANGED,      /* not the file recorded (inode, size, mtime) */
         LAYOUT_SKIP_EMPTY,        /* no data blocks (empty, or all holes) */
+        LAYOUT_SKIP_NOT_READ,     /* no range recorded: nothing of it to move */
         LAYOUT_SKIP_INLINE,       /* data inside the inode */
         LAYOUT_SKIP_NOT_EXTENTS,  /* block-mapped, not extent-mapped (chattr +e converts) */
         LAYOUT_SKIP_IMMUTABLE,
@@ -51,8 +52,11 @@ const char *layout_skip_advice(int why);
 
 /* What of a file moves. */
 enum layout_what {
-        LAYOUT_FILES = 0,         /* whole files */
-        LAYOUT_RANGES = 1,        /* only the ranges the start read (gaps under 64 KiB bridged) */
+        LAYOUT_AUTO = 0,          /* per file: whole where the start brought in 7/8 of it or
+                                   * more, else those ranges */
+        LAYOUT_FILES = 1,         /* whole files */
+        LAYOUT_RANGES = 2,        /* only the ranges the start brought in (read, read ahead;
+                                   * gaps under 64 KiB bridged) */
 };
 
 /* Blocks of a file to move: [start, start + len). */
@@ -161,8 +165,10 @@ struct layout_iter {
 bool layout_next_piece(const struct layout_file *lf, const struct rp_layout *x, uint32_t bs, struct layout_iter *it,
                        uint64_t *ret_block, uint64_t *ret_physical, uint64_t *ret_blocks);
 /* The spans of a file of size bytes recorded as f: the whole file, or the
- * ranges it read (accessed), block aligned, merged across gaps of less
- * than 64 KiB.  -ENOMEM. */
+ * ranges the start brought in (read, and read ahead), block aligned,
+ * merged across gaps of less than 64 KiB, or (auto) the whole file where
+ * those cover 7/8 of it.
+ * -ENOMEM. */
 int layout_spans(struct layout_file *lf, const struct rs_file *f, enum layout_what what, uint32_t bs);
 
 struct layout_options {

@@ -32,6 +32,7 @@ static const char *const skip_names[_LAYOUT_SKIP_MAX] = {
         [LAYOUT_SKIP_NOT_REGULAR] = "not-regular",
         [LAYOUT_SKIP_CHANGED] = "changed",
         [LAYOUT_SKIP_EMPTY] = "no-data-blocks",
+        [LAYOUT_SKIP_NOT_READ] = "not-read",
         [LAYOUT_SKIP_INLINE] = "inline-data",
         [LAYOUT_SKIP_NOT_EXTENTS] = "not-extent-mapped",
         [LAYOUT_SKIP_IMMUTABLE] = "immutable",
@@ -321,7 +322,11 @@ int layout_spans(struct layout_file *lf, const struct rs_file *f, enum layout_wh
                 for (size_t k = 0; k < f->n_ranges; k++) {
                         const struct rs_range *r = &f->ranges[k];
                         uint64_t a = r->offset / bs, b = (r->offset + r->length + bs - 1) / bs;
-                        if (!(r->flags & RS_RANGE_ACCESSED) || a >= end)
+                        /* what the cold start brought in, read ahead too: a
+                         * plain start reads all of it from the device (and
+                         * the recording sees a few pages the kernel reads
+                         * outside its tracepoints only as brought in) */
+                        if (a >= end)
                                 continue;
                         sp[n++] = (struct layout_span){ a, MIN(b, end) - a };
                 }
@@ -335,6 +340,15 @@ int layout_spans(struct layout_file *lf, const struct rs_file *f, enum layout_wh
                                 sp[m++] = sp[k];
                 }
                 n = m;
+                uint64_t read = 0;
+                for (size_t k = 0; k < n; k++)
+                        read += sp[k].len;
+                /* nearly all of it read: whole, so that the file stays in
+                 * one piece and the kernel's readahead in it stays in it */
+                if (what == LAYOUT_AUTO && end && read * 8 >= end * 7) {
+                        sp[0] = (struct layout_span){ 0, end };
+                        n = 1;
+                }
         }
         lf->spans = sp;
         lf->n_spans = n;
@@ -459,7 +473,7 @@ static int look_at(struct layout_file *lf, const struct rs_file *f, const struct
                 return r;
         count_blocks(lf, &lf->before, fs->block_size, &lf->blocks, &lf->pieces);
         if (!lf->blocks)
-                lf->skip = LAYOUT_SKIP_EMPTY;
+                lf->skip = lf->n_spans ? LAYOUT_SKIP_EMPTY : LAYOUT_SKIP_NOT_READ;
         return 0;
 }
 

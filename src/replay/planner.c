@@ -45,6 +45,42 @@ static int emit(struct pctx *c, uint32_t file, uint64_t off, uint64_t len, uint6
         return 0;
 }
 
+/* Where a read starts on its device: in the extent that holds the offset;
+ * in a hole, where the data after it lies; past the last extent, or with
+ * no map, unknown (UINT64_MAX). */
+static uint64_t position(const struct rp_layout *layouts, uint32_t file, uint64_t offset)
+{
+        const struct rp_layout *l = layouts ? &layouts[file] : NULL;
+        const struct rp_extent *e;
+        size_t next;
+
+        if (!l || !l->known)
+                return UINT64_MAX;
+        e = extent_at(l, offset, &next);
+        if (e)
+                return e->physical + (offset - e->logical);
+        return next < l->n_extents ? l->extents[next].physical : UINT64_MAX;
+}
+
+/* Does reading from end on to next read through bytes that lie between
+ * them on the device?  Without a map: assumed (a file mostly lies in one
+ * piece).  With one: only if next lies gap bytes after end's last byte, so
+ * that a gap whose data lies elsewhere (a layout that moved only the
+ * ranges a start reads, a fragmented file) is not read through: that
+ * would send the head away and back. */
+static bool contiguous_gap(const struct pctx *c, uint32_t fi, uint64_t end, uint64_t next)
+{
+        uint64_t a, b;
+
+        if (next <= end || !c->opt->layouts || !c->opt->layouts[fi].known)
+                return true;
+        a = position(c->opt->layouts, fi, end - 1);
+        b = position(c->opt->layouts, fi, next);
+        if (a == UINT64_MAX || b == UINT64_MAX)
+                return true;
+        return b > a && b - a - 1 == next - end;
+}
+
 /* One file: merge its ranges by position, read through small gaps, split
  * what is larger than a request.  A piece keeps the earliest time of the
  * ranges it covers. */
@@ -89,7 +125,7 @@ static int plan_file(struct pctx *c, uint32_t fi)
                 uint64_t start = s[i].start, end = s[i].end, pieces;
                 size_t j = i + 1;
 
-                while (j < n && s[j].start <= end + bridge) {
+                while (j < n && s[j].start <= end + bridge && contiguous_gap(c, fi, end, s[j].start)) {
                         end = MAX(end, s[j].end);
                         j++;
                 }
@@ -186,23 +222,6 @@ static int cmp_offset(const void *a, const void *b)
         if (x->file != y->file)
                 return x->file < y->file ? -1 : 1;
         return x->offset < y->offset ? -1 : x->offset > y->offset;
-}
-
-/* Where a read starts on its device: in the extent that holds the offset;
- * in a hole, where the data after it lies; past the last extent, or with
- * no map, unknown (UINT64_MAX). */
-static uint64_t position(const struct rp_layout *layouts, uint32_t file, uint64_t offset)
-{
-        const struct rp_layout *l = layouts ? &layouts[file] : NULL;
-        const struct rp_extent *e;
-        size_t next;
-
-        if (!l || !l->known)
-                return UINT64_MAX;
-        e = extent_at(l, offset, &next);
-        if (e)
-                return e->physical + (offset - e->logical);
-        return next < l->n_extents ? l->extents[next].physical : UINT64_MAX;
 }
 
 /* Position of a read on the device: from the layouts where known, else

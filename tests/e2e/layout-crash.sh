@@ -21,6 +21,7 @@ head -c 3000000 /dev/urandom > "$MNT/tree/big1"
 head -c 2500000 /dev/urandom > "$MNT/tree/big2"
 find "$MNT/tree" -type f | sort -r > "$TMP/order"
 sync
+echo 3 > /proc/sys/vm/drop_caches
 "$READSET" record -o "$TMP/t.readset" -- sh -c "xargs cat < '$TMP/order' > /dev/null" 2>"$TMP/rec.err" ||
         fail "record: $(cat "$TMP/rec.err")"
 ( cd "$MNT/tree" && find . -type f | sort | xargs sha256sum ) > "$TMP/sums"

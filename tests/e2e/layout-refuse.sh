@@ -123,7 +123,7 @@ mkfs.ext4 -q -F "$LOOPDEV"
 mount -t ext4 "$LOOPDEV" "$MNT"
 $CHECK scatter "$MNT/tree" 30 5
 find "$MNT/tree" -type f | sort > "$TMP/order"
-sync
+sync; echo 3 > /proc/sys/vm/drop_caches
 record_tree "$TMP/f.readset" "$TMP/order"
 "$READSET" layout --under "$MNT" --profile hdd --dry-run --json "$TMP/f.readset" > "$TMP/f.json" || fail "dry run"
 eval "$("$PY" -c 'import json, sys; d = json.load(open(sys.argv[1])); print("need=%d usable=%d" % (d["bytes_to_move"], d["usable_free_bytes"]))' "$TMP/f.json")"
@@ -158,7 +158,7 @@ mkfs.ext3 -q -F "$LOOPDEV"
 mount -t ext4 "$LOOPDEV" "$MNT"
 $CHECK scatter "$MNT/tree" 10 6
 find "$MNT/tree" -type f | sort > "$TMP/order"
-sync
+sync; echo 3 > /proc/sys/vm/drop_caches
 record_tree "$TMP/e3.readset" "$TMP/order"
 "$READSET" layout --under "$MNT" --profile hdd "$TMP/e3.readset" > "$TMP/e3.out" 2>&1 || fail "ext3: $(cat "$TMP/e3.out")"
 grep -q "skipped    10 not-extent-mapped: 'chattr +e FILE' converts" "$TMP/e3.out" || fail "ext3: $(cat "$TMP/e3.out")"

@@ -23,6 +23,13 @@ for d in hdd usb sd nvme share; do
 done
 $vg "$READSET" report --no-probe --json "$TMP/x.readset" >/dev/null 2>"$TMP/err" || { cat "$TMP/err"; fail "report --json"; }
 $vg "$READSET" replay --dry-run --json "$TMP/x.readset" >/dev/null 2>"$TMP/err" || { cat "$TMP/err"; fail "replay --dry-run"; }
+# layout's dry run (read-only): hostile read sets, and one naming real files
+for f in "$SRCDIR"/tests/fuzz/corpus/format/*; do
+        rc=0; $vg "$READSET" layout --dry-run --json --profile hdd "$f" >/dev/null 2>"$TMP/err" || rc=$?
+        [ "$rc" = 0 ] || [ "$rc" = 1 ] || { cat "$TMP/err"; fail "layout --dry-run $f exited $rc"; }
+done
+rc=0; $vg "$READSET" layout --dry-run --profile hdd "$TMP/x.readset" >/dev/null 2>"$TMP/err" || rc=$?
+[ "$rc" = 0 ] || [ "$rc" = 1 ] || { cat "$TMP/err"; fail "layout --dry-run exited $rc"; }
 printf '{"latency_qd1_us": [1, {"a": "\\u00' > "$TMP/bad.json"
 rc=0; $vg "$READSET" report --no-probe --device "$TMP/bad.json" "$TMP/x.readset" >/dev/null 2>&1 || rc=$?
 [ "$rc" = 1 ] || fail "report with a bad profile exited $rc"

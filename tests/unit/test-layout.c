@@ -28,22 +28,42 @@ static void test_spans(void)
         CHECK_EQ(lf.n_spans, 1);
         CHECK_EQ(lf.spans[0].start, 0);
         CHECK_EQ(lf.spans[0].len, 101);
-        /* ranges: accessed only, sorted, merged across gaps under 64 KiB,
-         * cut at the end of the file */
+        /* ranges: read and read ahead, sorted, merged across gaps under
+         * 64 KiB, cut at the end of the file */
         readset_file_add_range(f, 60 * BS, 4 * BS, 1, RS_RANGE_ACCESSED);
         readset_file_add_range(f, 0, 2 * BS, 2, RS_RANGE_ACCESSED);
         readset_file_add_range(f, 10 * BS, 2 * BS, 3, RS_RANGE_ACCESSED);   /* 8 blocks apart: bridged */
-        readset_file_add_range(f, 40 * BS, 8 * BS, 4, RS_RANGE_FILLED);     /* only read ahead: not moved */
+        readset_file_add_range(f, 40 * BS, 2 * BS, 4, RS_RANGE_FILLED);     /* read ahead: moved too */
         readset_file_add_range(f, 98 * BS, 8 * BS, 5, RS_RANGE_ACCESSED);   /* past the end: cut */
         CHECK_EQ(layout_spans(&lf, f, LAYOUT_RANGES, BS), 0);
-        CHECK_EQ(lf.n_spans, 3);
+        CHECK_EQ(lf.n_spans, 4);
         CHECK_EQ(lf.spans[0].start, 0);
         CHECK_EQ(lf.spans[0].len, 12);
-        CHECK_EQ(lf.spans[1].start, 60);
-        CHECK_EQ(lf.spans[1].len, 4);
-        CHECK_EQ(lf.spans[2].start, 98);
-        CHECK_EQ(lf.spans[2].len, 3);
+        CHECK_EQ(lf.spans[1].start, 40);
+        CHECK_EQ(lf.spans[1].len, 2);
+        CHECK_EQ(lf.spans[2].start, 60);
+        CHECK_EQ(lf.spans[2].len, 4);
+        CHECK_EQ(lf.spans[3].start, 98);
+        CHECK_EQ(lf.spans[3].len, 3);
+        /* auto: these ranges are 21 of 101 blocks: the ranges */
+        CHECK_EQ(layout_spans(&lf, f, LAYOUT_AUTO, BS), 0);
+        CHECK_EQ(lf.n_spans, 4);
+        /* a file read 7/8 or more: whole */
+        struct rs_file *g = rs_file_with(rs, "/b", 16 * BS);
+        struct layout_file lg = { .size = 16 * BS };
+        readset_file_add_range(g, 0, 6 * BS, 1, RS_RANGE_ACCESSED);
+        readset_file_add_range(g, 8 * BS, 8 * BS, 2, RS_RANGE_ACCESSED);
+        CHECK_EQ(layout_spans(&lg, g, LAYOUT_AUTO, BS), 0);
+        CHECK_EQ(lg.n_spans, 1);
+        CHECK_EQ(lg.spans[0].len, 16);
+        /* no range at all: nothing */
+        struct rs_file *h = rs_file_with(rs, "/c", 16 * BS);
+        struct layout_file lh = { .size = 16 * BS };
+        CHECK_EQ(layout_spans(&lh, h, LAYOUT_AUTO, BS), 0);
+        CHECK_EQ(lh.n_spans, 0);
         free(lf.spans);
+        free(lg.spans);
+        free(lh.spans);
         readset_free(rs);
 }
 
