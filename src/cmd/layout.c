@@ -28,7 +28,8 @@ static void layout_help(void)
                "\n"
                "Move the data of the files the cold start recorded in FILE so that, in the\n"
                "order the start first reads them, they lie in one run of consecutive blocks,\n"
-               "file after file, at the start of the file system (a disk's fastest tracks).\n"
+               "file after file (where ext4 puts a large new file: soon after mounting, the\n"
+               "start of the device, a disk's fastest tracks).\n"
                "Online, on a mounted ext4, with the kernel's atomic extent exchange: inode\n"
                "numbers, names and contents stay; every moved file is read back from the\n"
                "device and compared with its checksum from before.  Files outside the read\n"
@@ -47,14 +48,15 @@ static void layout_help(void)
                "                       Default: the one cached for the device, else a quick probe\n"
                "  -C, --under DIR      only the files below DIR (and DIR's file system); default:\n"
                "                       the files of the file system most of the read set lies on\n"
-               "      --move WHAT      ranges: only the ranges the start read (gaps under 64 KiB\n"
-               "                       bridged), the rest of each file left where it is; files:\n"
-               "                       whole files; auto (default): whole where the start read\n"
-               "                       7/8 of a file or more, else its ranges\n"
+               "      --move WHAT      ranges: only the ranges the start brought in (gaps up to\n"
+               "                       64 KiB bridged), the rest of each file left where it is;\n"
+               "                       files: whole files; auto (default): whole where the start\n"
+               "                       brought in 7/8 of a file or more, else its ranges\n"
                "      --io-priority C  idle (default) or best-effort\n"
-               "      --undo-leftovers only remove what an interrupted layout left behind, and\n"
-               "                       say what that was (readset's donor space is unnamed: the\n"
-               "                       kernel frees it however a layout ends)\n"
+               "      --undo-leftovers only remove what a layout left behind, and say what: only\n"
+               "                       a layout that stopped on a failed check leaves something\n"
+               "                       (the file's old data, pinned, and a note); the donor space\n"
+               "                       of any other end is unnamed and freed by the kernel\n"
                "  -h, --help           show this help\n"
                "\n"
                "Other file systems are refused with their name.  docs/LAYOUT.md says what is\n"
@@ -99,39 +101,6 @@ struct prediction {
         struct rp_scenarios s;
 };
 
-/* The part of rs a layout of fs is about: its files there (below
- * fs->under) and the metadata of fs's device. */
-static int part_on(const struct readset *rs, const struct layout_fs *fs, struct readset **ret)
-{
-        _cleanup_readset_ struct readset *p = readset_new();
-        size_t n = fs->under[0] ? strlen(fs->under) : 0;
-
-        if (!p)
-                return -ENOMEM;
-        p->page_size = rs->page_size;
-        p->rec_flags = rs->rec_flags;
-        p->duration_us = rs->duration_us;
-        for (size_t i = 0; i < rs->n_files; i++) {
-                const struct rs_file *f = &rs->files[i];
-                struct rs_file *c;
-                if (f->dev != fs->dev || f->kind == RS_FILE_UNRESOLVED)
-                        continue;
-                if (f->kind == RS_FILE_REGULAR && n && !(strncmp(f->path, fs->under, n) == 0 && f->path[n] == '/'))
-                        continue;
-                c = readset_add_file(p, f->path, f->dev, f->ino);
-                if (!c)
-                        return -ENOMEM;
-                c->size = f->size, c->mtime_ns = f->mtime_ns, c->kind = f->kind, c->flags = f->flags;
-                for (size_t k = 0; k < f->n_ranges; k++)
-                        if (readset_file_add_range(c, f->ranges[k].offset, f->ranges[k].length, f->ranges[k].time_us,
-                                                   f->ranges[k].flags) < 0)
-                                return -ENOMEM;
-        }
-        *ret = p;
-        p = NULL;
-        return 0;
-}
-
 static int predict(const struct readset *whole, const struct layout_fs *fs, const char *arg_profile,
                    struct prediction *ret)
 {
@@ -146,7 +115,7 @@ static int predict(const struct readset *whole, const struct layout_fs *fs, cons
         int e;
 
         *ret = (struct prediction){};
-        e = part_on(whole, fs, &rs);
+        e = readset_part(whole, fs->dev, fs->under[0] ? fs->under : NULL, &rs);
         if (e < 0)
                 return log_errno(e, "out of memory");
         replay_args_init(&here);
@@ -206,7 +175,8 @@ static const char *stop_text(int stopped)
         case 0: return NULL;
         case -EINTR: return "interrupted";
         case -ENOSPC: return "file system full";
-        case -EIO: return "content mismatch";
+        case -EIO: return "failed check";
+        case -EOPNOTSUPP: return "refused by the kernel";
         default: return "error";
         }
 }
@@ -279,6 +249,8 @@ static void print_json(const struct layout *l, const char *rs_path, const struct
                 json_double(&j, "seconds", seconds);
                 if (l->stopped)
                         json_string(&j, "stopped", stop_text(l->stopped));
+                if (l->rescue[0])
+                        json_string(&j, "rescue", l->rescue);
         }
         json_object_close(&j);
         json_end(&j);
@@ -324,8 +296,9 @@ static void print_text(const struct layout *l, const char *rs_path, const struct
         }
 }
 
-/* The tests' failpoint: READSET_LAYOUT_FAILPOINT=kill:N (SIGKILL) or
- * interrupt:N (SIGINT, as a Ctrl-C) after the Nth extent exchange. */
+/* The tests' failpoints: READSET_LAYOUT_FAILPOINT=kill:N (SIGKILL) or
+ * interrupt:N (SIGINT, as a Ctrl-C) after the Nth extent exchange;
+ * corrupt:N the Nth file's read-back taken as differing. */
 static int failpoint(const char *v, struct layout_options *o)
 {
         const char *n = NULL;
@@ -336,32 +309,67 @@ static int failpoint(const char *v, struct layout_options *o)
                 o->fail_signal = SIGKILL, n = v + 5;
         else if (strncmp(v, "interrupt:", 10) == 0)
                 o->fail_signal = SIGINT, n = v + 10;
+        else if (strncmp(v, "corrupt:", 8) == 0) {
+                if (parse_u64(v + 8, &o->fail_corrupt) < 0 || !o->fail_corrupt)
+                        return log_usage("layout", "invalid READSET_LAYOUT_FAILPOINT '%s'", v);
+                return 0;
+        }
         if (!n || parse_u64(n, &o->fail_after) < 0 || !o->fail_after)
-                return log_usage("layout", "invalid READSET_LAYOUT_FAILPOINT '%s' (kill:N or interrupt:N)", v);
+                return log_usage("layout", "invalid READSET_LAYOUT_FAILPOINT '%s' (kill:N, interrupt:N or corrupt:N)",
+                                 v);
         return 0;
 }
 
+static void say_removed(void *userdata, const char *name)
+{
+        struct json *j = userdata;
+        if (j)
+                json_string(j, NULL, name);
+        else
+                printf("removed %s\n", name);
+}
+
+/* --undo-leftovers: what a layout that stopped on a failed check pinned
+ * (the donor holding a file's old data, and its note) removed.  The donor
+ * of any other end is unnamed: the kernel frees it. */
 static int undo_leftovers(const struct layout_fs *fs, bool json)
 {
-        /* Nothing named is ever made: the donor is an O_TMPFILE, freed
-         * when its descriptor closes (any exit, SIGKILL included), and an
-         * orphan's blocks by the kernel at the next mount after a crash.
-         * What this can check is that no donor is in use now. */
         _cleanup_close_ int dir = open(fs->mnt, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        struct json j;
+        int n;
 
         if (dir < 0)
                 return log_errno(-errno, "cannot open '%s'", fs->mnt);
+        if (geteuid() != 0)
+                return log_error("--undo-leftovers removes files of root's and needs root");
         if (flock(dir, LOCK_EX | LOCK_NB) < 0)
                 return log_error("a layout is running on %s now: its donor space is freed when it ends", fs->mnt);
-        if (json)
-                printf("{\n  \"mount\": \"%s\",\n  \"leftovers\": 0\n}\n", fs->mnt);
-        else
-                printf("no leftovers on %s: readset's donor space is unnamed and freed however a layout ends\n",
-                       fs->mnt);
+        if (json) {
+                json_begin(&j, stdout, true);
+                json_object_open(&j, NULL);
+                json_string(&j, "mount", fs->mnt);
+                json_array_open(&j, "removed");
+        }
+        n = layout_leftovers(dir, true, say_removed, json ? &j : NULL);
+        if (json) {
+                json_array_close(&j);
+                json_object_close(&j);
+                json_end(&j);
+        }
+        if (n < 0)
+                return log_errno(n, "cannot remove what a layout left in %s", fs->mnt);
+        if (!json && n == 0)
+                printf("no leftovers on %s: a layout's donor space is unnamed and freed however it ends\n", fs->mnt);
         return 0;
 }
 
-int cmd_layout(int argc, char **argv)
+struct layout_args {
+        bool dry, json, force, undo;
+        enum layout_what what;
+        const char *profile, *ioprio, *under, *path;
+};
+
+static int parse_args(int argc, char **argv, struct layout_args *a)
 {
         static const struct option opts[] = {
                 { "dry-run", no_argument, NULL, 'n' },
@@ -375,153 +383,114 @@ int cmd_layout(int argc, char **argv)
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
-        bool arg_dry = false, arg_json = false, arg_force = false, arg_undo = false;
-        enum layout_what arg_what = LAYOUT_AUTO;
-        const char *arg_profile = NULL, *arg_ioprio = "idle", *arg_under = NULL, *decision;
-        _cleanup_readset_ struct readset *rs = NULL;
-        _cleanup_layout_ struct layout *l = NULL;
-        struct layout_options lo = {};
-        struct progress prog = {};
-        struct prediction pr;
-        struct layout_fs fs;
-        uint64_t t0;
-        int c, e;
+        int c;
 
+        *a = (struct layout_args){ .what = LAYOUT_AUTO, .ioprio = "idle" };
         while ((c = getopt_long(argc, argv, "njfp:C:h", opts, NULL)) >= 0) {
                 switch (c) {
-                case 'n': arg_dry = true; break;
-                case 'j': arg_json = true; break;
-                case 'f': arg_force = true; break;
-                case 'p': arg_profile = optarg; break;
-                case 'C': arg_under = optarg; break;
-                case OPT_UNDO: arg_undo = true; break;
+                case 'n': a->dry = true; break;
+                case 'j': a->json = true; break;
+                case 'f': a->force = true; break;
+                case 'p': a->profile = optarg; break;
+                case 'C': a->under = optarg; break;
+                case OPT_UNDO: a->undo = true; break;
                 case OPT_MOVE:
                         if (strcmp(optarg, "auto") == 0)
-                                arg_what = LAYOUT_AUTO;
+                                a->what = LAYOUT_AUTO;
                         else if (strcmp(optarg, "files") == 0)
-                                arg_what = LAYOUT_FILES;
+                                a->what = LAYOUT_FILES;
                         else if (strcmp(optarg, "ranges") == 0)
-                                arg_what = LAYOUT_RANGES;
+                                a->what = LAYOUT_RANGES;
                         else
                                 return log_usage("layout", "invalid --move '%s' (auto, files or ranges)", optarg);
                         break;
                 case OPT_IOPRIO:
                         if (strcmp(optarg, "idle") != 0 && strcmp(optarg, "best-effort") != 0)
                                 return log_usage("layout", "invalid --io-priority '%s' (idle or best-effort)", optarg);
-                        arg_ioprio = optarg;
+                        a->ioprio = optarg;
                         break;
-                case 'h': layout_help(); return 0;
+                case 'h': layout_help(); return 1;
                 default: return log_usage("layout", "invalid option");
                 }
         }
         if (optind + 1 != argc)
                 return log_usage("layout", optind == argc ? "missing read set file" : "too many arguments");
-        if (!arg_dry && geteuid() != 0)
-                return log_error("layout moves files' data and needs root (--dry-run does not)");
-        if (cmd_load_readset(argv[optind], &rs) < 0)
-                return CMD_FAILED;
-        e = layout_find_fs(rs, arg_under, &fs);
-        switch (e) {
-        case 0: break;
-        case -EMEDIUMTYPE:
-                return log_error("%s is %s: readset layout moves data on ext4 only", fs.mnt, fs.fstype);
-        case -EROFS:
-                return log_error("%s is mounted read-only: nothing can be moved", fs.mnt);
-        case -EOPNOTSUPP:
-                return log_error("%s is mounted data=journal: the kernel exchanges no extents there", fs.mnt);
-        case -ENOENT:
-                if (arg_under)
-                        return log_errno(e, "cannot use '%s'", arg_under);
-                return log_error("no file of %s is on this machine any more: nothing to lay out", argv[optind]);
-        case -ENOTDIR:
-                return log_error("'%s' is not a directory", arg_under);
-        default:
-                return log_errno(e, "cannot find the file system of %s", argv[optind]);
-        }
-        if (arg_undo)
-                return undo_leftovers(&fs, arg_json);
-        if (set_io_priority(arg_ioprio) < 0)
-                log_warning_errno(-errno, "cannot set the I/O priority %s", arg_ioprio);
-        e = predict(rs, &fs, arg_profile, &pr);
-        if (e < 0)
-                return e;
-        e = layout_survey(rs, &fs, arg_what, &l);
-        if (e < 0)
-                return log_errno(e, "cannot look at the files of %s", argv[optind]);
+        a->path = argv[optind];
+        return 0;
+}
 
-        decision = "move";
-        if (!l->move_files && l->skipped[LAYOUT_SKIP_NO_SPACE] && !l->keep_files) {
-                if (!arg_json)
-                        print_text(l, argv[optind], &pr);
-                return log_error("no room on %s for even the first file: %s usable, nothing moved", fs.mnt,
-                                 format_bytes(l->avail_blocks * fs.block_size, (char[32]){}));
+static int say_no_fs(int e, const struct layout_fs *fs, const struct layout_args *a)
+{
+        switch (e) {
+        case -EMEDIUMTYPE:
+                return log_error("%s is %s: readset layout moves data on ext4 only", fs->mnt, fs->fstype);
+        case -EROFS:
+                return log_error("%s is mounted read-only: nothing can be moved", fs->mnt);
+        case -EOPNOTSUPP:
+                return log_error("%s is mounted data=journal: the kernel exchanges no extents there", fs->mnt);
+        case -ENOTDIR:
+                return log_error("'%s' is not a directory", a->under);
+        case -ENXIO:
+                return log_error("cannot find the mount point of %s's file system", a->under ? a->under : a->path);
+        case -ENOENT:
+                if (!a->under)
+                        return log_error("no file of %s is on this machine any more: nothing to lay out", a->path);
+                /* fall through */
+        default:
+                return log_errno(e, "cannot find the file system of %s", a->under ? a->under : a->path);
         }
-        if (!l->move_files && !l->movable_files)
+}
+
+/* What the survey decided, said: 0 when the run is to go on, 1 when it
+ * is said and done (nothing to move), CMD_FAILED. */
+static int say_decision(const struct layout *l, const struct layout_args *a, const struct prediction *pr)
+{
+        const char *decision = "move";
+        char b1[32];
+
+        if (!l->fit_files && l->skipped[LAYOUT_SKIP_NO_SPACE])
+                decision = "no-space";
+        else if (!l->movable_files)
                 decision = "nothing-movable";
         else if (l->no_gain)
                 decision = "no-gain";
-        else if (pr.have && !pr.rotational && !arg_force)
+        else if (pr->have && !pr->rotational && !a->force)
                 decision = "solid-state";
-        if (strcmp(decision, "move") != 0 || arg_dry) {
-                if (arg_json)
-                        print_json(l, argv[optind], &pr, arg_dry, false, decision, 0);
-                else {
-                        print_text(l, argv[optind], &pr);
-                        if (strcmp(decision, "no-gain") == 0)
-                                printf("nothing moved: the files already lie in %" PRIu64 " run%s of blocks in "
-                                       "access order; moving them would not reduce that\n",
-                                       l->pieces_now, l->pieces_now == 1 ? "" : "s");
-                        else if (strcmp(decision, "nothing-movable") == 0)
-                                printf("nothing moved: no file of the read set can be moved (see skipped)\n");
-                        else if (strcmp(decision, "solid-state") == 0)
-                                printf("nothing moved: %s measures as solid state, where a layout gains little "
-                                       "and costs %" PRIu64 " MB of writes (--force moves anyway)\n",
-                                       fs.mnt, l->move_blocks * fs.block_size >> 20);
-                        else
-                                printf("dry run: nothing moved\n");
-                }
+        if (strcmp(decision, "move") == 0 && !a->dry)
                 return 0;
-        }
+        if (a->json)
+                print_json(l, a->path, pr, a->dry, false, decision, 0);
+        else
+                print_text(l, a->path, pr);
+        if (strcmp(decision, "no-space") == 0)
+                return log_error("no room on %s for even the first file: %s usable, nothing moved", l->fs.mnt,
+                                 format_bytes(l->avail_blocks * l->fs.block_size, b1));
+        if (a->json)
+                return 1;
+        if (strcmp(decision, "no-gain") == 0)
+                printf("nothing moved: the files already lie in %" PRIu64 " run%s of blocks in access order; "
+                       "moving them would not reduce that\n", l->pieces_now, l->pieces_now == 1 ? "" : "s");
+        else if (strcmp(decision, "nothing-movable") == 0)
+                printf("nothing moved: no file of the read set can be moved (see skipped)\n");
+        else if (strcmp(decision, "solid-state") == 0)
+                printf("nothing moved: %s measures as solid state, where a layout gains little and costs %s of "
+                       "writes (--force moves anyway)\n", l->fs.mnt, format_bytes(l->move_blocks * l->fs.block_size, b1));
+        else
+                printf("dry run: nothing moved\n");
+        return 1;
+}
 
-        lo.stop = &stop_requested;
-        lo.progress = show_progress;
-        lo.userdata = &prog;
-        prog.tty = !arg_json && isatty(STDERR_FILENO);
-        e = failpoint(getenv("READSET_LAYOUT_FAILPOINT"), &lo);
-        if (e < 0)
-                return e;
-        signal(SIGINT, on_stop);
-        signal(SIGTERM, on_stop);
-        signal(SIGHUP, on_stop);
-        t0 = now_us();
-        e = layout_run(l, &lo);
-        if (prog.tty)
-                fputc('\n', stderr);
-        if (e == -EBUSY)
-                return log_error("another readset layout is running on %s", fs.mnt);
-        if (e == -ENOSPC)
-                return log_error("no room for the donor space on %s (%" PRIu64 " MB needed): nothing moved",
-                                 fs.mnt, l->move_blocks * fs.block_size >> 20);
-        if (e == -EXDEV)
-                return log_error("the free space of %s is in pieces: a layout would leave %" PRIu64
-                                 " runs of blocks where there are %" PRIu64 " now; nothing moved",
-                                 fs.mnt, l->pieces_after, l->pieces_now);
-        if (e < 0)
-                return log_errno(e, "cannot lay out %s", argv[optind]);
-        if (arg_json)
-                print_json(l, argv[optind], &pr, false, true, decision, (now_us() - t0) / 1e6);
-        else {
-                char b1[32];
-                print_text(l, argv[optind], &pr);
-                printf("  moved      %" PRIu64 " files (%s) into %" PRIu64 " run%s of blocks at %.1f%% of the "
-                       "device, %" PRIu64 " verified from the device; now %" PRIu64 " runs (%.1f s)\n",
-                       l->moved_files, format_bytes(l->moved_blocks * fs.block_size, b1), l->donor_runs,
-                       l->donor_runs == 1 ? "" : "s",
-                       fs.blocks ? 100.0 * (double)l->donor_physical / ((double)fs.blocks * fs.block_size) : 0,
-                       l->verified_files, l->pieces_measured, (now_us() - t0) / 1e6);
-        }
+/* How a run ended, said; the exit status. */
+static int say_end(const struct layout *l)
+{
+        const char *stop_path = l->files && l->n_files ? l->rs->files[l->files[l->stop_file].file].path : "?";
+
+        if (l->sync_failed)
+                return log_errno(l->stopped, "cannot sync %s after the moves", l->fs.mnt);
         switch (l->stopped) {
         case 0:
+                if (!l->moved_files && l->skipped[LAYOUT_SKIP_REFUSED])
+                        return log_error("the kernel refused every exchange on %s", l->fs.mnt);
                 return 0;
         case -EINTR:
                 return log_error("interrupted after %" PRIu64 " files: every file keeps its content; "
@@ -529,13 +498,106 @@ int cmd_layout(int argc, char **argv)
         case -ENOSPC:
                 return log_error("the file system filled up after %" PRIu64 " files: every file keeps its "
                                  "content", l->moved_files);
+        case -EOPNOTSUPP:
+                return log_error("the kernel exchanges no extents on %s (bigalloc, or no EXT4_IOC_MOVE_EXT): "
+                                 "nothing moved", l->fs.mnt);
         case -EIO:
-                return log_error("%s read back from the device differs from before: layout stopped; %s",
-                                 rs->files[l->files[l->stop_file].file].path,
-                                 l->restored ? "its old blocks were given back and read back unchanged"
-                                             : "ITS OLD BLOCKS COULD NOT BE GIVEN BACK: check the file");
+                if (l->rescued)
+                        return log_error("%s: read back from the device after its move, it %s: layout stopped; its "
+                                         "data from before is kept in %s (%s.txt says where)", stop_path,
+                                         l->stop_err < 0 ? "could not be read" : "differs from before",
+                                         l->rescue, l->rescue);
+                return log_error("%s: read back from the device after its move, it %s: layout stopped, and ITS "
+                                 "OLD BLOCKS COULD NOT BE KEPT: check the file", stop_path,
+                                 l->stop_err < 0 ? "could not be read" : "differs from before");
         default:
-                return log_errno(l->stopped, "layout stopped at %s",
-                                 rs->files[l->files[l->stop_file].file].path);
+                return log_errno(l->stopped, "layout stopped at %s", stop_path);
         }
+}
+
+static int run_and_say(struct layout *l, const struct layout_args *a, const struct prediction *pr)
+{
+        struct layout_options lo = { .stop = &stop_requested, .progress = show_progress };
+        struct progress prog = { .tty = !a->json && isatty(STDERR_FILENO) };
+        uint64_t t0;
+        char b1[32];
+        int e;
+
+        lo.userdata = &prog;
+        e = failpoint(getenv("READSET_LAYOUT_FAILPOINT"), &lo);
+        if (e < 0)
+                return e;
+        signal(SIGINT, on_stop);
+        signal(SIGTERM, on_stop);
+        signal(SIGHUP, on_stop);
+        /* a writer opening a file while its lease is checked breaks the
+         * lease: that signal must not end readset */
+        signal(SIGIO, SIG_IGN);
+        t0 = now_us();
+        e = layout_run(l, &lo);
+        if (prog.tty)
+                fputc('\n', stderr);
+        switch (e) {
+        case 0: break;
+        case -EBUSY: return log_error("another readset layout is running on %s", l->fs.mnt);
+        case -EEXIST:
+                return log_error("a layout that stopped on a failed check left %s" LAYOUT_RESCUE_PREFIX "* there: "
+                                 "read its note, then 'readset layout --undo-leftovers' removes it", l->fs.mnt);
+        case -ENOSPC:
+                return log_error("no room for the donor space on %s (%s needed): nothing moved", l->fs.mnt,
+                                 format_bytes(l->move_blocks * l->fs.block_size, b1));
+        case -EXDEV:
+                return log_error("the free space of %s is in pieces: a layout would leave %" PRIu64 " runs of blocks "
+                                 "where there are %" PRIu64 " now; nothing moved", l->fs.mnt, l->pieces_after,
+                                 l->pieces_now);
+        default: return log_errno(e, "cannot lay out %s", a->path);
+        }
+        if (a->json)
+                print_json(l, a->path, pr, false, true, "move", (now_us() - t0) / 1e6);
+        else {
+                print_text(l, a->path, pr);
+                printf("  moved      %" PRIu64 " files (%s) into %" PRIu64 " run%s of blocks at %.1f%% of the "
+                       "device, %" PRIu64 " verified from the device; now %" PRIu64 " runs (%.1f s)\n",
+                       l->moved_files, format_bytes(l->moved_blocks * l->fs.block_size, b1), l->donor_runs,
+                       l->donor_runs == 1 ? "" : "s",
+                       l->fs.blocks ? 100.0 * (double)l->donor_physical / ((double)l->fs.blocks * l->fs.block_size) : 0,
+                       l->verified_files, l->pieces_measured, (now_us() - t0) / 1e6);
+        }
+        return say_end(l);
+}
+
+int cmd_layout(int argc, char **argv)
+{
+        _cleanup_readset_ struct readset *rs = NULL;
+        _cleanup_layout_ struct layout *l = NULL;
+        struct layout_args a;
+        struct prediction pr;
+        struct layout_fs fs;
+        int e;
+
+        e = parse_args(argc, argv, &a);
+        if (e != 0)
+                return e > 0 ? 0 : e;
+        if (!a.dry && geteuid() != 0)
+                return log_error("layout moves files' data and needs root (--dry-run does not)");
+        if (cmd_load_readset(a.path, &rs) < 0)
+                return CMD_FAILED;
+        e = layout_find_fs(rs, a.under, &fs);
+        if (e < 0)
+                return say_no_fs(e, &fs, &a);
+        if (a.undo)
+                return undo_leftovers(&fs, a.json);
+        e = set_io_priority(a.ioprio);
+        if (e < 0)
+                log_warning_errno(e, "cannot set the I/O priority %s", a.ioprio);
+        e = predict(rs, &fs, a.profile, &pr);
+        if (e < 0)
+                return e;
+        e = layout_survey(rs, &fs, a.what, &l);
+        if (e < 0)
+                return log_errno(e, "cannot look at the files of %s", a.path);
+        e = say_decision(l, &a, &pr);
+        if (e != 0)
+                return e > 0 ? 0 : e;
+        return run_and_say(l, &a, &pr);
 }

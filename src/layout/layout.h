@@ -45,6 +45,22 @@ enum layout_skip {
         _LAYOUT_SKIP_MAX,
 };
 
+/* The layout reason for a file fs_open_recorded() would not open. */
+enum fs_skip;
+int layout_skip_of(enum fs_skip why);
+/* Is fd open for writing by any process?  A read lease is granted only
+ * where none is (the kernel's check): 1 yes, 0 no, -errno when that cannot
+ * be told (leases disabled, not the owner without CAP_LEASE). */
+int layout_open_for_writing(int fd);
+
+/* What a layout that stopped on a failed check leaves in the file
+ * system's root directory: the donor, pinned under this prefix and the
+ * PID, and a note (.txt) saying where the old data lies. */
+#define LAYOUT_RESCUE_PREFIX "readset-layout-rescue-"
+/* Those in dirfd: their number; with remove, unlinked (each named to
+ * each, may be NULL).  Only regular files owned by root count.  -errno. */
+int layout_leftovers(int dirfd, bool remove, void (*each)(void *userdata, const char *name), void *userdata);
+
 /* "running-executable", "open-for-writing", ... (the JSON's names). */
 const char *layout_skip_name(int why);
 /* What a user can do about it, or NULL when nothing is needed. */
@@ -113,7 +129,8 @@ struct layout {
         /* the survey's decision */
         uint64_t movable_files, movable_blocks;  /* could be moved */
         uint64_t keep_files, keep_blocks;        /* already in order, staying */
-        uint64_t move_files, move_blocks;        /* to move */
+        uint64_t move_files, move_blocks;        /* to move (0 where nothing gains) */
+        uint64_t fit_files;                      /* would move: they fit in the free space */
         uint64_t avail_blocks;      /* free blocks a layout may use: f_bavail less a reserve */
         uint64_t pieces_now;        /* runs of consecutive blocks the movable files lie in, access order */
         uint64_t pieces_after;      /* the same after the move (one run of donor space assumed,
@@ -125,10 +142,14 @@ struct layout {
         uint64_t moved_files, moved_blocks, exchanges;
         uint64_t verified_files;
         uint64_t pieces_measured;   /* pieces_now's count again, after the run */
-        int stopped;                /* 0, -EINTR (asked to stop), -ENOSPC, -EIO (a mismatch:
-                                     * stop_file), another -errno */
+        int stopped;                /* 0, -EINTR (asked to stop), -ENOSPC, -EOPNOTSUPP (the
+                                     * kernel exchanges nothing here), -EIO (a failed check:
+                                     * stop_file, stop_err), another -errno */
         size_t stop_file;           /* index in files of the file that stopped the run */
-        bool restored;              /* after a mismatch the exchange was undone and verified */
+        int stop_err;               /* -EIO: the read back failed (-errno), or 0: it differed */
+        bool rescued;               /* -EIO: the old data kept under the name rescue */
+        char rescue[4200];
+        bool sync_failed;           /* the final syncfs failed (stopped says why) */
 };
 
 void layout_free(struct layout *l);
@@ -177,6 +198,8 @@ struct layout_options {
         uint64_t fail_after;        /* a test's failpoint: fail_signal raised after this many
                                      * exchanges (0: never) */
         int fail_signal;
+        uint64_t fail_corrupt;      /* a test's failpoint: the Nth file's read-back taken as
+                                     * differing (0: never) */
         void (*progress)(void *userdata, const struct layout *l, uint64_t files, uint64_t blocks);
         void *userdata;
 };
@@ -184,9 +207,10 @@ struct layout_options {
 /* Move what the survey decided, each file checked again, opened for writing
  * (a running executable: skipped), checksummed, exchanged in chunks,
  * synced, read back from the device (O_DIRECT) and compared; at the first
- * mismatch the exchange is undone and the run stops (l->stopped -EIO).
- * l->stopped says why a run ended early; the return is -errno only when
- * it could not start: -EBUSY another layout runs on this file system,
- * -ENOSPC no donor space, -EXDEV the donor space lies in more pieces than
- * it would remove (nothing moved), another -errno. */
+ * failed check the run stops (l->stopped -EIO) and the file's old blocks
+ * are kept (l->rescue).  l->stopped says why a run ended early; the return
+ * is -errno only when it could not start: -EBUSY another layout runs on
+ * this file system, -EEXIST a stopped one left its rescue files, -ENOSPC
+ * no donor space, -EXDEV the donor space lies in more pieces than it would
+ * remove (nothing moved), another -errno. */
 int layout_run(struct layout *l, const struct layout_options *o);

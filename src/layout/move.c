@@ -3,14 +3,17 @@
 #include "layout/layout.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <linux/fiemap.h>
 #include <linux/fs.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "fs/open.h"
@@ -22,6 +25,7 @@
 struct run {
         struct layout *l;
         const struct layout_options *o;
+        int dir;             /* the file system's root directory */
         int donor;
         uint64_t cursor;     /* the donor's next free block */
         uint64_t chunk;
@@ -87,17 +91,6 @@ static int move_file(struct run *x, struct layout_file *lf, int fd, struct piece
         return 0;
 }
 
-static int undo(struct run *x, int fd, const struct piece *p, size_t n)
-{
-        for (size_t i = 0; i < n; i++) {
-                uint64_t moved = 0;
-                int r = ext4_exchange(fd, x->donor, p[i].orig, p[i].at, p[i].len, &moved);
-                if (r < 0)
-                        return r;
-        }
-        return fsync(fd) < 0 ? -errno : 0;
-}
-
 /* Open lf for the move: the file recorded, not open for writing by anyone,
  * not running; the descriptor for writing, and one for reading it back. */
 static int open_for_move(struct layout_file *lf, const struct rs_file *f, int *ret_rd, int *ret_wr)
@@ -109,26 +102,19 @@ static int open_for_move(struct layout_file *lf, const struct rs_file *f, int *r
         int r;
 
         if (rd < 0) {
-                lf->skip = why == FS_SKIP_MISSING       ? LAYOUT_SKIP_MISSING
-                           : why == FS_SKIP_NOT_REGULAR ? LAYOUT_SKIP_NOT_REGULAR
-                           : why == FS_SKIP_CHANGED     ? LAYOUT_SKIP_CHANGED
-                                                        : LAYOUT_SKIP_ERROR;
+                lf->skip = (uint8_t)layout_skip_of(why);
                 return lf->err = rd;
         }
-        if (fcntl(rd, F_SETLEASE, F_RDLCK) < 0) {
-                if (errno == EAGAIN || errno == EBUSY) {
-                        lf->skip = LAYOUT_SKIP_OPEN_WRITE;
-                        return -EBUSY;
-                }
-        } else
-                (void)fcntl(rd, F_SETLEASE, F_UNLCK);
+        r = layout_open_for_writing(rd);
+        if (r != 0) {
+                /* someone writes it, or that cannot be told (leases off) */
+                lf->skip = r > 0 ? LAYOUT_SKIP_OPEN_WRITE : LAYOUT_SKIP_ERROR;
+                lf->err = r > 0 ? -EBUSY : r;
+                return -EBUSY;
+        }
         wr = fs_open_recorded(f, O_RDWR, &why);
         if (wr < 0) {
-                lf->skip = wr == -ETXTBSY ? LAYOUT_SKIP_RUNNING
-                           : why == FS_SKIP_MISSING ? LAYOUT_SKIP_MISSING
-                           : why == FS_SKIP_NOT_REGULAR ? LAYOUT_SKIP_NOT_REGULAR
-                           : why == FS_SKIP_CHANGED ? LAYOUT_SKIP_CHANGED
-                                                    : LAYOUT_SKIP_ERROR;
+                lf->skip = wr == -ETXTBSY ? LAYOUT_SKIP_RUNNING : (uint8_t)layout_skip_of(why);
                 return lf->err = wr;
         }
         /* the same inode both times, still with nothing the kernel refuses */
@@ -149,6 +135,46 @@ static int open_for_move(struct layout_file *lf, const struct rs_file *f, int *r
         *ret_rd = rd, *ret_wr = wr;
         rd = wr = -1;
         return 0;
+}
+
+/* After a failed check: the donor (holding the file's blocks from before
+ * the move, unchanged) linked under a name, so that closing it frees
+ * nothing, and a note beside it of where the old data lies. */
+static int rescue(struct run *x, const struct layout_file *lf, const struct piece *p, size_t n)
+{
+        struct layout *l = x->l;
+        const uint32_t bs = l->fs.block_size;
+        char link[64], note[80], proc[64];
+        _cleanup_fclose_ FILE *f = NULL;
+        int fd;
+
+        snprintf(link, sizeof(link), LAYOUT_RESCUE_PREFIX "%d", (int)getpid());
+        snprintf(note, sizeof(note), "%s.txt", link);
+        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", x->donor);
+        if (linkat(AT_FDCWD, proc, x->dir, link, AT_SYMLINK_FOLLOW) < 0)
+                return -errno;
+        snprintf(l->rescue, sizeof(l->rescue), "%s/%s", l->fs.mnt, link);
+        fd = openat(x->dir, note, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 || !(f = fdopen(fd, "w"))) {
+                if (fd >= 0)
+                        close(fd);
+                return -errno;
+        }
+        fprintf(f, "readset layout stopped at %s: read back from the device after its move, it %s.\n"
+                   "Its data from before the move lies, unchanged, in these bytes of the device %u:%u\n"
+                   "(/dev/block/%u:%u), which %s owns so that nothing reuses them:\n",
+                l->rs->files[lf->file].path, l->stop_err < 0 ? "could not be read" : "differed from before",
+                major(l->fs.dev), minor(l->fs.dev), major(l->fs.dev), minor(l->fs.dev), link);
+        for (size_t i = 0; i < n; i++) {
+                const struct rp_extent *e = extent_at(&lf->before, p[i].orig * bs, NULL);
+                if (!e)
+                        continue;
+                fprintf(f, "  file bytes %" PRIu64 "-%" PRIu64 " at device byte %" PRIu64 "\n", p[i].orig * bs,
+                        (p[i].orig + p[i].len) * bs, e->physical + (p[i].orig * bs - e->logical));
+        }
+        fprintf(f, "Copy them back (dd from the device, at those offsets) if the file is damaged; then\n"
+                   "'readset layout --undo-leftovers READSET' removes %s and this note.\n", link);
+        return fflush(f) == 0 && fsync(fd) == 0 ? 0 : -errno;
 }
 
 static void skipped(struct layout *l, struct layout_file *lf)
@@ -194,7 +220,7 @@ static int lay_file(struct run *x, struct layout_file *lf)
         }
         if (r < 0 || odd) {
                 extents_clear(&now);
-                lf->skip = r == -ENOMEM ? LAYOUT_SKIP_ERROR : r < 0 ? LAYOUT_SKIP_ERROR : LAYOUT_SKIP_CHANGED;
+                lf->skip = r < 0 ? LAYOUT_SKIP_ERROR : LAYOUT_SKIP_CHANGED;
                 lf->err = r < 0 ? r : -ESTALE;
                 skipped(x->l, lf);
                 return r == -ENOMEM ? r : 0;
@@ -209,30 +235,41 @@ static int lay_file(struct run *x, struct layout_file *lf)
                 return r == -ENOMEM ? r : 0;
         }
         m = move_file(x, lf, wr, &pieces, &n);
-        if (m == -ENOMEM)
-                return m;
         if (m < 0 && m != -EINTR && !n) {
-                /* nothing exchanged: the kernel refused this file */
-                lf->skip = m == -ETXTBSY ? LAYOUT_SKIP_SWAP : m == -ENOSPC ? LAYOUT_SKIP_NO_SPACE : LAYOUT_SKIP_REFUSED;
+                /* nothing exchanged: the kernel refused this file, or
+                 * (every file alike) this file system */
+                if (m == -ENOMEM || m == -EOPNOTSUPP || m == -ENOSPC)
+                        return m;
+                lf->skip = m == -ETXTBSY ? LAYOUT_SKIP_SWAP : LAYOUT_SKIP_REFUSED;
                 lf->err = m;
                 skipped(x->l, lf);
-                return m == -ENOSPC ? m : 0;
+                return 0;
         }
         if (!n)
                 return m;
-        /* on the device before it is read back from it */
-        if (fsync(wr) < 0)
-                return -errno;
-        r = checksum_fd(rd, lf->size, true, &after);
-        if (r >= 0 && (fstat(rd, &st) < 0 || !fs_identity_matches(f, &st)))
-                r = -ESTALE;
+        /* exchanged, all or in part: whatever stopped the exchanges, the
+         * file is checked.  On the device before it is read back from it */
+        r = fsync(wr) < 0 ? -errno : 0;
+        if (r >= 0)
+                r = checksum_fd(rd, lf->size, true, &after);
+        if (r >= 0 && x->o->fail_corrupt && x->l->verified_files + 1 == x->o->fail_corrupt)
+                after.d[0] ^= 1;   /* the tests' failpoint: a mismatch */
+        if (r >= 0 && (fstat(rd, &st) < 0 || !fs_identity_matches(f, &st))) {
+                /* written to while it moved (after the lease was checked):
+                 * the exchange keeps what was written; the file is the
+                 * writer's now, not the one recorded */
+                lf->skip = LAYOUT_SKIP_CHANGED;
+                lf->err = -ESTALE;
+                skipped(x->l, lf);
+                return m;
+        }
         if (r < 0 || memcmp(&before, &after, sizeof(before)) != 0) {
-                struct layout_sum again;
-                /* the old blocks are still the donor's: give them back */
-                x->l->restored = undo(x, wr, pieces, n) >= 0 && checksum_fd(rd, lf->size, true, &again) >= 0 &&
-                                 memcmp(&before, &again, sizeof(before)) == 0;
+                /* the data before the move lies in the blocks the donor
+                 * now owns: kept, under a name, with where it lies */
                 x->l->stop_file = (size_t)(lf - x->l->files);
-                return r == -ENOMEM ? r : -EIO;
+                x->l->stop_err = r;
+                x->l->rescued = rescue(x, lf, pieces, n) >= 0;
+                return -EIO;
         }
         x->l->verified_files++;
         lf->moved = true;
@@ -277,6 +314,12 @@ int layout_run(struct layout *l, const struct layout_options *o)
                 return -EXDEV;
         if (flock(dir, LOCK_EX | LOCK_NB) < 0)
                 return errno == EWOULDBLOCK ? -EBUSY : -errno;
+        x.dir = dir;
+        /* a layout that stopped on a failed check left the old data
+         * pinned: nothing moves until a user has looked at it */
+        r = layout_leftovers(dir, false, NULL, NULL);
+        if (r != 0)
+                return r < 0 ? r : -EEXIST;
         r = ext4_donor_open(dir, donor_blocks * l->fs.block_size, &x.donor);
         if (r < 0)
                 return r;
@@ -292,6 +335,10 @@ int layout_run(struct layout *l, const struct layout_options *o)
                         l->donor_runs++;
         l->donor_physical = donor_map.n_extents ? donor_map.extents[0].physical : 0;
         extents_clear(&donor_map);
+        if (!l->donor_runs) {   /* fallocate succeeded but mapped nothing */
+                close(x.donor);
+                return -ENOSPC;
+        }
         /* a donor in more pieces than the move removes would not help */
         if (l->pieces_after + l->donor_runs - 1 >= l->pieces_now) {
                 l->pieces_after += l->donor_runs - 1;
@@ -320,8 +367,10 @@ int layout_run(struct layout *l, const struct layout_options *o)
         }
         /* the donor now holds the old blocks: closing it frees them */
         close(x.donor);
-        if (syncfs(dir) < 0 && !l->stopped)
+        if (syncfs(dir) < 0 && !l->stopped) {
                 l->stopped = -errno;
+                l->sync_failed = true;
+        }
         l->pieces_measured = layout_pieces(l, true);
         return 0;
 }

@@ -201,6 +201,11 @@ int layout_find_fs(const struct readset *rs, const char *under, struct layout_fs
                 return -errno;
         if (sf.f_type != EXT4_SUPER_MAGIC || strcmp(ret->fstype, "ext4") != 0)
                 return -EMEDIUMTYPE;
+        /* the mount point found by path must be the file system's */
+        if (stat(ret->mnt, &st) < 0)
+                return -errno;
+        if (st.st_dev != ret->dev)
+                return -ENXIO;
         ret->block_size = (uint32_t)sv.f_frsize;
         ret->blocks = sv.f_blocks;
         ret->free_blocks = sv.f_bavail;
@@ -287,14 +292,55 @@ static int busy_files(struct ident **ret, size_t *ret_n, struct ident **ret_swap
         return 0;
 }
 
-/* Is fd open for writing by any process?  A read lease is granted only
- * where none is (the kernel's check); -1 when that cannot be told. */
-static int open_for_writing(int fd)
+int layout_open_for_writing(int fd)
 {
         if (fcntl(fd, F_SETLEASE, F_RDLCK) < 0)
-                return errno == EAGAIN || errno == EBUSY ? 1 : -1;
+                return errno == EAGAIN || errno == EBUSY ? 1 : -errno;
         (void)fcntl(fd, F_SETLEASE, F_UNLCK);
         return 0;
+}
+
+int layout_skip_of(enum fs_skip why)
+{
+        switch (why) {
+        case FS_SKIP_MISSING: return LAYOUT_SKIP_MISSING;
+        case FS_SKIP_NOT_REGULAR: return LAYOUT_SKIP_NOT_REGULAR;
+        case FS_SKIP_CHANGED: return LAYOUT_SKIP_CHANGED;
+        default: return LAYOUT_SKIP_ERROR;
+        }
+}
+
+int layout_leftovers(int dirfd, bool remove, void (*each)(void *userdata, const char *name), void *userdata)
+{
+        int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+        struct dirent *de;
+        int n = 0, r = 0;
+
+        if (!d) {
+                r = -errno;
+                if (fd >= 0)
+                        close(fd);
+                return r;
+        }
+        while ((de = readdir(d))) {
+                struct stat st;
+                if (strncmp(de->d_name, LAYOUT_RESCUE_PREFIX, strlen(LAYOUT_RESCUE_PREFIX)) != 0)
+                        continue;
+                if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0)
+                        continue;
+                n++;
+                if (!remove)
+                        continue;
+                if (unlinkat(dirfd, de->d_name, 0) < 0) {
+                        r = -errno;
+                        break;
+                }
+                if (each)
+                        each(userdata, de->d_name);
+        }
+        closedir(d);
+        return r < 0 ? r : n;
 }
 
 static int cmp_span(const void *a, const void *b)
@@ -418,10 +464,7 @@ static int look_at(struct layout_file *lf, const struct rs_file *f, const struct
 
         if (fd < 0) {
                 lf->err = fd;
-                lf->skip = why == FS_SKIP_MISSING       ? LAYOUT_SKIP_MISSING
-                           : why == FS_SKIP_NOT_REGULAR ? LAYOUT_SKIP_NOT_REGULAR
-                           : why == FS_SKIP_CHANGED     ? LAYOUT_SKIP_CHANGED
-                                                        : LAYOUT_SKIP_ERROR;
+                lf->skip = (uint8_t)layout_skip_of(why);
                 return 0;
         }
         if (fstat(fd, &st) < 0) {
@@ -452,7 +495,8 @@ static int look_at(struct layout_file *lf, const struct rs_file *f, const struct
                 lf->skip = LAYOUT_SKIP_RUNNING;
                 return 0;
         }
-        if (open_for_writing(fd) > 0) {
+        /* (that it cannot be told is said at the move, which asks again) */
+        if (layout_open_for_writing(fd) > 0) {
                 lf->skip = LAYOUT_SKIP_OPEN_WRITE;
                 return 0;
         }
@@ -465,7 +509,9 @@ static int look_at(struct layout_file *lf, const struct rs_file *f, const struct
                 return 0;
         }
         if (odd) {
-                lf->skip = LAYOUT_SKIP_INLINE;
+                /* extents not mapped yet, or of no fixed place */
+                lf->skip = LAYOUT_SKIP_ERROR;
+                lf->err = -EAGAIN;
                 return 0;
         }
         r = layout_spans(lf, f, what, fs->block_size);
@@ -549,9 +595,16 @@ static bool movable(const struct layout_file *lf)
         return !lf->skip && !lf->duplicate && lf->before.known && lf->blocks;
 }
 
+/* Does b follow a within less than a page (blocks smaller than a page
+ * are moved page-aligned: a gap of less than one is no break)? */
+static bool follows(uint64_t a, uint64_t b)
+{
+        return b >= a && b - a < (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
 uint64_t layout_pieces(const struct layout *l, bool after)
 {
-        uint64_t pieces = 0, prev_end = UINT64_MAX, page = (uint64_t)sysconf(_SC_PAGESIZE);
+        uint64_t pieces = 0, prev_end = UINT64_MAX;
         const uint32_t bs = l->fs.block_size;
         for (size_t i = 0; i < l->n_files; i++) {
                 const struct layout_file *lf = &l->files[i];
@@ -563,7 +616,7 @@ uint64_t layout_pieces(const struct layout *l, bool after)
                 while (layout_next_piece(lf, x, bs, &it, &b, &p, &n)) {
                         /* a gap of less than a page is no break: blocks
                          * smaller than a page are moved page-aligned */
-                        if (p < prev_end || p - prev_end >= page)
+                        if (prev_end == UINT64_MAX || !follows(prev_end, p))
                                 pieces++;
                         prev_end = p + n * bs;
                 }
@@ -580,7 +633,7 @@ static bool one_run(const struct layout_file *lf, uint32_t bs, uint64_t *start, 
         while (layout_next_piece(lf, &lf->before, bs, &it, &b, &p, &n)) {
                 if (first)
                         *start = p;
-                else if (p != *end)
+                else if (!follows(*end, p))
                         return false;
                 *end = p + n * bs;
                 first = false;
@@ -594,6 +647,10 @@ void layout_decide(struct layout *l, uint64_t avail_blocks)
         uint64_t best_blocks = 0, run_blocks = 0, prev_end = UINT64_MAX, used = 0;
         bool in_run = false, full = false;
         int region = -1;   /* of the previous movable file: 0 kept, 1 donor */
+        /* a file's cost in donor space: its blocks, and the page alignment
+         * each of its pieces may need (layout_run's donor) */
+        long page = sysconf(_SC_PAGESIZE);
+        uint64_t pad = page > (long)l->fs.block_size ? (uint64_t)page / l->fs.block_size - 1 : 0;
 
         l->movable_files = l->movable_blocks = l->keep_files = l->keep_blocks = 0;
         l->move_files = l->move_blocks = 0;
@@ -612,7 +669,7 @@ void layout_decide(struct layout *l, uint64_t avail_blocks)
                         prev_end = UINT64_MAX;
                         continue;
                 }
-                if (!in_run || s != prev_end) {
+                if (!in_run || !follows(prev_end, s)) {
                         in_run = true;
                         first = i;
                         run_blocks = 0;
@@ -639,9 +696,9 @@ void layout_decide(struct layout *l, uint64_t avail_blocks)
                         l->keep_files++;
                         l->keep_blocks += lf->blocks;
                         here = 0;
-                } else if (!full && used + lf->blocks <= avail_blocks) {
+                } else if (!full && used + lf->blocks + pad * lf->pieces <= avail_blocks) {
                         lf->move = true;
-                        used += lf->blocks;
+                        used += lf->blocks + pad * lf->pieces;
                         l->move_files++;
                         l->move_blocks += lf->blocks;
                         here = 1;
@@ -661,8 +718,11 @@ void layout_decide(struct layout *l, uint64_t avail_blocks)
         /* the files that stay out for want of space are not counted in
          * either figure: pieces_now again over the same files */
         l->pieces_now = layout_pieces(l, false);
+        l->fit_files = l->move_files;
         l->no_gain = !l->move_files || l->pieces_after >= l->pieces_now;
-        if (l->no_gain)
+        if (l->no_gain) {
                 for (size_t i = 0; i < l->n_files; i++)
                         l->files[i].move = false;
+                l->move_files = l->move_blocks = 0;
+        }
 }

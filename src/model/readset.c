@@ -225,6 +225,37 @@ int readset_main_device(const struct readset *rs, uint64_t *ret)
         return 0;
 }
 
+int readset_part(const struct readset *rs, uint64_t dev, const char *under, struct readset **ret)
+{
+        _cleanup_readset_ struct readset *p = readset_new();
+        size_t n = under ? strlen(under) : 0;
+
+        if (!p)
+                return -ENOMEM;
+        p->page_size = rs->page_size;
+        p->rec_flags = rs->rec_flags;
+        p->duration_us = rs->duration_us;
+        for (size_t i = 0; i < rs->n_files; i++) {
+                const struct rs_file *f = &rs->files[i];
+                struct rs_file *c;
+                if (f->dev != dev || f->kind == RS_FILE_UNRESOLVED)
+                        continue;
+                if (f->kind == RS_FILE_REGULAR && n && !(strncmp(f->path, under, n) == 0 && f->path[n] == '/'))
+                        continue;
+                c = readset_add_file(p, f->path, f->dev, f->ino);
+                if (!c)
+                        return -ENOMEM;
+                c->size = f->size, c->mtime_ns = f->mtime_ns, c->kind = f->kind, c->flags = f->flags;
+                for (size_t k = 0; k < f->n_ranges; k++)
+                        if (readset_file_add_range(c, f->ranges[k].offset, f->ranges[k].length, f->ranges[k].time_us,
+                                                   f->ranges[k].flags) < 0)
+                                return -ENOMEM;
+        }
+        *ret = p;
+        p = NULL;
+        return 0;
+}
+
 int readset_main_file(const struct readset *rs, const char **ret)
 {
         uint64_t dev;

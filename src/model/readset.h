@@ -128,5 +128,10 @@ int readset_main_device(const struct readset *rs, uint64_t *ret);
  * the device is found now (NULL when none); -ENOMEM. */
 int readset_main_file(const struct readset *rs, const char **ret);
 
+/* The part of rs on the device dev, as a read set of its own: its regular
+ * files there (only those below the directory under, when not NULL) and
+ * the metadata read through dev.  -ENOMEM. */
+int readset_part(const struct readset *rs, uint64_t dev, const char *under, struct readset **ret);
+
 const char *rs_file_kind_name(uint32_t kind);
 const char *rs_lookup_op_name(uint32_t op);

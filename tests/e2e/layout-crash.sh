@@ -30,7 +30,8 @@ cp --sparse=always "$TMP/fs.img" "$TMP/pristine.img"
 mount -t ext4 "$LOOPDEV" "$MNT"
 free_pristine=$(stat -f -c %a "$MNT")
 
-# how many exchanges the whole layout makes (small chunks: more points)
+# how many exchanges the whole layout makes (one per piece of a file, and per
+# 8 MiB of one: the kills land between two exchanges, each atomic)
 layout() { "$READSET" layout --under "$MNT" --profile hdd --json "$TMP/t.readset"; }
 layout > "$TMP/full.json" 2>"$TMP/full.err" || fail "layout: $(cat "$TMP/full.err")"
 total=$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["exchanges"])' "$TMP/full.json")
@@ -85,5 +86,30 @@ READSET_LAYOUT_FAILPOINT=interrupt:$((total / 3)) "$READSET" layout --under "$MN
 grep -q "interrupted after .* files: every file keeps its content" "$TMP/int.err" ||
         fail "interrupted layout: $(cat "$TMP/int.err")"
 verify "interrupted"
+[ -z "$FAILED" ] || fail "crash test"
+
+# a failed check (the failpoint takes the 5th file's read-back as differing):
+# layout stops, exit 1, names the file; the old data stays pinned under a
+# name with a note of where it lies; the next layout refuses until
+# --undo-leftovers removes them; content and fsck as always
+restore
+rc=0
+READSET_LAYOUT_FAILPOINT=corrupt:5 "$READSET" layout --under "$MNT" --profile hdd "$TMP/t.readset" \
+        > "$TMP/bad.out" 2>"$TMP/bad.err" || rc=$?
+[ "$rc" = 1 ] || fail "failed check: exit $rc: $(cat "$TMP/bad.err")"
+grep -q "read back from the device after its move, it differs from before: layout stopped; its data from before is kept in" \
+        "$TMP/bad.err" || fail "failed check: $(cat "$TMP/bad.err")"
+set -- "$MNT"/readset-layout-rescue-*.txt
+[ -f "$1" ] || fail "no rescue note: $(ls "$MNT")"
+grep -q "at device byte" "$1" || fail "the rescue note says nowhere: $(cat "$1")"
+[ -f "${1%.txt}" ] || fail "no rescue file beside the note"
+rc=0; "$READSET" layout --under "$MNT" --profile hdd "$TMP/t.readset" > /dev/null 2>"$TMP/again.err" || rc=$?
+[ "$rc" = 1 ] && grep -q "left .*readset-layout-rescue-\* there" "$TMP/again.err" ||
+        fail "a layout after a failed check did not refuse: $rc $(cat "$TMP/again.err")"
+"$READSET" layout --under "$MNT" --undo-leftovers --json "$TMP/t.readset" > "$TMP/undo.json" || fail "undo-leftovers"
+"$PY" -c 'import json, sys; d = json.load(open(sys.argv[1])); assert len(d["removed"]) == 2, d' "$TMP/undo.json" ||
+        fail "undo-leftovers: $(cat "$TMP/undo.json")"
+[ -z "$(ls "$MNT" | grep readset-layout-rescue)" ] || fail "rescue files left: $(ls "$MNT")"
+verify "after a failed check and --undo-leftovers"
 [ -z "$FAILED" ] || fail "crash test"
 echo "ok"

@@ -4,6 +4,7 @@
  * stays, what does not fit, when nothing gains). */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "layout/layout.h"
 #include "tests.h"
@@ -182,6 +183,28 @@ static void test_decide(void)
         CHECK_EQ(x.l.pieces_after, 1);
         readset_free(x.rs);
 
+        /* a chain of less than half the data moves too */
+        fixture(&x, 4, (uint64_t[]){ 100, 104, 900, 20 });
+        x.files[2].blocks = x.files[3].blocks = 8;
+        x.ext[2].length = x.ext[3].length = 8 * BS;
+        x.span[2].len = x.span[3].len = 8;
+        layout_decide(&x.l, 1000);
+        CHECK_EQ(x.l.keep_files, 0);
+        CHECK_EQ(x.l.move_files, 4);
+        readset_free(x.rs);
+
+        /* a kept chain and too little room for the rest: the rest waits,
+         * and since what fits would not gain, nothing moves, counted so */
+        fixture(&x, 5, (uint64_t[]){ 100, 104, 108, 900, 20 });
+        layout_decide(&x.l, 3);
+        CHECK_EQ(x.l.keep_files, 3);
+        CHECK_EQ(x.l.fit_files, 0);
+        CHECK_EQ(x.l.skipped[LAYOUT_SKIP_NO_SPACE], 2);
+        CHECK(x.l.no_gain);
+        CHECK_EQ(x.l.move_files, 0);
+        CHECK_EQ(x.l.move_blocks, 0);
+        readset_free(x.rs);
+
         /* skipped and duplicate files count nowhere */
         fixture(&x, 3, (uint64_t[]){ 100, 50, 300 });
         x.files[1].skip = LAYOUT_SKIP_RUNNING;
@@ -190,6 +213,27 @@ static void test_decide(void)
         CHECK_EQ(x.l.movable_files, 1);
         CHECK_EQ(x.l.pieces_now, 1);
         CHECK(x.l.no_gain);
+        readset_free(x.rs);
+}
+
+/* blocks smaller than a page: files that follow within less than a page
+ * (the page alignment a layout leaves) are one run */
+static void test_small_blocks(void)
+{
+        struct fixture x;
+        long page = sysconf(_SC_PAGESIZE);
+
+        fixture(&x, 3, (uint64_t[]){ 0, 0, 0 });
+        x.l.fs.block_size = 1024;
+        for (size_t i = 0; i < 3; i++) {
+                /* 4 blocks of 1 KiB each, the next file 2 KiB after */
+                x.ext[i] = (struct rp_extent){ 0, 1000 * 1024 + i * 6 * 1024, 4 * 1024 };
+                x.files[i].size = 4 * 1024;
+        }
+        layout_decide(&x.l, 1000);
+        CHECK_EQ(x.l.pieces_now, page > 2048 ? 1 : 3);
+        if (page > 2048)
+                CHECK(x.l.no_gain);
         readset_free(x.rs);
 }
 
@@ -207,6 +251,7 @@ int main(void)
         test_spans();
         test_pieces();
         test_decide();
+        test_small_blocks();
         test_names();
         TESTS_DONE();
 }
