@@ -173,6 +173,44 @@ static void test_rotational_windows(void)
         readset_free(rs);
 }
 
+/* A gap is read through only where its data lies between the two ranges
+ * on the device: after a layout that moved only the ranges a start read,
+ * a gap's data is elsewhere. */
+static void test_bridge_by_position(void)
+{
+        /* [0, 16K) and [48K, 64K) side by side at 1 MiB; the 32K between
+         * them elsewhere: what a layout of the ranges leaves */
+        static struct rp_extent moved[] = { { 0, 1024 * K, 16 * K }, { 16 * K, 9000 * K, 32 * K },
+                                            { 48 * K, 1040 * K, 16 * K } };
+        static struct rp_extent whole[] = { { 0, 1024 * K, 64 * K } };
+        struct rp_layout l_moved = { moved, 3, true }, l_whole = { whole, 1, true };
+        struct readset *rs = readset_new();
+        struct device_profile d;
+        struct plan *p = NULL;
+        struct plan_options o = { .layouts = &l_moved };
+        struct rs_file *f = file(rs, "/a", RS_FILE_REGULAR, 1);
+
+        device_profile_rotational(&d);
+        range(f, 0, 16 * K, 10, RS_RANGE_ACCESSED);
+        range(f, 48 * K, 16 * K, 20, RS_RANGE_ACCESSED);
+        CHECK_EQ(planner_build(rs, &d, &o, &p), 0);
+        CHECK_EQ(p->n_reads, 2);
+        CHECK_EQ(p->bytes, 32 * K);
+        plan_free(p);
+        /* the file in one piece: the gap is read through, one read */
+        o.layouts = &l_whole;
+        CHECK_EQ(planner_build(rs, &d, &o, &p), 0);
+        CHECK_EQ(p->n_reads, 1);
+        CHECK_EQ(p->reads[0].length, 64 * K);
+        plan_free(p);
+        /* no map: as before, read through */
+        o.layouts = NULL;
+        CHECK_EQ(planner_build(rs, &d, &o, &p), 0);
+        CHECK_EQ(p->n_reads, 1);
+        plan_free(p);
+        readset_free(rs);
+}
+
 /* Solid state: inside a window of recorded time, file by file (in
  * first-access order of the files) and by offset; windows stay in order. */
 static void test_solid_windows(void)
@@ -392,6 +430,7 @@ int main(void)
         test_metadata_first_and_order();
         test_accessed_only_and_budget();
         test_rotational_windows();
+        test_bridge_by_position();
         test_solid_windows();
         test_lookups();
         test_many();
