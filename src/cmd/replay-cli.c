@@ -21,6 +21,7 @@ void replay_args_init(struct replay_args *a)
 {
         replay_options_init(&a->policy);
         engine_options_default(&a->engine);
+        a->threads_given = false;
 }
 
 int replay_args_parse(struct replay_args *a, int c, const char *arg, const char *verb)

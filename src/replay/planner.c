@@ -62,8 +62,8 @@ static uint64_t position(const struct rp_layout *layouts, uint32_t file, uint64_
         return next < l->n_extents ? l->extents[next].physical : UINT64_MAX;
 }
 
-/* Does reading from end on to next read through bytes that lie between
- * them on the device?  Without a map: assumed (a file mostly lies in one
+/* On a disk, does reading from end on to next read through bytes that lie
+ * between them on the device?  Without a map: assumed (a file mostly lies in one
  * piece).  With one: only if next lies gap bytes after end's last byte, so
  * that a gap whose data lies elsewhere (a layout that moved only the
  * ranges a start reads, a fragmented file) is not read through: that
@@ -72,7 +72,9 @@ static bool contiguous_gap(const struct pctx *c, uint32_t fi, uint64_t end, uint
 {
         uint64_t a, b;
 
-        if (next <= end || !c->opt->layouts || !c->opt->layouts[fi].known)
+        /* (only a disk's head is sent away: on solid state a gap costs
+         * its bytes wherever they lie) */
+        if (next <= end || !c->dev->rotational || !c->opt->layouts || !c->opt->layouts[fi].known)
                 return true;
         a = position(c->opt->layouts, fi, end - 1);
         b = position(c->opt->layouts, fi, next);
