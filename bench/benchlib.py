@@ -1,8 +1,7 @@
 # SPDX-License-Identifier: MIT
-"""What bench/coldstart and bench/slowdev-coldstart share: running and timing
-commands, a cold page cache as BENCH.md defines it, the bench's small C tools,
+"""What the benchmarks share: running and timing commands, a cold page cache as BENCH.md defines it, the bench's small C tools,
 and the inputs of the naive baselines and the sequential limit."""
-import json, os, subprocess, sys, time
+import json, os, random, shutil, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = "/var/tmp/readset-bench"
@@ -84,3 +83,53 @@ def write_seq(path, nbytes):
         f.flush()
         os.fsync(f.fileno())
     return path
+
+
+# The modules python3 imports in the slow-device benchmarks
+PY_IMPORTS = ("json csv email http.client urllib.request xml.etree.ElementTree sqlite3 decimal fractions "
+              "statistics argparse logging asyncio unittest subprocess tarfile zipfile gzip bz2 lzma hashlib "
+              "uuid datetime calendar typing dataclasses pathlib shutil tempfile glob pickle configparser "
+              "socket ssl threading multiprocessing ctypes inspect ast traceback random html.parser mimetypes "
+              "base64 smtplib ipaddress platform zoneinfo").split()
+
+
+def ensure_python(dst):
+    """python3 with its whole standard library under dst (bin/, lib/) and the import script."""
+    if os.path.exists(os.path.join(dst, "imports.py")):
+        return
+    os.makedirs(os.path.join(dst, "bin"), exist_ok=True)
+    os.makedirs(os.path.join(dst, "lib"), exist_ok=True)
+    real = os.path.realpath("/usr/bin/python3")
+    shutil.copy2(real, os.path.join(dst, "bin", "python3"))
+    sh(["cp", "-a", f"/usr/lib/{os.path.basename(real)}", os.path.join(dst, "lib") + "/"])
+    with open(os.path.join(dst, "imports.py"), "w") as f:
+        f.write("import " + ", ".join(PY_IMPORTS) + "\n")
+
+
+def age_fs(mnt, seed=11):
+    """Years of use, quickly: files of all sizes to 55% of the file system,
+    then half of them, at random, deleted."""
+    rnd = random.Random(seed)
+    st = os.statvfs(mnt)
+    target = st.f_blocks * st.f_frsize * 0.55
+    blk = os.urandom(1 << 20)
+    made, total, i = [], 0, 0
+    while total < target:
+        d = os.path.join(mnt, "old", f"d{rnd.randrange(200):03d}")
+        os.makedirs(d, exist_ok=True)
+        size = int(min(8 << 20, rnd.lognormvariate(11.5, 1.6))) + 1
+        p = os.path.join(d, f"o{i:06d}")
+        with open(p, "wb") as f:
+            left = size
+            while left > 0:
+                f.write(blk[:min(left, len(blk))])
+                left -= min(left, len(blk))
+        made.append(p)
+        total += size
+        i += 1
+        if i % 500 == 0:
+            os.sync()
+    os.sync()
+    for p in rnd.sample(made, len(made) // 2):
+        os.unlink(p)
+    os.sync()

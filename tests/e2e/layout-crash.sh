@@ -7,23 +7,14 @@
 # Interrupted (SIGINT, as a Ctrl-C) it stops after the file it is moving,
 # says so, exits 1, and leaves the same guarantees.
 . "$(dirname "$0")/lib.sh"
-need_root
-need_tracefs
-need_loop
-need_python
-command -v e2fsck >/dev/null || skip "needs e2fsck"
-
-CHECK="$PY $SRCDIR/tests/e2e/layoutcheck.py"
+need_layout
 make_ext4 128
 # files of several extents each, and two large ones: exchanges in chunks
 $CHECK scatter "$MNT/tree" 30 3
 head -c 3000000 /dev/urandom > "$MNT/tree/big1"
 head -c 2500000 /dev/urandom > "$MNT/tree/big2"
 find "$MNT/tree" -type f | sort -r > "$TMP/order"
-sync
-echo 3 > /proc/sys/vm/drop_caches
-"$READSET" record -o "$TMP/t.readset" -- sh -c "xargs cat < '$TMP/order' > /dev/null" 2>"$TMP/rec.err" ||
-        fail "record: $(cat "$TMP/rec.err")"
+record_reading "$TMP/t.readset" "$TMP/order"
 ( cd "$MNT/tree" && find . -type f | sort | xargs sha256sum ) > "$TMP/sums"
 umount "$MNT"
 cp --sparse=always "$TMP/fs.img" "$TMP/pristine.img"

@@ -8,12 +8,7 @@
 # of the start, and with no room at all a refusal; another layout running:
 # refused; a corrupt read set: refused.
 . "$(dirname "$0")/lib.sh"
-need_root
-need_tracefs
-need_loop
-need_python
-
-CHECK="$PY $SRCDIR/tests/e2e/layoutcheck.py"
+need_layout
 SLEEPER_PID=
 HOLDER=
 cleanup_refuse() {
@@ -32,10 +27,6 @@ refused() {   # expected-message command...: exit 1 and the message, one line
         grep -q "$want" "$TMP/ref.err" || fail "$*: not '$want': $(cat "$TMP/ref.err")"
         [ "$(wc -l < "$TMP/ref.err")" = 1 ] || fail "$*: more than one line: $(cat "$TMP/ref.err")"
 }
-record_tree() {   # readset order-file [extra command]
-        "$READSET" record -o "$1" -- sh -c "xargs cat < '$2' > /dev/null; ${3:-true}" 2>"$TMP/rec.err" ||
-                fail "record: $(cat "$TMP/rec.err")"
-}
 
 # ---- a file system that is not ext4 ----
 if command -v mkfs.btrfs >/dev/null; then
@@ -45,8 +36,7 @@ if command -v mkfs.btrfs >/dev/null; then
         mkdir -p "$TMP/b"; mount "$BL" "$TMP/b"; MORE_MNTS="$TMP/b"
         $CHECK scatter "$TMP/b/tree" 8 1
         find "$TMP/b/tree" -type f > "$TMP/border"
-        sync; echo 3 > /proc/sys/vm/drop_caches
-        record_tree "$TMP/b.readset" "$TMP/border"
+        record_reading "$TMP/b.readset" "$TMP/border"
         refused "is btrfs: readset layout moves data on ext4 only" \
                 "$READSET" layout --under "$TMP/b" --profile hdd "$TMP/b.readset"
 else
@@ -59,8 +49,7 @@ $CHECK scatter "$MNT/tree" 30 4
 cp "$(command -v sleep)" "$MNT/tree/sleepy"
 echo "not in the read set" > "$MNT/victim"
 find "$MNT/tree" -type f -name 'f*' | sort > "$TMP/order"
-sync; echo 3 > /proc/sys/vm/drop_caches
-record_tree "$TMP/t.readset" "$TMP/order" "'$MNT/tree/sleepy' 0"
+record_reading "$TMP/t.readset" "$TMP/order" "'$MNT/tree/sleepy' 0"
 grep -q sleepy "$TMP/order" && fail "order lists sleepy"
 "$READSET" show "$TMP/t.readset" | grep -q "tree/sleepy" || fail "the read set lacks the executable"
 
@@ -123,8 +112,7 @@ mkfs.ext4 -q -F "$LOOPDEV"
 mount -t ext4 "$LOOPDEV" "$MNT"
 $CHECK scatter "$MNT/tree" 30 5
 find "$MNT/tree" -type f | sort > "$TMP/order"
-sync; echo 3 > /proc/sys/vm/drop_caches
-record_tree "$TMP/f.readset" "$TMP/order"
+record_reading "$TMP/f.readset" "$TMP/order"
 "$READSET" layout --under "$MNT" --profile hdd --dry-run --json "$TMP/f.readset" > "$TMP/f.json" || fail "dry run"
 eval "$("$PY" -c 'import json, sys; d = json.load(open(sys.argv[1])); print("need=%d usable=%d" % (d["bytes_to_move"], d["usable_free_bytes"]))' "$TMP/f.json")"
 bs=$(stat -f -c %S "$MNT")
@@ -158,8 +146,7 @@ mkfs.ext3 -q -F "$LOOPDEV"
 mount -t ext4 "$LOOPDEV" "$MNT"
 $CHECK scatter "$MNT/tree" 10 6
 find "$MNT/tree" -type f | sort > "$TMP/order"
-sync; echo 3 > /proc/sys/vm/drop_caches
-record_tree "$TMP/e3.readset" "$TMP/order"
+record_reading "$TMP/e3.readset" "$TMP/order"
 "$READSET" layout --under "$MNT" --profile hdd "$TMP/e3.readset" > "$TMP/e3.out" 2>&1 || fail "ext3: $(cat "$TMP/e3.out")"
 grep -q "skipped    10 not-extent-mapped: 'chattr +e FILE' converts" "$TMP/e3.out" || fail "ext3: $(cat "$TMP/e3.out")"
 grep -q "nothing moved: no file of the read set can be moved" "$TMP/e3.out" || fail "ext3: $(cat "$TMP/e3.out")"

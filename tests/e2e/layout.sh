@@ -8,21 +8,12 @@
 # without --force; as a user it refuses; --move ranges moves only what the
 # start brought in, leaving the rest of each file where it was.
 . "$(dirname "$0")/lib.sh"
-need_root
-need_tracefs
-need_loop
-need_python
-command -v e2fsck >/dev/null || skip "needs e2fsck"
-
-CHECK="$PY $SRCDIR/tests/e2e/layoutcheck.py"
+need_layout
 make_ext4 256
 $CHECK scatter "$MNT/tree" 48 1
 # the program reads the files in an order unrelated to where they lie
 find "$MNT/tree" -type f | sort | "$PY" -c 'import random, sys; l = sys.stdin.read().split(); random.Random(5).shuffle(l); print("\n".join(l))' > "$TMP/order"
-sync
-echo 3 > /proc/sys/vm/drop_caches
-"$READSET" record -o "$TMP/t.readset" -- sh -c "xargs cat < '$TMP/order' > /dev/null" 2>"$TMP/rec.err" ||
-        fail "record: $(cat "$TMP/rec.err")"
+record_reading "$TMP/t.readset" "$TMP/order"
 $CHECK order "$TMP/t.readset" "$MNT/tree" > "$TMP/rs-order"
 [ "$(wc -l < "$TMP/rs-order")" = 48 ] || fail "the read set has $(wc -l < "$TMP/rs-order") of the 48 files"
 cmp -s "$TMP/rs-order" "$TMP/order" || fail "the read set's order is not the order the files were read in"
@@ -73,9 +64,7 @@ free_after=$(stat -f -c %a "$MNT")
 [ $((free_before - free_after)) -le 8 ] || fail "free blocks $free_before before, $free_after after: the donor stayed"
 echo 3 > /proc/sys/vm/drop_caches
 ( cd "$MNT/tree" && sha256sum --quiet -c "$TMP/sums" ) || fail "content changed"
-umount "$MNT"
-e2fsck -fn "$LOOPDEV" > "$TMP/fsck.out" 2>&1 || fail "e2fsck after layout: $(cat "$TMP/fsck.out")"
-mount -t ext4 "$LOOPDEV" "$MNT"
+fsck_clean "after layout"
 
 # again: already laid out, nothing moves
 xargs $CHECK maps < "$TMP/order" > "$TMP/maps.after"
@@ -104,10 +93,7 @@ grep -q "no leftovers" "$TMP/undo.out" || fail "undo-leftovers: $(cat "$TMP/undo
 # machine's disk, page cached): nothing moves without --force
 $CHECK scatter "$MNT/tree2" 24 2
 find "$MNT/tree2" -type f | sort > "$TMP/order2"
-sync
-echo 3 > /proc/sys/vm/drop_caches
-"$READSET" record -o "$TMP/t2.readset" -- sh -c "xargs cat < '$TMP/order2' > /dev/null" 2>"$TMP/rec.err" ||
-        fail "record: $(cat "$TMP/rec.err")"
+record_reading "$TMP/t2.readset" "$TMP/order2"
 xargs $CHECK maps < "$TMP/order2" > "$TMP/maps2.before"
 "$READSET" layout --under "$MNT" "$TMP/t2.readset" > "$TMP/ssd.out" 2>&1 || fail "layout on solid state: $(cat "$TMP/ssd.out")"
 grep -q "measures as solid state" "$TMP/ssd.out" || fail "layout on solid state: $(cat "$TMP/ssd.out")"
@@ -157,7 +143,5 @@ for (p, b), (_, a) in zip(before, after):
 EOF
 echo 3 > /proc/sys/vm/drop_caches
 ( cd "$MNT/big" && sha256sum --quiet -c "$TMP/sums3" ) || fail "--move ranges changed content"
-umount "$MNT"
-e2fsck -fn "$LOOPDEV" > "$TMP/fsck.out" 2>&1 || fail "e2fsck after --move ranges: $(cat "$TMP/fsck.out")"
-mount -t ext4 "$LOOPDEV" "$MNT"
+fsck_clean "after --move ranges"
 echo "ok"

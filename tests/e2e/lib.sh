@@ -69,6 +69,30 @@ need_loop() {
         [ -e /dev/loop-control ] || skip "needs loop devices"
 }
 
+# The layout tests: what they need, and their FIEMAP and tree helper.
+need_layout() {
+        need_root
+        need_tracefs
+        need_loop
+        need_python
+        command -v e2fsck >/dev/null || skip "needs e2fsck"
+        CHECK="$PY $SRCDIR/tests/e2e/layoutcheck.py"
+}
+# A cold recording of cat reading the files listed in ORDER one after the
+# other, then running EXTRA (a shell command) if given.
+record_reading() {   # readset order [extra]
+        sync
+        echo 3 > /proc/sys/vm/drop_caches
+        "$READSET" record -o "$1" -- sh -c "xargs cat < '$2' > /dev/null; ${3:-true}" 2>"$TMP/rec.err" ||
+                fail "record: $(cat "$TMP/rec.err")"
+}
+# e2fsck -fn of $LOOPDEV, unmounted from $MNT for it and mounted again.
+fsck_clean() {   # what
+        umount "$MNT"
+        e2fsck -fn "$LOOPDEV" > "$TMP/fsck.out" 2>&1 || fail "e2fsck $1: $(cat "$TMP/fsck.out")"
+        mount -t ext4 "$LOOPDEV" "$MNT"
+}
+
 # Wait (polling every 0.05 s) until a shell condition holds, at most
 # `seconds`; false if it never did.  For teardown that readset does in the
 # background (its guardian): bounded, never a fixed sleep.
