@@ -523,21 +523,66 @@ static int look_at(struct layout_file *lf, const struct rs_file *f, const struct
         return 0;
 }
 
+struct link_key {
+        uint64_t ino;
+        size_t index;
+};
+
+static int cmp_link_key(const void *a, const void *b)
+{
+        const struct link_key *x = a, *y = b;
+        if (x->ino != y->ino)
+                return x->ino < y->ino ? -1 : 1;
+        return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static bool below(const struct layout_fs *fs, const char *path)
+{
+        size_t n = strlen(fs->under);
+        return !n || (strncmp(path, fs->under, n) == 0 && path[n] == '/');
+}
+
+/* The files of rs a layout of fs considers (regular, there, not deleted)
+ * that name an inode an earlier one names too (hard links): moved with
+ * that one.  One sort.  -ENOMEM. */
+static int mark_hard_links(const struct readset *rs, const struct layout_fs *fs, bool *dup)
+{
+        _cleanup_free_ struct link_key *k = malloc((rs->n_files ? rs->n_files : 1) * sizeof(*k));
+        size_t n = 0;
+
+        if (!k)
+                return -ENOMEM;
+        for (size_t i = 0; i < rs->n_files; i++)
+                if (rs->files[i].kind == RS_FILE_REGULAR && rs->files[i].dev == fs->dev &&
+                    !(rs->files[i].flags & RS_FILE_DELETED) && below(fs, rs->files[i].path))
+                        k[n++] = (struct link_key){ rs->files[i].ino, i };
+        qsort_safe(k, n, sizeof(*k), cmp_link_key);
+        for (size_t i = 1; i < n; i++)
+                if (k[i].ino == k[i - 1].ino)
+                        dup[k[i].index] = true;
+        return 0;
+}
+
 int layout_survey(const struct readset *rs, const struct layout_fs *fs, enum layout_what what,
                   struct layout **ret)
 {
-        _cleanup_free_ struct ident *seen = NULL, *busy = NULL, *swap = NULL;
-        size_t n_seen = 0, cap_seen = 0, n_busy = 0, n_swap = 0;
+        _cleanup_free_ struct ident *busy = NULL, *swap = NULL;
+        _cleanup_free_ bool *dup = calloc(rs->n_files ? rs->n_files : 1, sizeof(bool));
+        size_t n_busy = 0, n_swap = 0;
         struct layout *l = calloc(1, sizeof(*l));
         int r;
 
-        if (!l)
+        if (!l || !dup) {
+                free(l);
                 return -ENOMEM;
+        }
         l->rs = rs;
         l->fs = *fs;
         l->what = what;
         l->files = calloc(rs->n_files ? rs->n_files : 1, sizeof(*l->files));
-        r = l->files ? busy_files(&busy, &n_busy, &swap, &n_swap) : -ENOMEM;
+        r = l->files ? mark_hard_links(rs, fs, dup) : -ENOMEM;
+        if (r >= 0)
+                r = busy_files(&busy, &n_busy, &swap, &n_swap);
         for (size_t i = 0; i < rs->n_files && r >= 0; i++) {
                 const struct rs_file *f = &rs->files[i];
                 struct layout_file *lf;
@@ -547,8 +592,7 @@ int layout_survey(const struct readset *rs, const struct layout_fs *fs, enum lay
                                 l->meta_bytes += f->ranges[k].length;
                         continue;
                 }
-                if (fs->under[0] && !(strncmp(f->path, fs->under, strlen(fs->under)) == 0 &&
-                                      f->path[strlen(fs->under)] == '/')) {
+                if (!below(fs, f->path)) {
                         l->outside_files++;
                         continue;
                 }
@@ -560,18 +604,11 @@ int layout_survey(const struct readset *rs, const struct layout_fs *fs, enum lay
                         lf->skip = LAYOUT_SKIP_DELETED;
                 else if (f->dev != fs->dev)
                         lf->skip = LAYOUT_SKIP_OTHER_FS;
-                else if (ident_in(seen, n_seen, f->dev, f->ino)) {
+                else if (dup[i]) {
                         lf->duplicate = true;
                         continue;
-                } else {
-                        struct stat st = { .st_dev = f->dev, .st_ino = f->ino };
-                        /* kept sorted: read sets are a few thousand files */
-                        r = ident_add(&seen, &n_seen, &cap_seen, &st);
-                        if (r >= 0)
-                                qsort_safe(seen, n_seen, sizeof(*seen), cmp_ident);
-                        if (r >= 0)
-                                r = look_at(lf, f, fs, what, busy, n_busy, swap, n_swap);
-                }
+                } else
+                        r = look_at(lf, f, fs, what, busy, n_busy, swap, n_swap);
                 if (lf->skip)
                         l->skipped[lf->skip]++;
         }
