@@ -4,7 +4,7 @@ and the inputs of the naive baselines and the sequential limit."""
 import json, os, random, shutil, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-WORK = "/var/tmp/readset-bench"
+WORK = "/var/lib/readset-bench"   # root-only above it: read sets are trusted there (docs/SECURITY.md)
 READSET = os.path.join(ROOT, "build", "readset")   # bench/coldstart --readset changes it
 
 

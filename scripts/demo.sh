@@ -4,7 +4,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 R=$PWD/build/readset
-WORK=/var/tmp/readset-demo
+WORK=/var/lib/readset-demo   # read sets are kept only where root alone can change them (docs/SECURITY.md)
 mkdir -p "$WORK"
 
 if [ "$(id -u)" != 0 ]; then

@@ -29,9 +29,14 @@ struct replay_args {
         struct replay_options policy;
         struct engine_options engine;
         bool threads_given;       /* -T: not the device's */
+        bool verbose;             /* -v: name every file skipped */
+        uint8_t *skip_reasons;    /* per file, what the engine said (replay_args_skips()) */
 };
 
 #define REPLAY_OPT_ALL_LOOKUPS 0x100
+/* --allow-untrusted, of every verb that reads a read set or a profile */
+#define CMD_OPT_ALLOW_UNTRUSTED 0x200
+#define TRUST_LONG_OPTION { "allow-untrusted", no_argument, NULL, CMD_OPT_ALLOW_UNTRUSTED }
 #define REPLAY_LONG_OPTIONS \
         { "method", required_argument, NULL, 'm' }, \
         { "queue-depth", required_argument, NULL, 'Q' }, \
@@ -39,7 +44,9 @@ struct replay_args {
         { "max-bytes", required_argument, NULL, 'B' }, \
         { "no-lookups", no_argument, NULL, 'L' }, \
         { "all-lookups", no_argument, NULL, REPLAY_OPT_ALL_LOOKUPS }, \
-        { "device", required_argument, NULL, 'D' }
+        { "device", required_argument, NULL, 'D' }, \
+        { "verbose", no_argument, NULL, 'v' }, \
+        TRUST_LONG_OPTION
 
 void replay_args_init(struct replay_args *a);
 /* One of REPLAY_LONG_OPTIONS (-m, -Q, -T, --max-bytes, --no-lookups,
@@ -56,6 +63,15 @@ int replay_args_plan(const struct replay_args *a, const struct readset *rs, stru
 /* The engine's settings that follow the device planned for (readahead
  * size; submitting threads unless -T said). */
 void replay_args_for_device(struct replay_args *a, const struct device_profile *dev);
+/* Have the engine say why it skipped each of rs's files (into
+ * a->skip_reasons, freed by replay_args_free()); -ENOMEM. */
+int replay_args_skips(struct replay_args *a, const struct readset *rs);
+void replay_args_free(struct replay_args *a);
+/* Every file skipped, by name and reason: as info lines on stderr, or as
+ * the array "skipped" ({"path", "reason"}) of an open JSON object. */
+struct json;
+void say_skipped(const struct replay_args *a, const struct readset *rs);
+void json_skipped(struct json *j, const struct replay_args *a, const struct readset *rs);
 /* Say a saved profile that was passed over (n->reason != 0), once per path. */
 void say_device_note(const struct device_note *n);
 
@@ -63,7 +79,8 @@ void say_device_note(const struct device_note *n);
 void print_plan(const struct device_profile *dev, const struct plan *plan, const struct engine_options *eo,
                 uint64_t plan_us, bool json);
 /* What a replay did: as text on stderr, or one JSON object on stdout. */
-void print_replay_stats(const struct engine_stats *st, const struct plan *plan, bool json);
+void print_replay_stats(const struct engine_stats *st, const struct plan *plan, const struct replay_args *a,
+                        const struct readset *rs, bool json);
 
 int cmd_record(int argc, char **argv);
 int cmd_show(int argc, char **argv);

@@ -15,6 +15,9 @@ int cmd_load_readset(const char *path, struct readset **ret)
 
 int say_cannot_read(const char *path, int r, const char *why)
 {
+        if (why && r == -EPERM)
+                return log_error("refusing '%s': %s; as root, readset reads only what root or you alone can "
+                                 "change (--allow-untrusted reads it anyway; docs/SECURITY.md)", path, why);
         if (why)
                 return log_error("cannot read '%s': %s", path, why);
         return log_errno(r, "cannot read '%s'", path);

@@ -19,6 +19,7 @@
 #include "report/profiles.h"
 #include "report/report.h"
 #include "util/json.h"
+#include "util/trust.h"
 #include "util/util.h"
 #include "util/banned.h"
 
@@ -57,6 +58,7 @@ static void layout_help(void)
                "                       a layout that stopped on a failed check leaves something\n"
                "                       (the file's old data, pinned, and a note); the donor space\n"
                "                       of any other end is unnamed and freed by the kernel\n"
+               "  --allow-untrusted    as root, read files others can change too (docs/SECURITY.md)\n"
                "  -h, --help           show this help\n"
                "\n"
                "Other file systems are refused with their name.  docs/LAYOUT.md says what is\n"
@@ -380,6 +382,7 @@ static int parse_args(int argc, char **argv, struct layout_args *a)
                 { "move", required_argument, NULL, OPT_MOVE },
                 { "io-priority", required_argument, NULL, OPT_IOPRIO },
                 { "undo-leftovers", no_argument, NULL, OPT_UNDO },
+                TRUST_LONG_OPTION,
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
@@ -409,6 +412,7 @@ static int parse_args(int argc, char **argv, struct layout_args *a)
                                 return log_usage("layout", "invalid --io-priority '%s' (idle or best-effort)", optarg);
                         a->ioprio = optarg;
                         break;
+                case CMD_OPT_ALLOW_UNTRUSTED: trust_allow_untrusted(); break;
                 case 'h': layout_help(); return 1;
                 default: return log_usage("layout", "invalid option");
                 }

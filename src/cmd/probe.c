@@ -77,16 +77,17 @@ static void print_text(const struct probe_report *p, bool cold)
                 printf("metadata:     no files under %s\n", p->target);
 }
 
+static int write_job(FILE *f, void *userdata)
+{
+        probe_report_write(f, userdata);
+        return 0;
+}
+
+/* Written beside and renamed into place: never through a symbolic link
+ * planted at the name, never half a file. */
 static int write_to(const char *path, const struct probe_report *p)
 {
-        _cleanup_fclose_ FILE *f = fopen(path, "we");
-
-        if (!f)
-                return -errno;
-        probe_report_write(f, p);
-        if (fflush(f) != 0 || ferror(f))
-                return errno ? -errno : -EIO;
-        return 0;
+        return write_file_atomic(path, 0644, write_job, (void *)p);
 }
 
 int cmd_probe(int argc, char **argv)

@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "fs/open.h"
 #include "util/json.h"
+#include "util/trust.h"
 #include "util/util.h"
 #include "util/banned.h"
 
@@ -22,6 +24,49 @@ void replay_args_init(struct replay_args *a)
         replay_options_init(&a->policy);
         engine_options_default(&a->engine);
         a->threads_given = false;
+        a->verbose = false;
+        a->skip_reasons = NULL;
+}
+
+int replay_args_skips(struct replay_args *a, const struct readset *rs)
+{
+        free(a->skip_reasons);
+        a->skip_reasons = calloc(rs->n_files ? rs->n_files : 1, 1);
+        a->engine.skip_reasons = a->skip_reasons;
+        return a->skip_reasons ? 0 : -ENOMEM;
+}
+
+void replay_args_free(struct replay_args *a)
+{
+        free(a->skip_reasons);
+        a->skip_reasons = NULL;
+        a->engine.skip_reasons = NULL;
+}
+
+void say_skipped(const struct replay_args *a, const struct readset *rs)
+{
+        char buf[PATH_MAX + 64];
+
+        if (!a->skip_reasons)
+                return;
+        for (size_t i = 0; i < rs->n_files; i++)
+                if (a->skip_reasons[i] != FS_SKIP_NONE)
+                        log_info("skipped '%s': %s", printable(rs->files[i].path, buf, sizeof(buf)),
+                                 fs_skip_name((enum fs_skip)a->skip_reasons[i]));
+}
+
+void json_skipped(struct json *j, const struct replay_args *a, const struct readset *rs)
+{
+        json_array_open(j, "skipped");
+        for (size_t i = 0; a->skip_reasons && i < rs->n_files; i++) {
+                if (a->skip_reasons[i] == FS_SKIP_NONE)
+                        continue;
+                json_object_open(j, NULL);
+                json_string(j, "path", rs->files[i].path);
+                json_string(j, "reason", fs_skip_name((enum fs_skip)a->skip_reasons[i]));
+                json_object_close(j);
+        }
+        json_array_close(j);
 }
 
 int replay_args_parse(struct replay_args *a, int c, const char *arg, const char *verb)
@@ -62,6 +107,12 @@ int replay_args_parse(struct replay_args *a, int c, const char *arg, const char 
                 return 1;
         case REPLAY_OPT_ALL_LOOKUPS:
                 a->policy.all_lookups = true;
+                return 1;
+        case 'v':
+                a->verbose = true;
+                return 1;
+        case CMD_OPT_ALLOW_UNTRUSTED:
+                trust_allow_untrusted();
                 return 1;
         }
         return 0;
@@ -138,7 +189,8 @@ void print_plan(const struct device_profile *dev, const struct plan *plan, const
         printf("\n");
 }
 
-void print_replay_stats(const struct engine_stats *st, const struct plan *plan, bool json)
+void print_replay_stats(const struct engine_stats *st, const struct plan *plan, const struct replay_args *a,
+                        const struct readset *rs, bool json)
 {
         char b1[32], b2[32], b3[32];
 
@@ -155,6 +207,8 @@ void print_replay_stats(const struct engine_stats *st, const struct plan *plan, 
                 json_u64(&j, "files_missing", st->files_missing);
                 json_u64(&j, "files_not_regular", st->files_not_regular);
                 json_u64(&j, "files_error", st->files_error);
+                json_u64(&j, "files_refused", st->files_refused);
+                json_u64(&j, "open_file_windows", st->windows);
                 json_u64(&j, "reads", st->reads);
                 json_u64(&j, "bytes_planned", plan->bytes);
                 json_u64(&j, "bytes_over_budget", plan->bytes_cut);
@@ -164,6 +218,7 @@ void print_replay_stats(const struct engine_stats *st, const struct plan *plan, 
                 json_u64(&j, "bytes_not_resident", st->bytes_missing);
                 json_u64(&j, "lookups", st->lookups);
                 json_bool(&j, "stopped_early", st->stopped);
+                json_skipped(&j, a, rs);
                 json_object_close(&j);
                 json_end(&j);
                 return;
@@ -171,12 +226,16 @@ void print_replay_stats(const struct engine_stats *st, const struct plan *plan, 
         log_info("replayed %s in %" PRIu64 " requests from %" PRIu64 " files in %.1f ms; %s already cached; %" PRIu64
                  " lookups", format_bytes(st->bytes, b1), st->reads, st->files_opened, st->elapsed_us / 1e3,
                  format_bytes(st->bytes_cached, b2), st->lookups);
-        if (st->files_changed || st->files_missing || st->files_not_regular || st->files_error)
+        if (st->files_changed || st->files_missing || st->files_not_regular || st->files_error || st->files_refused)
                 log_info("skipped %" PRIu64 " files (%s): %" PRIu64 " changed, %" PRIu64 " missing, %" PRIu64
-                         " no longer regular files, %" PRIu64 " unreadable",
-                         st->files_changed + st->files_missing + st->files_not_regular + st->files_error,
-                         format_bytes(st->bytes_skipped, b3), st->files_changed, st->files_missing,
-                         st->files_not_regular, st->files_error);
+                         " no longer regular files, %" PRIu64 " unreadable, %" PRIu64 " refused (pseudo-files, "
+                         "no identity)%s",
+                         st->files_changed + st->files_missing + st->files_not_regular + st->files_error +
+                         st->files_refused, format_bytes(st->bytes_skipped, b3), st->files_changed,
+                         st->files_missing, st->files_not_regular, st->files_error, st->files_refused,
+                         a->verbose ? "" : "; -v names them");
+        if (a->verbose)
+                say_skipped(a, rs);
         if (plan->bytes_cut)
                 log_info("left out %s over the memory budget", format_bytes(plan->bytes_cut, b1));
         if (st->bytes_missing)

@@ -41,6 +41,8 @@ static void replay_help(void)
                "  -n, --dry-run         plan only: print what would be read\n"
                "  -j, --json            the plan (--dry-run) or the statistics as JSON on stdout\n"
                "  -q, --quiet           no summary\n"
+               "  --allow-untrusted     as root, read files others can change too (docs/SECURITY.md)\n"
+               "  -v, --verbose         name every file skipped, and why\n"
                "  -h, --help            show this help\n");
 }
 
@@ -67,7 +69,7 @@ int cmd_replay(int argc, char **argv)
         int c, r;
 
         replay_args_init(&a);
-        while ((c = getopt_long(argc, argv, "+m:Q:T:njqh", opts, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, "+m:Q:T:vnjqh", opts, NULL)) >= 0) {
                 r = replay_args_parse(&a, c, optarg, "replay");
                 if (r < 0)
                         return r;
@@ -107,15 +109,20 @@ int cmd_replay(int argc, char **argv)
                 arg_quiet = true;
                 arg_json = false;
         }
+        if (replay_args_skips(&a, rs) < 0)
+                return log_error("out of memory");
         r = engine_run(rs, plan, &a.engine, &st);
         if (getenv("READSET_DEBUG"))
                 log_info("debug: load+plan+replay %.1f ms, engine %.1f ms (metadata %.1f, data %.1f)",
                          (now_us() - t_start) / 1e3, st.elapsed_us / 1e3, st.meta_us / 1e3, st.submit_us / 1e3);
+        if (arg_background || r < 0)
+                replay_args_free(&a);
         if (arg_background)     /* nobody to tell */
                 return r < 0 ? CMD_FAILED : 0;
         if (r < 0)
                 return log_errno(r, "replay failed");
         if (!arg_quiet || arg_json)
-                print_replay_stats(&st, plan, arg_json);
+                print_replay_stats(&st, plan, &a, rs, arg_json);
+        replay_args_free(&a);
         return 0;
 }

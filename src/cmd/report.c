@@ -12,6 +12,7 @@
 #include "report/report.h"
 #include "report/summary.h"
 #include "report/svg.h"
+#include "util/trust.h"
 #include "util/util.h"
 #include "util/banned.h"
 
@@ -38,6 +39,7 @@ static void report_help(void)
                "  -n, --top N          files and directories listed (default 5)\n"
                "  -j, --json           the report as JSON on stdout\n"
                "  -s, --svg OUT        also draw the disk access graph to OUT (SVG)\n"
+               "  --allow-untrusted    as root, read files others can change too (docs/SECURITY.md)\n"
                "  -h, --help           show this help\n"
                "\n"
                "Reference profiles live in %s.\n", READSET_PROFILEDIR);
@@ -52,6 +54,7 @@ int cmd_report(int argc, char **argv)
                 { "top", required_argument, NULL, 'n' },
                 { "json", no_argument, NULL, 'j' },
                 { "svg", required_argument, NULL, 's' },
+                TRUST_LONG_OPTION,
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
@@ -81,6 +84,7 @@ int cmd_report(int argc, char **argv)
                         if (parse_u64(optarg, &arg_top) < 0 || arg_top < 1 || arg_top > 1000)
                                 return log_usage("report", "invalid --top '%s' (1..1000)", optarg);
                         break;
+                case CMD_OPT_ALLOW_UNTRUSTED: trust_allow_untrusted(); break;
                 case 'h': report_help(); return 0;
                 default: return log_usage("report", "invalid option");
                 }

@@ -14,16 +14,25 @@
 #include "model/format.h"
 #include "model/store.h"
 #include "util/json.h"
+#include "util/trust.h"
 #include "util/util.h"
 #include "util/banned.h"
 
 int run_auto_prepare(const char *dir, char *const *cmd, char **ret)
 {
+        char why[512];
         unsigned n;
         int r = store_prepare(dir);
 
         if (r < 0)
                 return log_errno(r, "cannot create '%s'", dir);
+        r = trust_check_dir(dir, why, sizeof(why));
+        if (r == -EPERM)
+                return log_error("refusing --auto directory '%s': %s; as root, readset keeps read sets only where "
+                                 "root or you alone can change them (--allow-untrusted uses it anyway; "
+                                 "docs/SECURITY.md)", dir, why);
+        if (r < 0)
+                return log_errno(r, "cannot use '%s'", dir);
         r = store_path(dir, cmd, ret);
         if (r < 0)
                 return log_errno(r, "out of memory");

@@ -58,6 +58,8 @@ static void run_help(void)
                "      --device KIND       plan for KIND: rotational, solid, or a profile\n"
                "                          saved by readset probe -o (default: what probe --save\n"
                "                          kept for the device, else sysfs's settings)\n"
+               "  --allow-untrusted       as root, read files others can change too (docs/SECURITY.md)\n"
+               "  -v, --verbose           name every file the replay skipped, and why\n"
                "  -h, --help              show this help\n", DEFAULT_STALE_PERCENT, DEFAULT_NICE);
 }
 
@@ -93,7 +95,7 @@ int cmd_run(int argc, char **argv)
 
         replay_args_init(&a);
         a.engine.wait = false;
-        while ((c = getopt_long(argc, argv, "+a:sjm:Q:T:h", opts, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, "+a:sjm:Q:T:vh", opts, NULL)) >= 0) {
                 r = replay_args_parse(&a, c, optarg, "run");
                 if (r < 0)
                         return r;
@@ -161,6 +163,8 @@ int cmd_run(int argc, char **argv)
                 replay_args_for_device(&a, &dev);
                 a.engine.stop = command_done;
                 a.engine.stop_userdata = &child;
+                if (replay_args_skips(&a, rs) < 0)
+                        log_warning("out of memory: skips are counted, not named");
                 r = engine_run(rs, plan, &a.engine, &st);
                 if (r < 0)
                         log_warning_errno(r, "replay failed");
@@ -176,6 +180,9 @@ int cmd_run(int argc, char **argv)
         if (rr.on)
                 run_record_finish(&rr, &child, cmd, !exec_errno, rs, arg_auto ? file : NULL, arg_stale,
                                   arg_stats ? &st : NULL, arg_json);
+        if (a.verbose && rs)
+                say_skipped(&a, rs);
+        replay_args_free(&a);
         child_close(&child);
         run_loaded_free(&ld);
         return code;

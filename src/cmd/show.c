@@ -8,6 +8,7 @@
 #include "model/format.h"
 #include "util/json.h"
 #include "model/readset.h"
+#include "util/trust.h"
 #include "util/util.h"
 #include "util/banned.h"
 
@@ -22,6 +23,8 @@ static void show_help(void)
                "  -j, --json       machine-readable output (every field, every range)\n"
                "  -r, --ranges     list every range under its file\n"
                "  -l, --lookups    list the path lookups (open, stat, ...) with outcomes\n"
+               "  --allow-untrusted\n"
+               "                   as root, read files others can change too (docs/SECURITY.md)\n"
                "  -h, --help       show this help\n");
 }
 
@@ -194,6 +197,7 @@ int cmd_show(int argc, char **argv)
                 { "json", no_argument, NULL, 'j' },
                 { "ranges", no_argument, NULL, 'r' },
                 { "lookups", no_argument, NULL, 'l' },
+                TRUST_LONG_OPTION,
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
@@ -206,6 +210,7 @@ int cmd_show(int argc, char **argv)
                 case 'j': arg_json = true; break;
                 case 'r': arg_ranges = true; break;
                 case 'l': arg_lookups = true; break;
+                case CMD_OPT_ALLOW_UNTRUSTED: trust_allow_untrusted(); break;
                 case 'h': show_help(); return 0;
                 default: return log_usage("show", "invalid option");
                 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "util/json.h"
+#include "util/trust.h"
 #include "util/util.h"
 #include "util/banned.h"
 
@@ -171,9 +172,10 @@ static int load_probe(const char *path, const char *id, struct device_profile *r
         _cleanup_free_ char *text = NULL;
         _cleanup_jv_ struct jv *profile = NULL;
         const struct jv *v, *rot;
+        char why[512];
         int r;
 
-        r = read_small_file(path, &text, 1 << 20);     /* a FIFO here is refused, not waited on */
+        r = trust_read_small_file(path, &text, 1 << 20, why, sizeof(why));   /* util/trust.h */
         if (r < 0)
                 return r;
         r = jv_parse(text, &profile);

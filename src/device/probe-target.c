@@ -145,5 +145,5 @@ static int write_job(FILE *f, void *userdata)
 
 int probe_report_save(const char *path, const struct probe_report *r)
 {
-        return write_file_atomic(path, write_job, (void *)r);
+        return write_file_atomic(path, 0644, write_job, (void *)r);
 }

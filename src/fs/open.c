@@ -3,10 +3,49 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
+#include "util/mounts.h"
 #include "util/util.h"
 #include "util/banned.h"
+
+#ifndef TRACEFS_MAGIC
+#define TRACEFS_MAGIC 0x74726163
+#endif
+#ifndef BPF_FS_MAGIC
+#define BPF_FS_MAGIC 0xcafe4a11
+#endif
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
+#ifndef NSFS_MAGIC
+#define NSFS_MAGIC 0x6e736673
+#endif
+#ifndef EFIVARFS_MAGIC
+#define EFIVARFS_MAGIC 0xde5e81e4
+#endif
+#ifndef PSTOREFS_MAGIC
+#define PSTOREFS_MAGIC 0x6165676C
+#endif
+#ifndef SECURITYFS_MAGIC
+#define SECURITYFS_MAGIC 0x73636673
+#endif
+#ifndef SELINUX_MAGIC
+#define SELINUX_MAGIC 0xf97cff8c
+#endif
+#ifndef SMACK_MAGIC
+#define SMACK_MAGIC 0x43415d53
+#endif
+#ifndef BINFMTFS_MAGIC
+#define BINFMTFS_MAGIC 0x42494e4d
+#endif
+#define CONFIGFS_MAGIC_ 0x62656570
+#define FUSECTL_MAGIC_ 0x65735543
+#define MQUEUE_MAGIC_ 0x19800202
 
 const char *fs_skip_name(enum fs_skip why)
 {
@@ -16,6 +55,8 @@ const char *fs_skip_name(enum fs_skip why)
                 [FS_SKIP_NOT_REGULAR] = "not a regular file",
                 [FS_SKIP_CHANGED] = "changed",
                 [FS_SKIP_ERROR] = "unreadable",
+                [FS_SKIP_PSEUDO] = "on a pseudo filesystem",
+                [FS_SKIP_UNKNOWN] = "recorded without identity",
         };
         return why < _FS_SKIP_MAX ? names[why] : "unknown";
 }
@@ -29,16 +70,95 @@ bool fs_identity_matches(const struct rs_file *f, const struct stat *s)
                (!f->mtime_ns || (int64_t)s->st_mtim.tv_sec * 1000000000LL + s->st_mtim.tv_nsec == f->mtime_ns);
 }
 
+/* tmpfs and devtmpfs share a magic: which devices are devtmpfs, from
+ * mountinfo, remembered (a replay asks of thousands of files on a few). */
+static bool is_devtmpfs(dev_t dev)
+{
+        static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+        static struct { dev_t dev; bool devtmpfs; } seen[32];
+        static size_t n_seen;
+        struct mounts mt = { 0 };
+        bool found = false, answer = false;
+
+        pthread_mutex_lock(&lock);
+        for (size_t i = 0; i < n_seen; i++)
+                if (seen[i].dev == dev) {
+                        answer = seen[i].devtmpfs;
+                        found = true;
+                        break;
+                }
+        if (!found) {
+                if (mounts_read(&mt) >= 0)
+                        for (size_t i = 0; i < mt.n; i++)
+                                if (mt.m[i].dev == dev && strcmp(mt.m[i].fstype, "devtmpfs") == 0)
+                                        answer = true;
+                mounts_free(&mt);
+                if (n_seen < ARRAY_SIZE(seen))
+                        seen[n_seen++].dev = dev, seen[n_seen - 1].devtmpfs = answer;
+        }
+        pthread_mutex_unlock(&lock);
+        return answer;
+}
+
+bool fs_is_pseudo(long f_type, dev_t dev)
+{
+        switch ((unsigned long)f_type & 0xffffffffUL) {
+        case PROC_SUPER_MAGIC: case SYSFS_MAGIC: case TRACEFS_MAGIC: case DEBUGFS_MAGIC:
+        case CGROUP_SUPER_MAGIC: case CGROUP2_SUPER_MAGIC: case BPF_FS_MAGIC: case SECURITYFS_MAGIC:
+        case PSTOREFS_MAGIC: case EFIVARFS_MAGIC: case CONFIGFS_MAGIC_: case FUSECTL_MAGIC_:
+        case DEVPTS_SUPER_MAGIC: case MQUEUE_MAGIC_: case SELINUX_MAGIC: case SMACK_MAGIC:
+        case BINFMTFS_MAGIC: case NSFS_MAGIC:
+                return true;
+        case TMPFS_MAGIC:
+                return is_devtmpfs(dev);
+        }
+        return false;
+}
+
 static int skip(enum fs_skip why, int err, enum fs_skip *ret_why)
 {
         *ret_why = why;
         return err;
 }
 
+static enum fs_skip why_of(int err)
+{
+        return err == ENOENT || err == ENOTDIR ? FS_SKIP_MISSING : err == ELOOP ? FS_SKIP_NOT_REGULAR : FS_SKIP_ERROR;
+}
+
+/* The inode pathfd names, opened for I/O (flags, and O_NOATIME where the
+ * caller may), through /proc; or, without /proc, path again by name. */
+static int reopen(int pathfd, const char *path, int flags, const struct stat *want)
+{
+        char p[64];
+        int fd;
+
+        snprintf(p, sizeof(p), "/proc/self/fd/%d", pathfd);
+        fd = open(p, flags | O_NOATIME);
+        if (fd < 0 && errno == EPERM)
+                fd = open(p, flags);
+        if (fd >= 0 || (errno != ENOENT && errno != ENOTDIR) || access("/proc/self/fd", F_OK) == 0)
+                return fd < 0 ? -errno : fd;
+        fd = open(path, flags | O_NOFOLLOW | O_NOATIME);
+        if (fd < 0 && errno == EPERM)
+                fd = open(path, flags | O_NOFOLLOW);
+        if (fd < 0)
+                return -errno;
+        {
+                struct stat s;
+                if (fstat(fd, &s) < 0 || s.st_dev != want->st_dev || s.st_ino != want->st_ino) {
+                        close(fd);
+                        return -ESTALE;
+                }
+        }
+        return fd;
+}
+
 int fs_open_recorded(const struct rs_file *f, int mode, enum fs_skip *ret_why)
 {
-        int flags = mode | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
-        struct stat s, s2;
+        _cleanup_close_ int pfd = -1;
+        struct statfs sfs;
+        struct stat s;
         int fd;
 
         /* a block device is read for its metadata ranges, never written */
@@ -46,24 +166,31 @@ int fs_open_recorded(const struct rs_file *f, int mode, enum fs_skip *ret_why)
                 return skip(FS_SKIP_ERROR, -EINVAL, ret_why);
         if (f->kind != RS_FILE_REGULAR && f->kind != RS_FILE_BLOCKDEV)
                 return skip(FS_SKIP_NOT_REGULAR, -EINVAL, ret_why);
-        if (fstatat(AT_FDCWD, f->path, &s, AT_SYMLINK_NOFOLLOW) < 0)
-                return skip(errno == ENOENT || errno == ENOTDIR ? FS_SKIP_MISSING : FS_SKIP_ERROR, -errno, ret_why);
+        /* size and mtime unknown: nothing says it is still the file (a
+         * pseudo-file recorded as 0, 0 passes every other check) */
+        if (f->kind == RS_FILE_REGULAR && !f->size && !f->mtime_ns)
+                return skip(FS_SKIP_UNKNOWN, -EPERM, ret_why);
+        pfd = open(f->path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        if (pfd < 0)
+                return skip(why_of(errno), -errno, ret_why);
+        if (fstat(pfd, &s) < 0)
+                return skip(FS_SKIP_ERROR, -errno, ret_why);
         if (f->kind == RS_FILE_BLOCKDEV ? !S_ISBLK(s.st_mode) : !S_ISREG(s.st_mode))
                 return skip(FS_SKIP_NOT_REGULAR, -EINVAL, ret_why);
         if (!fs_identity_matches(f, &s))
                 return skip(FS_SKIP_CHANGED, -ESTALE, ret_why);
-        /* O_NOATIME: only the owner (or a capable caller) may; EPERM otherwise */
-        fd = open(f->path, flags | O_NOATIME);
-        if (fd < 0 && errno == EPERM)
-                fd = open(f->path, flags);
-        if (fd < 0)
-                return skip(errno == ENOENT || errno == ENOTDIR ? FS_SKIP_MISSING :
-                            errno == ELOOP ? FS_SKIP_NOT_REGULAR : FS_SKIP_ERROR, -errno, ret_why);
-        /* only a file swapped in between the two checks gets here unchecked */
-        if (fstat(fd, &s2) < 0 || s2.st_dev != s.st_dev || s2.st_ino != s.st_ino || !fs_identity_matches(f, &s2)) {
-                close(fd);
-                return skip(FS_SKIP_CHANGED, -ESTALE, ret_why);
+        /* (a block device node lies on devtmpfs: its identity is its number) */
+        if (f->kind == RS_FILE_REGULAR) {
+                if (fstatfs(pfd, &sfs) < 0)
+                        return skip(FS_SKIP_ERROR, -errno, ret_why);
+                if (fs_is_pseudo((long)sfs.f_type, s.st_dev))
+                        return skip(FS_SKIP_PSEUDO, -EPERM, ret_why);
         }
+        fd = reopen(pfd, f->path, mode | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, &s);
+        if (fd == -ESTALE)
+                return skip(FS_SKIP_CHANGED, fd, ret_why);
+        if (fd < 0)
+                return skip(why_of(-fd), fd, ret_why);
         *ret_why = FS_SKIP_NONE;
         return fd;
 }

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 
 #include "model/readset.h"
 
@@ -17,6 +18,8 @@ enum fs_skip {
         FS_SKIP_NOT_REGULAR,   /* a symlink, FIFO, device, socket or directory now */
         FS_SKIP_CHANGED,       /* identity (device, inode, size, mtime) differs */
         FS_SKIP_ERROR,         /* could not be looked at or opened (the errno returned) */
+        FS_SKIP_PSEUDO,        /* on a pseudo filesystem (proc, sysfs, tracefs, devtmpfs...) */
+        FS_SKIP_UNKNOWN,       /* recorded without an identity (no size, no mtime): not a pass */
         _FS_SKIP_MAX,
 };
 
@@ -28,11 +31,21 @@ const char *fs_skip_name(enum fs_skip why);
  * where recorded, size and mtime. */
 bool fs_identity_matches(const struct rs_file *f, const struct stat *st);
 
+/* Is a filesystem of this statfs f_type (and device, for tmpfs, which
+ * devtmpfs shares) a pseudo filesystem, whose files are not data on a
+ * device: proc, sysfs, tracefs, debugfs, devtmpfs, cgroup, bpf, ... */
+bool fs_is_pseudo(long f_type, dev_t dev);
+
 /* Open f's path with access mode O_RDONLY or O_RDWR (a regular file only)
- * only if it is still the file recorded: lstat first (a FIFO, device node or symlink there is never
- * opened), then open with O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_NOATIME
- * (O_NOATIME where the caller may: the owner or root), then fstat: what was
- * opened must be the very inode checked, or it is closed unused.  Returns
- * the descriptor (O_CLOEXEC), or -errno with *ret_why saying why (-ESTALE
- * for a changed file, -EINVAL for one that is no longer regular). */
+ * only if it is still the file recorded.  The name is first opened O_PATH
+ * without following a symlink (nothing is opened for I/O yet): what it
+ * names must be of the recorded kind, with the recorded identity (a file
+ * recorded without size and mtime has none, and is skipped), on a real
+ * filesystem; then that very inode is reopened through /proc/self/fd with
+ * O_NONBLOCK | O_NOCTTY | O_NOATIME (O_NOATIME where the caller may: the
+ * owner or root).  A FIFO, device node, socket, symlink or pseudo-file at
+ * the name is never opened.  Without /proc, the name is opened again with
+ * O_NOFOLLOW and must give the same inode.  Returns the descriptor
+ * (O_CLOEXEC), or -errno with *ret_why saying why (-ESTALE for a changed
+ * file, -EINVAL for one that is no longer regular, -EPERM for one refused). */
 int fs_open_recorded(const struct rs_file *f, int mode, enum fs_skip *ret_why);

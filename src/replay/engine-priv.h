@@ -28,7 +28,9 @@ struct eng {
         const struct engine_options *opt;
         atomic_int *fds;          /* per file: FD_UNTRIED, FD_OPENING, FD_SKIPPED or an fd;
                                    * the thread that claims it (FD_OPENING) opens it */
+        size_t from, to;          /* the data reads of this window: [from, to) */
         atomic_size_t next;       /* plan->by_position: the next read to take */
+        uint8_t *counted;         /* per file: its opening was counted (a later window reopens it) */
         atomic_uchar *issued;     /* per read: READ_*; submitted ones' pages may be in flight */
         atomic_uchar *file_cached; /* per file: FILE_* */
         uint64_t *span_lo, *span_hi; /* per file: the bytes its planned data reads cover */

@@ -5,6 +5,7 @@
  * warm.c. */
 #include "replay/engine-priv.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -96,11 +97,18 @@ static int open_file(struct eng *e, uint32_t file, struct engine_stats *st)
         enum fs_skip why;
         int fd = fs_open_recorded(&e->rs->files[file], O_RDONLY, &why);
 
+        if (e->opt->skip_reasons)
+                e->opt->skip_reasons[file] = (uint8_t)why;
+        if (e->counted[file] && why == FS_SKIP_NONE)
+                return fd;      /* reopened in a later window: counted once */
+        e->counted[file] = 1;
         switch (why) {
         case FS_SKIP_NONE: st->files_opened++; break;
         case FS_SKIP_MISSING: st->files_missing++; break;
         case FS_SKIP_NOT_REGULAR: st->files_not_regular++; break;
         case FS_SKIP_CHANGED: st->files_changed++; break;
+        case FS_SKIP_PSEUDO:
+        case FS_SKIP_UNKNOWN: st->files_refused++; break;
         default: st->files_error++; break;
         }
         return fd >= 0 ? fd : FD_SKIPPED;
@@ -245,6 +253,7 @@ void engine_add_stats(struct engine_stats *a, const struct engine_stats *b)
         a->bytes += b->bytes;
         a->bytes_cached += b->bytes_cached;
         a->bytes_skipped += b->bytes_skipped;
+        a->files_refused += b->files_refused;
         a->bytes_missing += b->bytes_missing;
         a->lookups += b->lookups;
         a->stopped |= b->stopped;
@@ -252,16 +261,34 @@ void engine_add_stats(struct engine_stats *a, const struct engine_stats *b)
 
 /* ---- one replay ---------------------------------------------------------- */
 
-/* Every file of the plan stays open until its data is resident: lift the
- * soft limit on descriptors to the hard one (1024 is a common soft limit). */
-static void raise_fd_limit(void)
+/* A file stays open until its data is resident: lift the soft limit on
+ * descriptors to the hard one (1024 is a common soft limit), and open at
+ * most what it leaves, less a reserve for the rest of the process (run's
+ * recorder, libraries), at once. */
+#define FD_RESERVE 64
+
+static uint32_t fd_budget(uint32_t asked)
 {
         struct rlimit rl;
+        unsigned long open_now = 0, limit;
+        DIR *d;
 
         if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
                 rl.rlim_cur = rl.rlim_max;
                 (void)setrlimit(RLIMIT_NOFILE, &rl);
         }
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+                rl.rlim_cur = 1024;
+        limit = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > (1UL << 30) ? 1UL << 30 : (unsigned long)rl.rlim_cur;
+        d = opendir("/proc/self/fd");
+        if (d) {
+                while (readdir(d))
+                        open_now++;
+                closedir(d);
+        } else
+                open_now = limit / 2;
+        limit = limit > open_now + FD_RESERVE + 16 ? limit - open_now - FD_RESERVE : 16;
+        return asked && asked < limit ? asked : (uint32_t)MIN(limit, (unsigned long)UINT32_MAX);
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -273,15 +300,17 @@ static int cmp_int(const void *a, const void *b)
 /* The files' descriptors, one close_range(2) per run of consecutive
  * numbers (they mostly are: a warm replay of 3 000 files spent 3 000 calls
  * closing them one by one). */
-static void close_all(struct eng *e)
+static void close_all(struct eng *e, bool keep_devices)
 {
         _cleanup_free_ int *fds = malloc((e->rs->n_files ? e->rs->n_files : 1) * sizeof(int));
         size_t n = 0;
 
         for (size_t i = 0; i < e->rs->n_files; i++) {
                 int fd = engine_fd(e, (uint32_t)i);
-                if (fd < 0)
+                if (fd < 0 || (keep_devices && e->rs->files[i].kind == RS_FILE_BLOCKDEV))
                         continue;
+                /* a later window opens it again, checked again */
+                atomic_store(&e->fds[i], FD_UNTRIED);
                 if (!fds)
                         close(fd);
                 else
@@ -307,6 +336,7 @@ static void eng_free(struct eng *e)
         free(e->span_lo);
         free(e->span_hi);
         free(e->by_reading);
+        free(e->counted);
         pthread_cond_destroy(&e->wake);
         pthread_mutex_destroy(&e->wake_lock);
         pthread_mutex_destroy(&e->stop_lock);
@@ -332,7 +362,11 @@ static int eng_init(struct eng *e, const struct readset *rs, const struct plan *
         e->span_lo = malloc(nf * sizeof(*e->span_lo));
         e->span_hi = calloc(nf, sizeof(*e->span_hi));
         e->by_reading = calloc(nf, sizeof(*e->by_reading));
-        if (!e->fds || !e->issued || !e->file_cached || !e->span_lo || !e->span_hi || !e->by_reading || !seen) {
+        e->counted = calloc(nf, 1);
+        e->from = plan->n_meta;
+        e->to = plan->n_reads;
+        if (!e->fds || !e->issued || !e->file_cached || !e->span_lo || !e->span_hi || !e->by_reading || !e->counted ||
+            !seen) {
                 eng_free(e);
                 return -ENOMEM;
         }
@@ -358,9 +392,11 @@ int engine_run(const struct readset *rs, const struct plan *plan, const struct e
                struct engine_stats *ret)
 {
         struct engine_stats st = { 0 };
+        _cleanup_free_ uint64_t *mark = NULL;   /* per file: the last window that opened it */
         struct warmers *w;
         struct eng e;
         uint64_t t0 = now_us();
+        uint32_t budget;
         int r;
 
         if (opt->method >= _ENGINE_METHOD_MAX)
@@ -368,20 +404,45 @@ int engine_run(const struct readset *rs, const struct plan *plan, const struct e
         r = eng_init(&e, rs, plan, opt, &st);
         if (r < 0)
                 return r;
-        raise_fd_limit();
+        budget = fd_budget(opt->max_open_files);
+        mark = calloc(rs->n_files ? rs->n_files : 1, sizeof(*mark));
+        if (!mark) {
+                eng_free(&e);
+                return -ENOMEM;
+        }
 
         /* 1. filesystem metadata, all of it, before anything is opened */
         warm_metadata(&e, &st);
         st.meta_us = now_us() - t0;
-        /* 2. inodes and lookups beside 3. the data, first needed first */
+        /* 2. inodes and lookups beside 3. the data, first needed first: in
+         * windows of at most budget files, each closed before the next */
         w = engine_stopping(&e, &st, true) ? NULL : warmers_start(&e, engine_threads(opt));
-        r = methods[opt->method]->fill(&e, &st);
+        for (size_t i = plan->n_meta; i < plan->n_reads && r >= 0 && !st.stopped;) {
+                uint32_t distinct = 0;
+
+                e.from = i;
+                st.windows++;
+                for (; i < plan->n_reads; i++) {
+                        uint32_t f = plan->reads[i].file;
+                        if (mark[f] == st.windows)
+                                continue;
+                        if (distinct == budget)
+                                break;
+                        mark[f] = st.windows;
+                        distinct++;
+                }
+                e.to = i;
+                atomic_store(&e.next, e.from);
+                r = methods[opt->method]->fill(&e, &st);
+                if (i < plan->n_reads)
+                        close_all(&e, true);
+        }
         atomic_store(&e.workers_done, true);
         engine_wake_warmers(&e);
         st.submit_us = now_us() - t0 - st.meta_us;
         warmers_join(w, &st);
         st.elapsed_us = now_us() - t0;
-        close_all(&e);
+        close_all(&e, false);
         eng_free(&e);
         *ret = st;
         return r;

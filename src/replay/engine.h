@@ -26,6 +26,14 @@ struct engine_options {
         bool wait;                /* until the data is resident (else: submit and go) */
         bool skip_cached;         /* ask the page cache first (cachestat, mincore) */
         bool lookups;             /* stat each recorded lookup path */
+        /* Where the engine says why each file was skipped: n_files entries
+         * of enum fs_skip (fs/open.h), FS_SKIP_NONE for one opened or never
+         * tried; NULL: only counted. */
+        uint8_t *skip_reasons;
+        /* Files open at once at most (0: what the open-file limit leaves,
+         * less a reserve); a plan of more files runs in windows of this
+         * many, each closed before the next. */
+        uint32_t max_open_files;
         /* Polled between submissions; returning true stops the replay. */
         bool (*stop)(void *userdata);
         void *stop_userdata;
@@ -38,6 +46,8 @@ struct engine_stats {
         uint64_t files_missing;
         uint64_t files_not_regular;/* symlink, FIFO, device, directory now */
         uint64_t files_error;      /* could not be opened for another reason */
+        uint64_t files_refused;    /* on a pseudo filesystem, or recorded without identity */
+        uint64_t windows;          /* runs of at most max_open_files files (1: all at once) */
         uint64_t reads;            /* requests issued */
         uint64_t bytes;            /* bytes requested */
         uint64_t bytes_cached;     /* skipped: already in the page cache */

@@ -26,7 +26,7 @@ static void *worker_main(void *arg)
         struct worker *w = arg;
         struct eng *e = w->e;
         const struct plan *plan = e->plan;
-        size_t from = plan->n_meta, to = plan->n_reads;
+        size_t from = e->from, to = e->to;
         uint64_t cap = MAX(e->opt->readahead_cap, 4096);
         struct cache_probe probe = { 0, 0 };
 

@@ -135,7 +135,7 @@ static int fill(struct eng *e, struct engine_stats *st, bool read)
         r = ring_init(&q, e->opt, read);
         if (r < 0)
                 return r;
-        for (size_t i = plan->n_meta; i < plan->n_reads && r >= 0; i++) {
+        for (size_t i = e->from; i < e->to && r >= 0; i++) {
                 const struct plan_read *pr = &plan->reads[i];
                 int fd;
 
@@ -156,7 +156,7 @@ static int fill(struct eng *e, struct engine_stats *st, bool read)
         if (r < 0)
                 return r;
         if (e->opt->wait && !st->stopped)
-                for (size_t i = plan->n_meta; i < plan->n_reads; i++) {
+                for (size_t i = e->from; i < e->to; i++) {
                         unsigned char state = atomic_load(&e->issued[i]);
                         int fd = engine_fd(e, plan->reads[i].file);
                         if (state != READ_FOUND_CACHED && fd >= 0)

@@ -418,5 +418,5 @@ int report_svg_write(const char *path, const struct readset *rs, const struct re
         struct svg_job j = { rs, r };
 
         /* written beside the target and renamed: never half a picture */
-        return write_file_atomic(path, write_svg_job, &j);
+        return write_file_atomic(path, 0644, write_svg_job, &j);
 }

@@ -35,8 +35,6 @@ static void write_escaped(FILE *f, const char *s)
                         fputc(c, f);
                         p++;
                 } else {
-                        /* Pass valid UTF-8 through; escape stray bytes as U+00XX so
-                         * the output stays valid JSON. */
                         /* Pass well-formed UTF-8 through (no overlong forms, no
                          * surrogates, nothing above U+10FFFF); escape any other
                          * byte as U+00XX so that the output stays valid JSON. */

@@ -175,7 +175,7 @@ int write_file_at(int dirfd, const char *path, const char *s)
 
 int write_file(const char *path, const char *s) { return write_file_at(AT_FDCWD, path, s); }
 
-int write_file_atomic(const char *path, int (*write_fn)(FILE *f, void *userdata), void *userdata)
+int write_file_atomic(const char *path, mode_t mode, int (*write_fn)(FILE *f, void *userdata), void *userdata)
 {
         _cleanup_free_ char *tmp = NULL;
         FILE *f;
@@ -200,7 +200,7 @@ int write_file_atomic(const char *path, int (*write_fn)(FILE *f, void *userdata)
                 e = -errno;     /* a full disk says so */
         if (ferror(f) && e >= 0)
                 e = -EIO;
-        if ((fchmod(fd, 0644) < 0 || fsync(fd) < 0) && e >= 0)
+        if ((fchmod(fd, mode) < 0 || fsync(fd) < 0) && e >= 0)
                 e = -errno;
         if (fclose(f) != 0 && e >= 0)
                 e = -errno;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -84,7 +85,7 @@ int write_file_at(int dirfd, const char *path, const char *s);
  * file beside it ("PATH.tmp.XXXXXX", mode 0644), which is synced and
  * renamed over path; on any error nothing is left.  write_fn returns 0 or
  * -errno. */
-int write_file_atomic(const char *path, int (*write_fn)(FILE *f, void *userdata), void *userdata);
+int write_file_atomic(const char *path, mode_t mode, int (*write_fn)(FILE *f, void *userdata), void *userdata);
 
 /* sync, then drop the page, dentry and inode caches (root). */
 int drop_caches(void);

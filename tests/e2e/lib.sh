@@ -104,7 +104,13 @@ wait_until() {   # seconds condition
         done
 }
 
-TMP=$(mktemp -d /tmp/readset-e2e.XXXXXX)
+# As root, readset reads read sets and profiles only where root alone can
+# change them (docs/SECURITY.md): not below /tmp, which anyone can write.
+if [ "$(id -u)" = 0 ]; then
+        TMP=$(mktemp -d /var/lib/readset-e2e.XXXXXX)
+else
+        TMP=$(mktemp -d "${TMPDIR:-/tmp}/readset-e2e.XXXXXX")
+fi
 # saved probe profiles change plans: only those a test saves itself count
 export READSET_CACHE_DIR="$TMP/cache"
 MNT=

@@ -2,8 +2,9 @@
 # show refuses damaged, foreign, future and odd files with one clear line
 # and exit 1, never a crash or a hang.
 . "$(dirname "$0")/lib.sh"
-CORPUS=${SRCDIR:?}/tests/fuzz/corpus/format
-GOOD=$CORPUS/fixture.readset
+# (copied where root trusts read sets: a checkout may be below /tmp)
+cp -r "${SRCDIR:?}/tests/fixtures/readsets" "$TMP/readsets"
+GOOD=$TMP/readsets/fixture.readset
 
 expect_error() {   # pattern file
         rc=0

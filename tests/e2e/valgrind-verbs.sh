@@ -5,9 +5,11 @@
 . "$(dirname "$0")/lib.sh"
 command -v valgrind >/dev/null || skip "needs valgrind"
 FIX=${SRCDIR:?}/tests/fixtures
+# (copied where root trusts read sets: a checkout may be below /tmp)
+cp -r "$FIX/readsets" "$TMP/readsets"
 vg="valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite"
 
-for f in "$SRCDIR"/tests/fuzz/corpus/format/*; do
+for f in "$TMP"/readsets/*; do
         rc=0; $vg "$READSET" show --json "$f" >/dev/null 2>"$TMP/err" || rc=$?
         [ "$rc" = 0 ] || [ "$rc" = 1 ] || { cat "$TMP/err"; fail "show $f exited $rc"; }
 done
@@ -24,7 +26,7 @@ done
 $vg "$READSET" report --no-probe --json "$TMP/x.readset" >/dev/null 2>"$TMP/err" || { cat "$TMP/err"; fail "report --json"; }
 $vg "$READSET" replay --dry-run --json "$TMP/x.readset" >/dev/null 2>"$TMP/err" || { cat "$TMP/err"; fail "replay --dry-run"; }
 # layout's dry run (read-only): hostile read sets, and one naming real files
-for f in "$SRCDIR"/tests/fuzz/corpus/format/*; do
+for f in "$TMP"/readsets/*; do
         rc=0; $vg "$READSET" layout --dry-run --json --profile hdd "$f" >/dev/null 2>"$TMP/err" || rc=$?
         [ "$rc" = 0 ] || [ "$rc" = 1 ] || { cat "$TMP/err"; fail "layout --dry-run $f exited $rc"; }
 done

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Runs the fuzz target over every file of a corpus directory, plus every
- * truncation and a few thousand mutations of each, without libFuzzer. */
+ * truncation and a few thousand mutations of each, without libFuzzer; then
+ * over every finding libFuzzer kept for this target (FOUND-DIR/PREFIX*),
+ * which stay there as regression inputs once fixed. */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,15 +12,52 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+static unsigned replay_found(const char *dir, const char *prefix)
+{
+        DIR *d = opendir(dir);
+        struct dirent *de;
+        unsigned n = 0;
+
+        if (!d)
+                return 0;
+        while ((de = readdir(d))) {
+                char path[4096];
+                uint8_t *buf;
+                size_t len;
+                FILE *f;
+
+                if (strncmp(de->d_name, prefix, strlen(prefix)) != 0)
+                        continue;
+                snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+                f = fopen(path, "rb");
+                if (!f)
+                        continue;
+                buf = malloc(1 << 20);
+                len = buf ? fread(buf, 1, 1 << 20, f) : 0;
+                fclose(f);
+                if (buf)
+                        LLVMFuzzerTestOneInput(buf, len);
+                free(buf);
+                n++;
+        }
+        closedir(d);
+        return n;
+}
+
 int main(int argc, char **argv)
 {
         DIR *d;
         struct dirent *de;
         unsigned files = 0, runs = 0, seed = 1;
 
-        if (argc != 2) {
-                fprintf(stderr, "usage: %s CORPUS-DIR\n", argv[0]);
+        if (argc != 2 && argc != 4) {
+                fprintf(stderr, "usage: %s CORPUS-DIR [FOUND-DIR PREFIX]\n", argv[0]);
                 return 2;
+        }
+        if (argc == 4) {
+                unsigned found = replay_found(argv[2], argv[3]);
+                if (found)
+                        printf("%u findings replayed, no crash\n", found);
         }
         d = opendir(argv[1]);
         if (!d) {

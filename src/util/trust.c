@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: MIT */
+#include "util/trust.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/util.h"
+#include "util/banned.h"
+
+static bool allow_untrusted;
+static __thread char last_refusal[512];
+
+const char *trust_last_refusal(void) { return last_refusal; }
+
+static int refused(int r, const char *why)
+{
+        if (r < 0 && why[0])
+                snprintf(last_refusal, sizeof(last_refusal), "%s", why);
+        return r;
+}
+
+void trust_allow_untrusted(void) { allow_untrusted = true; }
+
+bool trust_enforced(void) { return geteuid() == 0 && !allow_untrusted; }
+
+uid_t trust_invoking_uid(void)
+{
+        const char *s = getenv("SUDO_UID");
+        uint64_t v;
+
+        if (getuid() != 0)
+                return getuid();
+        if (s && parse_u64(s, &v) == 0 && v > 0 && v < (uid_t)-1)
+                return (uid_t)v;
+        return (uid_t)-1;
+}
+
+static const char *kind_of(mode_t m)
+{
+        return S_ISDIR(m) ? "a directory" : S_ISLNK(m) ? "a symbolic link" : S_ISFIFO(m) ? "a FIFO" :
+               S_ISSOCK(m) ? "a socket" : S_ISCHR(m) ? "a character device" :
+               S_ISBLK(m) ? "a block device" : "of an unknown type";
+}
+
+/* One file or directory of the path: owned by root or the invoking user,
+ * and writable by no one else (group and others: no write bit). */
+static int check_one(const struct stat *st, const char *what, const char *name, char *why, size_t why_len)
+{
+        uid_t me = trust_invoking_uid();
+
+        if (st->st_uid != 0 && st->st_uid != me) {
+                snprintf(why, why_len, "%s '%s' is owned by uid %u, neither root nor %s", what, name,
+                         (unsigned)st->st_uid, me == (uid_t)-1 ? "the invoking user" : "you");
+                return -EPERM;
+        }
+        if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+                snprintf(why, why_len, "%s '%s' can be written by %s (mode %04o)", what, name,
+                         st->st_mode & S_IWOTH ? "anyone" : "its group", (unsigned)(st->st_mode & 07777));
+                return -EPERM;
+        }
+        return 0;
+}
+
+/* From the directory dirfd (its name: dir) up to the root, every directory
+ * through "..": the real directories, whatever symbolic links led there. */
+static int check_up(int dirfd, const char *dir, char *why, size_t why_len)
+{
+        char name[PATH_MAX];
+        struct stat root, st;
+        int fd = dup(dirfd);
+
+        if (fd < 0)
+                return -errno;
+        if (stat("/", &root) < 0) {
+                close(fd);
+                return -errno;
+        }
+        snprintf(name, sizeof(name), "%s", dir);
+        for (unsigned depth = 0; depth < 4096; depth++) {
+                int up, r;
+
+                if (fstat(fd, &st) < 0) {
+                        r = -errno;
+                        close(fd);
+                        return r;
+                }
+                r = check_one(&st, "directory", name, why, why_len);
+                if (r < 0 || (st.st_dev == root.st_dev && st.st_ino == root.st_ino)) {
+                        close(fd);
+                        return r;
+                }
+                up = openat(fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                close(fd);
+                if (up < 0)
+                        return -errno;
+                fd = up;
+                /* the name said is the one the user will recognise */
+                {
+                        char link[64], real[PATH_MAX];
+                        ssize_t n;
+                        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+                        n = readlink(link, real, sizeof(real) - 1);
+                        if (n > 0) {
+                                real[n] = 0;
+                                snprintf(name, sizeof(name), "%s", real);
+                        } else
+                                snprintf(name, sizeof(name), "%s/..", dir);
+                }
+        }
+        close(fd);
+        return -ELOOP;
+}
+
+/* The directory part of path, opened O_PATH (following links: it is the
+ * real directory that is checked), and the last component. */
+static int open_parent(const char *path, const char **ret_base)
+{
+        const char *slash = strrchr(path, '/');
+        char dir[PATH_MAX];
+        int fd;
+
+        if (!slash) {
+                *ret_base = path;
+                return open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        }
+        if ((size_t)(slash - path) >= sizeof(dir))
+                return -ENAMETOOLONG;
+        if (slash == path)
+                snprintf(dir, sizeof(dir), "/");
+        else
+                snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+        *ret_base = slash + 1;
+        fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        return fd < 0 ? -errno : fd;
+}
+
+/* Reopen what an O_PATH descriptor names, the very inode, for reading. */
+static int reopen(int pathfd, int flags)
+{
+        char p[64];
+
+        snprintf(p, sizeof(p), "/proc/self/fd/%d", pathfd);
+        return open(p, flags);
+}
+
+static int open_file_impl(const char *path, bool check_owner, char *why, size_t why_len)
+{
+        _cleanup_close_ int dirfd = -1, pfd = -1;
+        const char *base;
+        struct stat st;
+        int fd;
+
+        why[0] = 0;
+        dirfd = open_parent(path, &base);
+        if (dirfd < 0)
+                return dirfd;
+        if (!*base) {
+                snprintf(why, why_len, "not a regular file (a directory)");
+                return -EISDIR;
+        }
+        /* the last component, a symbolic link followed, but its target
+         * checked as what it is, and where it really is */
+        pfd = openat(dirfd, base, O_PATH | O_CLOEXEC);
+        if (pfd < 0)
+                return -errno;
+        if (fstat(pfd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode)) {
+                snprintf(why, why_len, "not a regular file (%s)", kind_of(st.st_mode));
+                return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+        }
+        if (check_owner && trust_enforced()) {
+                char link[64], real[PATH_MAX];
+                ssize_t n;
+                int r;
+
+                r = check_one(&st, "file", path, why, why_len);
+                if (r < 0)
+                        return r;
+                /* the directory it really is in, which must hold it still */
+                snprintf(link, sizeof(link), "/proc/self/fd/%d", pfd);
+                n = readlink(link, real, sizeof(real) - 1);
+                if (n > 0 && real[0] == '/') {
+                        _cleanup_close_ int rdir = -1;
+                        const char *rbase;
+                        struct stat again;
+
+                        real[n] = 0;
+                        rdir = open_parent(real, &rbase);
+                        if (rdir < 0)
+                                return rdir;
+                        if (fstatat(rdir, rbase, &again, AT_SYMLINK_NOFOLLOW) < 0 || again.st_dev != st.st_dev ||
+                            again.st_ino != st.st_ino) {
+                                snprintf(why, why_len, "'%s' moved while it was checked", path);
+                                return -EPERM;
+                        }
+                        *strrchr(real, '/') = 0;
+                        r = check_up(rdir, real[0] ? real : "/", why, why_len);
+                } else
+                        r = check_up(dirfd, path, why, why_len);
+                if (r < 0)
+                        return r;
+        }
+        fd = reopen(pfd, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0 && (errno == ENOENT || errno == ENOTDIR)) {
+                /* no /proc: by name, without following, and the same inode */
+                struct stat now;
+                fd = openat(dirfd, base, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
+                if (fd >= 0 && (fstat(fd, &now) < 0 || now.st_dev != st.st_dev || now.st_ino != st.st_ino)) {
+                        close(fd);
+                        snprintf(why, why_len, "'%s' changed while it was opened", path);
+                        return -EPERM;
+                }
+        }
+        return fd < 0 ? -errno : fd;
+}
+
+static int check_dir_impl(const char *path, char *why, size_t why_len)
+{
+        _cleanup_close_ int fd = -1;
+
+        why[0] = 0;
+        fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (!trust_enforced())
+                return 0;
+        return check_up(fd, path, why, why_len);
+}
+
+int trust_open_file(const char *path, char *why, size_t why_len)
+{
+        return refused(open_file_impl(path, true, why, why_len), why);
+}
+
+int trust_open_program_file(const char *path, char *why, size_t why_len)
+{
+        return refused(open_file_impl(path, false, why, why_len), why);
+}
+
+int trust_check_dir(const char *path, char *why, size_t why_len)
+{
+        return refused(check_dir_impl(path, why, why_len), why);
+}
+
+static int read_fd(int fd, char **ret, size_t max);
+
+int trust_read_small_file(const char *path, char **ret, size_t max, char *why, size_t why_len)
+{
+        _cleanup_close_ int fd = trust_open_file(path, why, why_len);
+
+        return fd < 0 ? fd : read_fd(fd, ret, max);
+}
+
+int trust_read_program_file(const char *path, char **ret, size_t max, char *why, size_t why_len)
+{
+        _cleanup_close_ int fd = trust_open_program_file(path, why, why_len);
+
+        return fd < 0 ? fd : read_fd(fd, ret, max);
+}
+
+static int read_fd(int fd, char **ret, size_t max)
+{
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0;
+
+        buf = malloc(max + 1);
+        if (!buf)
+                return -ENOMEM;
+        while (len < max) {
+                ssize_t k = read(fd, buf + len, max - len);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        break;
+                len += (size_t)k;
+        }
+        buf[len] = 0;
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
