@@ -4,8 +4,10 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "record/tracer.h"
 #include "util/log.h"
 #include "util/util.h"
 #include "util/banned.h"
@@ -104,6 +106,10 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < ARRAY_SIZE(verbs); i++) {
                 if (strcmp(verbs[i].name, name) != 0)
                         continue;
+                /* what readsets killed outright left in the kernel (their
+                 * guardians killed too): removed by the next one, any verb */
+                if (geteuid() == 0)
+                        (void)tracer_remove_stale_if_mounted();
                 optind = 0;
                 r = verbs[i].fn(argc - 1, argv + 1);
                 return exit_code(name, r);

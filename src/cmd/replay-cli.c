@@ -218,11 +218,15 @@ void print_replay_stats(const struct engine_stats *st, const struct plan *plan, 
                 json_u64(&j, "bytes_not_resident", st->bytes_missing);
                 json_u64(&j, "lookups", st->lookups);
                 json_bool(&j, "stopped_early", st->stopped);
+                if (st->fell_back)
+                        json_string(&j, "io_uring_unavailable", st->fell_back);
                 json_skipped(&j, a, rs);
                 json_object_close(&j);
                 json_end(&j);
                 return;
         }
+        if (st->fell_back)
+                log_warning("io_uring is unavailable: %s; replayed with readahead(2)", st->fell_back);
         log_info("replayed %s in %" PRIu64 " requests from %" PRIu64 " files in %.1f ms; %s already cached; %" PRIu64
                  " lookups", format_bytes(st->bytes, b1), st->reads, st->files_opened, st->elapsed_us / 1e3,
                  format_bytes(st->bytes_cached, b2), st->lookups);

@@ -79,6 +79,14 @@ int probe_target(const char *target, const struct probe_options *o, struct probe
                         return fail(f, "probe", -ENOENT, "no reads can be timed there, and no files under it to open");
         }
         if (ret->have_reads) {
+                const char *why = NULL;
+                r = io_uring_usable(&why);
+                if (r < 0) {
+                        /* said, not guessed at: the queue depths are its requests */
+                        snprintf(ret->why_uring, sizeof(ret->why_uring), "io_uring, which times the reads at "
+                                 "each queue depth, is unavailable: %s", why);
+                        return fail(f, "time reads on", r, ret->why_uring);
+                }
                 r = probe_run(direct, buffered, region, o->seconds, &ret->res);
                 if (r < 0)
                         return fail(f, "time reads on", r, NULL);

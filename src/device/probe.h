@@ -64,6 +64,7 @@ struct probe_report {
         const char *target;
         const char *kind;          /* "block device", "scratch file" or "metadata only" */
         char device_id[1024];      /* device_identity() of what was measured; "" when nothing tells */
+        char why_uring[256];       /* a failure's text, when io_uring is what is missing */
         bool have_reads;           /* res was measured */
         struct probe_result res;
         bool have_meta;            /* meta was measured (a directory) */

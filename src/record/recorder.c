@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,6 +30,7 @@ struct recorder {
         struct paths *paths;
         struct rs_builder *builder;
         int guardian;              /* our end of the guardian's pipe, -1 without one */
+        int reaper;                /* our end of the reaper's pipe, -1 without one */
         int wake;                  /* eventfd: tells the drain thread to stop */
         atomic_bool stopping;      /* ... and so does this, should writing to it fail */
         pthread_t thread;
@@ -82,6 +84,48 @@ static void guardian_close_others(const char *instance, int keep)
                 close((int)fd);
         }
         closedir(d);
+}
+
+/* A process forked before anything is made in the kernel, holding nothing
+ * but its pipe: when readset is gone (its end of the pipe closed, SIGKILL
+ * included), it removes every readset tracefs instance whose owner is dead
+ * and that no guardian holds.  It covers the milliseconds between the
+ * instance's mkdir and the guardian's fork, where a SIGKILL used to leave
+ * an instance (and its ring buffer) behind until the next recording.
+ * Forked twice, so that init, not readset, reaps it. */
+static int start_reaper(struct recorder *r)
+{
+        int p[2], status;
+        pid_t pid;
+
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return -errno;
+        pid = fork();
+        if (pid < 0) {
+                int e = -errno;
+                close(p[0]);
+                close(p[1]);
+                return e;
+        }
+        if (pid == 0) {
+                char c;
+
+                block_all_signals();
+                close(p[1]);
+                setsid();
+                guardian_close_others(NULL, p[0]);
+                if (fork() != 0)
+                        _exit(0);
+                while (read(p[0], &c, 1) < 0 && errno == EINTR)
+                        ;
+                tracer_remove_stale();
+                _exit(0);
+        }
+        close(p[0]);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        r->reaper = p[1];
+        return 0;
 }
 
 /* A process forked once the tracefs instance and the BPF programs exist,
@@ -199,12 +243,16 @@ int recorder_open(const struct recorder_options *o, struct recorder **ret, const
         if (!r)
                 return -ENOMEM;
         r->opt = *o;
-        r->guardian = r->wake = -1;
+        r->guardian = r->wake = r->reaper = -1;
         *ret_what = "tracefs";
         e = tracer_tracefs_root(&root);       /* mounts tracefs if needed, before anything looks for it */
         if (e < 0)
                 goto fail;
         tracer_remove_stale();
+        *ret_what = "the reaper (fork)";
+        e = start_reaper(r);
+        if (e < 0)
+                goto fail;
         *ret_what = "the recorder";
         r->builder = builder_new();
         r->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -399,6 +447,8 @@ void recorder_free(struct recorder *r)
         builder_free(r->builder);
         if (r->wake >= 0)
                 close(r->wake);
+        if (r->reaper >= 0)
+                close(r->reaper);
         free(r);
 }
 

@@ -87,16 +87,32 @@ static bool instance_locked(const char *dir)
         return flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
 }
 
+static int remove_stale_in(const char *root);
+
 int tracer_remove_stale(void)
 {
         const char *root;
+
+        return tracer_tracefs_root(&root) < 0 ? 0 : remove_stale_in(root);
+}
+
+int tracer_remove_stale_if_mounted(void)
+{
+        static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+
+        for (size_t i = 0; i < ARRAY_SIZE(roots); i++)
+                if (is_tracefs(roots[i]))
+                        return remove_stale_in(roots[i]);
+        return 0;
+}
+
+static int remove_stale_in(const char *root)
+{
         char path[PATH_MAX];
         DIR *d;
         struct dirent *de;
         int n = 0;
 
-        if (tracer_tracefs_root(&root) < 0)
-                return 0;
         snprintf(path, sizeof(path), "%s/instances", root);
         d = opendir(path);
         if (!d)

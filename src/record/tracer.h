@@ -40,6 +40,10 @@ void tracer_forget(struct tracer *t);
 /* Remove instances left behind by readset processes that no longer exist
  * (killed with SIGKILL).  Returns how many were removed. */
 int tracer_remove_stale(void);
+/* The same where tracefs is mounted already (never mounting it): what every
+ * verb does first as root, so that nothing a killed readset left outlives
+ * the next readset of any verb. */
+int tracer_remove_stale_if_mounted(void);
 
 /* Find (mounting it if needed) the tracefs root.  Returns a static string. */
 int tracer_tracefs_root(const char **ret);

@@ -396,6 +396,7 @@ int engine_run(const struct readset *rs, const struct plan *plan, const struct e
         struct warmers *w;
         struct eng e;
         uint64_t t0 = now_us();
+        enum engine_method method;
         uint32_t budget;
         int r;
 
@@ -404,6 +405,11 @@ int engine_run(const struct readset *rs, const struct plan *plan, const struct e
         r = eng_init(&e, rs, plan, opt, &st);
         if (r < 0)
                 return r;
+        /* io_uring unavailable (disabled by sysctl, a seccomp filter): the
+         * readahead(2) method, said in st.fell_back, rather than nothing */
+        method = opt->method;
+        if (method != ENGINE_READAHEAD && io_uring_usable(&st.fell_back) < 0)
+                method = ENGINE_READAHEAD;
         budget = fd_budget(opt->max_open_files);
         mark = calloc(rs->n_files ? rs->n_files : 1, sizeof(*mark));
         if (!mark) {
@@ -433,7 +439,7 @@ int engine_run(const struct readset *rs, const struct plan *plan, const struct e
                 }
                 e.to = i;
                 atomic_store(&e.next, e.from);
-                r = methods[opt->method]->fill(&e, &st);
+                r = methods[method]->fill(&e, &st);
                 if (i < plan->n_reads)
                         close_all(&e, true);
         }

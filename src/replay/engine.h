@@ -57,6 +57,7 @@ struct engine_stats {
         uint64_t elapsed_us;
         uint64_t meta_us, submit_us;  /* phases: metadata; data (with lookups beside) */
         bool stopped;              /* stop() ended it early */
+        const char *fell_back;     /* why io_uring could not be used (readahead(2) was), or NULL */
 };
 
 void engine_options_default(struct engine_options *o);

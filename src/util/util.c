@@ -2,6 +2,7 @@
 #include "util/util.h"
 
 #include <fcntl.h>
+#include <liburing.h>
 #include <sys/stat.h>
 #include <inttypes.h>
 #include <time.h>
@@ -209,6 +210,32 @@ int write_file_atomic(const char *path, mode_t mode, int (*write_fn)(FILE *f, vo
         if (e < 0)
                 unlink(tmp);
         return e;
+}
+
+int io_uring_usable(const char **why)
+{
+        struct io_uring ring;
+        _cleanup_free_ char *s = NULL;
+        uint64_t disabled = 0;
+        int r = io_uring_queue_init(1, &ring, 0);
+
+        if (r >= 0) {
+                io_uring_queue_exit(&ring);
+                *why = NULL;
+                return 0;
+        }
+        if (read_small_file("/proc/sys/kernel/io_uring_disabled", &s, 16) >= 0)
+                s[strcspn(s, "\n")] = 0, (void)parse_u64(s, &disabled);
+        if (disabled)
+                *why = disabled == 2 ? "disabled for everyone (sysctl kernel.io_uring_disabled = 2)" :
+                                      "disabled outside the io_uring_group (sysctl kernel.io_uring_disabled = 1)";
+        else if (r == -ENOSYS)
+                *why = "not in this kernel";
+        else if (r == -EPERM)
+                *why = "not permitted here (a seccomp filter or a container's policy)";
+        else
+                *why = strerror(-r);
+        return r;
 }
 
 int drop_caches(void)

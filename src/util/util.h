@@ -89,3 +89,8 @@ int write_file_atomic(const char *path, mode_t mode, int (*write_fn)(FILE *f, vo
 
 /* sync, then drop the page, dentry and inode caches (root). */
 int drop_caches(void);
+
+/* Can this process set up an io_uring?  0, or -errno with why saying what
+ * stands in the way (kernel.io_uring_disabled, a seccomp filter, an old
+ * kernel), as a phrase to put after "io_uring is unavailable: ". */
+int io_uring_usable(const char **why);
