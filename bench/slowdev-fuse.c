@@ -22,7 +22,9 @@
  * (shortest access time first, what NCQ firmware does), so that the order
  * of requests matters as on the real device.
  *
- * SIGUSR1 turns the delays off, SIGUSR2 back on (bench/slowdev fast|slow).
+ * SIGUSR1 turns the delays off, SIGUSR2 back on (bench/slowdev fast|slow);
+ * SIGURG stalls the share: every request waits until the next signal, as
+ * on a share whose server is gone (bench/slowdev stall).
  * In disk mode, MOUNTPOINT/stats gives the request counters and
  * MOUNTPOINT/control takes "slow", "zero", "warm" or "overhead_us=N": the
  * cost of the kernel, FUSE and loop path and of the emulator's own queue
@@ -174,7 +176,7 @@ static double model_service_us(const struct model *m, struct head *h, uint64_t o
  * calibration (the whole path, a fixed ZERO_MODE_US for the model); warming
  * up (every read held 20 ms, none queued, so that the daemon starts the
  * threads a deep queue needs). */
-enum mode { MODE_SLOW, MODE_FAST, MODE_ZERO, MODE_WARM };
+enum mode { MODE_SLOW, MODE_FAST, MODE_ZERO, MODE_WARM, MODE_STALL };
 static _Atomic enum mode mode = MODE_SLOW;
 #define ZERO_MODE_US 200.0
 
@@ -289,7 +291,7 @@ static int cmp_double(const void *a, const void *b)
 
 static void on_signal(int sig)
 {
-        atomic_store(&mode, sig == SIGUSR2 ? MODE_SLOW : MODE_FAST);
+        atomic_store(&mode, sig == SIGUSR2 ? MODE_SLOW : sig == SIGURG ? MODE_STALL : MODE_FAST);
 }
 
 /* ---- disk mode ---------------------------------------------------------- */
@@ -567,7 +569,13 @@ static const struct fuse_operations disk_ops = {
 /* One round trip, plus the payload's time on the link (transfers share it). */
 static void share_delay(uint64_t payload)
 {
-        double t = mono_us(), done;
+        double t, done;
+        /* a server gone: nothing answers until it is back */
+        while (atomic_load(&mode) == MODE_STALL) {
+                struct timespec ts = { 0, 10 * 1000 * 1000 };
+                nanosleep(&ts, NULL);
+        }
+        t = mono_us();
         if (atomic_load(&mode) == MODE_FAST)
                 return;
         done = t + share.rtt_us;
@@ -866,6 +874,7 @@ int main(int argc, char **argv)
 
         signal(SIGUSR1, on_signal);
         signal(SIGUSR2, on_signal);
+        signal(SIGURG, on_signal);
         prctl(PR_SET_TIMERSLACK, 1UL);  /* wake up on time: the models are in microseconds */
         cpu_set_t cpus;         /* the CPUs this daemon may run on (a cpuset may allow fewer) */
         ncpus = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) > 0 ? CPU_COUNT(&cpus) : 1;

@@ -34,6 +34,7 @@ struct replay_args {
 };
 
 #define REPLAY_OPT_ALL_LOOKUPS 0x100
+#define REPLAY_OPT_MAX_EVICT 0x101
 /* --allow-untrusted, of every verb that reads a read set or a profile */
 #define CMD_OPT_ALLOW_UNTRUSTED 0x200
 #define TRUST_LONG_OPTION { "allow-untrusted", no_argument, NULL, CMD_OPT_ALLOW_UNTRUSTED }
@@ -46,6 +47,7 @@ struct replay_args {
         { "all-lookups", no_argument, NULL, REPLAY_OPT_ALL_LOOKUPS }, \
         { "device", required_argument, NULL, 'D' }, \
         { "verbose", no_argument, NULL, 'v' }, \
+        { "max-evict", required_argument, NULL, REPLAY_OPT_MAX_EVICT }, \
         TRUST_LONG_OPTION
 
 void replay_args_init(struct replay_args *a);

@@ -111,6 +111,11 @@ int replay_args_parse(struct replay_args *a, int c, const char *arg, const char 
         case 'v':
                 a->verbose = true;
                 return 1;
+        case REPLAY_OPT_MAX_EVICT:
+                if (parse_u64(arg, &v) < 0 || v > 100)
+                        return log_usage(verb, "invalid --max-evict '%s' (a percentage, 0..100)", arg);
+                a->policy.max_evict_percent = (uint32_t)v;
+                return 1;
         case CMD_OPT_ALLOW_UNTRUSTED:
                 trust_allow_untrusted();
                 return 1;
@@ -241,7 +246,8 @@ void print_replay_stats(const struct engine_stats *st, const struct plan *plan, 
         if (a->verbose)
                 say_skipped(a, rs);
         if (plan->bytes_cut)
-                log_info("left out %s over the memory budget", format_bytes(plan->bytes_cut, b1));
+                log_info("left out %s over the memory budget (free memory and --max-evict %u%% of what others "
+                         "cache)", format_bytes(plan->bytes_cut, b1), a->policy.max_evict_percent);
         if (st->bytes_missing)
                 log_info("%s not resident after replay (memory pressure?)", format_bytes(st->bytes_missing, b1));
 }

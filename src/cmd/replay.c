@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* readset replay: warm the page cache with a read set. */
+#include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
 
 #include "cmd/cmd.h"
 #include "util/child.h"
@@ -24,6 +27,8 @@ static void replay_help(void)
                "  -Q, --queue-depth N   requests in flight, read and fadvise (default 32)\n"
                "  -T, --threads N       readahead submitters (default: 4 per CPU, at most 16; 2\n"
                "                        on a rotational device)\n"
+               "      --max-evict PCT   displace at most PCT%% of what other programs cache\n"
+               "                        (default " STRINGIFY(REPLAY_DEFAULT_EVICT_PERCENT) ")\n"
                "      --max-bytes SIZE  replay at most SIZE bytes (K, M, G suffixes); the\n"
                "                        budget is also capped so that MemAvailable stays\n"
                "                        above 10%% of RAM\n"
@@ -38,6 +43,8 @@ static void replay_help(void)
                "                        kept for the device, else sysfs's settings)\n"
                "      --background      return at once; the replay continues detached\n"
                "      --no-wait         return once every read is submitted, not resident\n"
+               "      --timeout SECONDS stop after SECONDS, even if a read has not returned\n"
+               "                        (a share whose server is slow or gone)\n"
                "  -n, --dry-run         plan only: print what would be read\n"
                "  -j, --json            the plan (--dry-run) or the statistics as JSON on stdout\n"
                "  -q, --quiet           no summary\n"
@@ -52,6 +59,7 @@ int cmd_replay(int argc, char **argv)
                 { "all-ranges", no_argument, NULL, 'A' },
                 { "background", no_argument, NULL, 'b' },
                 { "no-wait", no_argument, NULL, 'W' },
+                { "timeout", required_argument, NULL, 't' },
                 { "dry-run", no_argument, NULL, 'n' },
                 { "json", no_argument, NULL, 'j' },
                 { "quiet", no_argument, NULL, 'q' },
@@ -65,7 +73,7 @@ int cmd_replay(int argc, char **argv)
         struct engine_stats st = { 0 };
         struct device_profile dev;
         bool arg_json = false, arg_quiet = false, arg_background = false, arg_dry = false, parent = false;
-        uint64_t t_start;
+        uint64_t t_start, timeout_s = 0;
         int c, r;
 
         replay_args_init(&a);
@@ -79,6 +87,10 @@ int cmd_replay(int argc, char **argv)
                 case 'A': a.policy.all_ranges = true; break;
                 case 'b': arg_background = true; break;
                 case 'W': a.engine.wait = false; break;
+                case 't':
+                        if (parse_u64(optarg, &timeout_s) < 0 || timeout_s < 1 || timeout_s > 86400)
+                                return log_usage("replay", "invalid --timeout '%s' (1..86400 seconds)", optarg);
+                        break;
                 case 'n': arg_dry = true; break;
                 case 'j': arg_json = true; break;
                 case 'q': arg_quiet = true; break;
@@ -111,7 +123,19 @@ int cmd_replay(int argc, char **argv)
         }
         if (replay_args_skips(&a, rs) < 0)
                 return log_error("out of memory");
-        r = engine_run(rs, plan, &a.engine, &st);
+        /* a read that does not return (a share's server gone) never keeps
+         * the replay past its deadline: 1 s after it, the replay is left */
+        r = engine_run_bounded(rs, plan, &a.engine, timeout_s ? t_start + timeout_s * 1000000 : 0, NULL, NULL,
+                               1000000, &st);
+        if (r == -ETIMEDOUT) {
+                replay_args_free(&a);
+                if (!arg_background && (!arg_quiet || arg_json))
+                        log_warning("stopped at the deadline (%" PRIu64 " s) with a read that has not returned (a "
+                                    "share whose server is slow or gone?)", timeout_s);
+                if (arg_json && !arg_background)
+                        printf("{\n  \"stopped_early\": true,\n  \"read_not_returned\": true\n}\n");
+                return 0;
+        }
         if (getenv("READSET_DEBUG"))
                 log_info("debug: load+plan+replay %.1f ms, engine %.1f ms (metadata %.1f, data %.1f)",
                          (now_us() - t_start) / 1e3, st.elapsed_us / 1e3, st.meta_us / 1e3, st.submit_us / 1e3);

@@ -49,6 +49,8 @@ static void run_help(void)
                "                          CMD wins\n"
                "  -m, --method M          read, fadvise or readahead (default)\n"
                "  -Q, --queue-depth N     requests in flight (default 32)\n"
+               "      --max-evict PCT     displace at most PCT%% of what other programs cache\n"
+               "                          (default " STRINGIFY(REPLAY_DEFAULT_EVICT_PERCENT) ")\n"
                "      --max-bytes SIZE    replay at most SIZE bytes\n"
                "  -T, --threads N         replay threads (default: 4 per CPU, at most 16; 2 on a\n"
                "                          rotational device)\n"
@@ -161,12 +163,16 @@ int cmd_run(int argc, char **argv)
                 (void)run_decode_and_plan(&ld, &a, arg_auto != NULL, &child, &rs, &plan, &dev);
         if (plan && !child_done(&child)) {
                 replay_args_for_device(&a, &dev);
-                a.engine.stop = command_done;
-                a.engine.stop_userdata = &child;
                 if (replay_args_skips(&a, rs) < 0)
                         log_warning("out of memory: skips are counted, not named");
-                r = engine_run(rs, plan, &a.engine, &st);
-                if (r < 0)
+                /* the command's end stops the replay; one with a read that does
+                 * not return (a share's server gone) is left 1 s later, so that
+                 * run ends when the command does */
+                r = engine_run_bounded(rs, plan, &a.engine, 0, command_done, &child, 1000000, &st);
+                if (r == -ETIMEDOUT)
+                        log_warning("the replay was left with a read that has not returned (a share whose server "
+                                    "is slow or gone?)");
+                else if (r < 0)
                         log_warning_errno(r, "replay failed");
         }
         r = child_wait(&child);

@@ -13,7 +13,7 @@
 
 void replay_options_init(struct replay_options *o)
 {
-        *o = (struct replay_options){ 0 };
+        *o = (struct replay_options){ .max_evict_percent = REPLAY_DEFAULT_EVICT_PERCENT };
 }
 
 int replay_options_set_device(struct replay_options *o, const char *arg)
@@ -62,25 +62,51 @@ int replay_device(const struct readset *rs, const struct replay_options *o, stru
         return 0;
 }
 
-int replay_memory_budget(uint64_t *ret)
+static int meminfo_field(const char *m, const char *name, uint64_t *ret)
+{
+        const char *p = strstr(m, name);
+
+        if (!p || sscanf(p + strlen(name), "%" SCNu64, ret) != 1)
+                return -EIO;
+        *ret *= 1024;
+        return 0;
+}
+
+int replay_meminfo(struct meminfo *ret)
 {
         _cleanup_free_ char *m = NULL;
-        uint64_t total = 0, avail = 0;
-        const char *p;
+        uint64_t active = 0, inactive = 0;
         int r;
 
         r = read_small_file("/proc/meminfo", &m, 16384);
         if (r < 0)
                 return r;
-        p = strstr(m, "MemTotal:");
-        if (!p || sscanf(p + 9, "%" SCNu64, &total) != 1)
+        if (meminfo_field(m, "MemTotal:", &ret->total) < 0 || meminfo_field(m, "MemFree:", &ret->free) < 0 ||
+            meminfo_field(m, "MemAvailable:", &ret->available) < 0 ||
+            meminfo_field(m, "Active(file):", &active) < 0 || meminfo_field(m, "Inactive(file):", &inactive) < 0)
                 return -EIO;
-        p = strstr(m, "MemAvailable:");
-        if (!p || sscanf(p + 13, "%" SCNu64, &avail) != 1)
-                return -EIO;
-        total *= 1024;
-        avail *= 1024;
-        *ret = avail > total / 10 ? avail - total / 10 : 0;
+        ret->file_cached = active + inactive;
+        return 0;
+}
+
+uint64_t replay_budget_of(const struct meminfo *m, uint32_t evict_percent)
+{
+        uint64_t reserve = m->total / 20, b;
+
+        b = m->free > reserve ? m->free - reserve : 0;
+        b += m->file_cached / 100 * MIN(evict_percent, 100u);
+        /* never more than the kernel says may be had without swapping */
+        return MIN(b, m->available > reserve ? m->available - reserve : 0);
+}
+
+int replay_memory_budget(uint32_t evict_percent, uint64_t *ret)
+{
+        struct meminfo m;
+        int r = replay_meminfo(&m);
+
+        if (r < 0)
+                return r;
+        *ret = replay_budget_of(&m, evict_percent);
         return 0;
 }
 
@@ -138,7 +164,7 @@ int replay_plan(const struct readset *rs, const struct device_profile *dev, cons
         uint64_t budget;
         int r;
 
-        r = replay_memory_budget(&budget);
+        r = replay_memory_budget(o->max_evict_percent, &budget);
         if (r < 0)
                 return r;
         po.max_bytes = budget ? budget : 1;   /* 0 would mean "no limit" */

@@ -17,6 +17,8 @@
 
 struct replay_options {
         uint64_t max_bytes;       /* at most this many bytes (0: the memory budget only) */
+        uint32_t max_evict_percent; /* of what others keep in the page cache, what the replay may
+                                   * displace (REPLAY_DEFAULT_EVICT_PERCENT) */
         bool all_ranges;          /* also the pages the recording only saw read ahead */
         bool all_lookups;         /* every recorded lookup, also on a local file system */
         bool have_device;         /* device was given (--device): planned for, whatever the read set's is */
@@ -40,9 +42,18 @@ void replay_device_for_path(const struct replay_options *o, const char *path, st
 int replay_device(const struct readset *rs, const struct replay_options *o, struct device_profile *ret,
                   struct device_note *note);
 
-/* MemAvailable minus 10% of MemTotal: what a replay may add to the page
- * cache without pushing the system into reclaim.  0 when nothing may. */
-int replay_memory_budget(uint64_t *ret);
+/* What a replay may add to the page cache: the free memory above a reserve
+ * (5% of MemTotal), plus evict_percent of the file pages cached now (what
+ * other programs are using, or used last).  A read set larger than memory
+ * stops there, instead of emptying everyone else's cache.  0 when nothing
+ * may.  bench/evict measured the default. */
+#define REPLAY_DEFAULT_EVICT_PERCENT 25
+struct meminfo {
+        uint64_t total, free, available, file_cached;   /* bytes */
+};
+int replay_meminfo(struct meminfo *ret);
+uint64_t replay_budget_of(const struct meminfo *m, uint32_t evict_percent);
+int replay_memory_budget(uint32_t evict_percent, uint64_t *ret);
 
 /* How many lookups of a directory the plan keeps (planner's lookup_stride):
  * on a share (NFS, SMB, 9p, FUSE...: every lookup a round trip) all of
