@@ -77,12 +77,26 @@ void json_skipped(struct json *j, const struct replay_args *a, const struct read
 /* Say a saved profile that was passed over (n->reason != 0), once per path. */
 void say_device_note(const struct device_note *n);
 
+/* What a replay made and did, for print_replay_stats(). */
+struct replay_result {
+        struct engine_stats st;
+        uint64_t planned, cut;      /* bytes: the plan's, and what its budget left out */
+        bool planned_ok;            /* a plan was made (else: said why; nothing replayed) */
+};
+/* Plan (unless plan is given) and replay rs with a, in a process of its
+ * own (util/bounded.h): what touches the read set's files there, so that a
+ * share whose server is slow or gone never keeps the caller past
+ * deadline_us, nor past give_up() and 1 s.  The skips land in
+ * a->skip_reasons (replay_args_skips()).  -ETIMEDOUT: left running. */
+int replay_bounded(struct replay_args *a, const struct readset *rs, const struct plan *plan, uint64_t deadline_us,
+                   bool (*give_up)(void *userdata), void *userdata, struct replay_result *ret);
+
 /* replay --dry-run: the plan, as text or one JSON object, on stdout. */
 void print_plan(const struct device_profile *dev, const struct plan *plan, const struct engine_options *eo,
                 uint64_t plan_us, bool json);
 /* What a replay did: as text on stderr, or one JSON object on stdout. */
-void print_replay_stats(const struct engine_stats *st, const struct plan *plan, const struct replay_args *a,
-                        const struct readset *rs, bool json);
+void print_replay_stats(const struct replay_result *res, const struct replay_args *a, const struct readset *rs,
+                        bool json);
 
 int cmd_record(int argc, char **argv);
 int cmd_show(int argc, char **argv);

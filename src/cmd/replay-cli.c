@@ -7,6 +7,7 @@
 
 #include "cmd/cmd.h"
 #include "fs/open.h"
+#include "util/bounded.h"
 #include "util/json.h"
 #include "util/trust.h"
 #include "util/util.h"
@@ -77,6 +78,8 @@ int replay_args_parse(struct replay_args *a, int c, const char *arg, const char 
         switch (c) {
         case 'D':
                 r = replay_options_set_device(&a->policy, arg);
+                if (r == -EPERM && trust_last_refusal()[0])
+                        return say_cannot_read(arg, r, trust_last_refusal());
                 if (r < 0)
                         return log_usage(verb, "invalid --device '%s' (rotational, solid or a profile saved by "
                                          "readset probe -o): %s", arg, strerror(-r));
@@ -194,9 +197,85 @@ void print_plan(const struct device_profile *dev, const struct plan *plan, const
         printf("\n");
 }
 
-void print_replay_stats(const struct engine_stats *st, const struct plan *plan, const struct replay_args *a,
-                        const struct readset *rs, bool json)
+struct bounded_job {
+        struct replay_args *a;
+        const struct readset *rs;
+        const struct plan *plan;
+};
+
+struct bounded_out {
+        struct replay_result res;
+        uint8_t skips[];
+};
+
+static bool stop_asked(void *shared) { return bounded_stopping(shared); }
+
+/* In the replay's own process. */
+static int replay_job(void *userdata, void *shared)
 {
+        struct bounded_job *j = userdata;
+        struct bounded_out *out = shared;
+        _cleanup_plan_ struct plan *own = NULL;
+        const struct plan *plan = j->plan;
+        struct device_profile dev;
+
+        if (!plan) {
+                if (replay_args_plan(j->a, j->rs, &dev, &own) < 0)
+                        return 0;       /* said; nothing replayed */
+                replay_args_for_device(j->a, &dev);
+                plan = own;
+        }
+        out->res.planned_ok = true;
+        out->res.planned = plan->bytes;
+        out->res.cut = plan->bytes_cut;
+        j->a->engine.stop = stop_asked;
+        j->a->engine.stop_userdata = shared;
+        j->a->engine.skip_reasons = j->a->skip_reasons ? out->skips : NULL;
+        return engine_run(j->rs, plan, &j->a->engine, &out->res.st);
+}
+
+int replay_bounded(struct replay_args *a, const struct readset *rs, const struct plan *plan, uint64_t deadline_us,
+                   bool (*give_up)(void *userdata), void *userdata, struct replay_result *ret)
+{
+        struct bounded_job j = { a, rs, plan };
+        size_t size = sizeof(struct bounded_out) + (a->skip_reasons ? rs->n_files : 0);
+        struct bounded_out *out;
+        void *shared;
+        int r;
+
+        r = bounded_run(replay_job, &j, size, deadline_us, give_up, userdata, 1000000, &shared);
+        *ret = (struct replay_result){ .st.stopped = true };
+        if (r == -ETIMEDOUT)
+                return r;
+        if (r == -EINTR)
+                return 0;       /* killed by a signal: stopped */
+        if (!shared) {
+                /* no process could be had (r): the replay here, unbounded */
+                _cleanup_plan_ struct plan *own = NULL;
+                struct device_profile dev;
+
+                log_warning_errno(r, "cannot start the replay's process; replaying here");
+                if (!plan) {
+                        if (replay_args_plan(a, rs, &dev, &own) < 0)
+                                return 0;
+                        replay_args_for_device(a, &dev);
+                        plan = own;
+                }
+                *ret = (struct replay_result){ .planned_ok = true, .planned = plan->bytes, .cut = plan->bytes_cut };
+                return engine_run(rs, plan, &a->engine, &ret->st);
+        }
+        out = shared;
+        *ret = out->res;
+        if (a->skip_reasons)
+                memcpy(a->skip_reasons, out->skips, rs->n_files);
+        bounded_free(shared, size);
+        return r;
+}
+
+void print_replay_stats(const struct replay_result *res, const struct replay_args *a, const struct readset *rs,
+                        bool json)
+{
+        const struct engine_stats *st = &res->st;
         char b1[32], b2[32], b3[32];
 
         if (json) {
@@ -215,8 +294,8 @@ void print_replay_stats(const struct engine_stats *st, const struct plan *plan, 
                 json_u64(&j, "files_refused", st->files_refused);
                 json_u64(&j, "open_file_windows", st->windows);
                 json_u64(&j, "reads", st->reads);
-                json_u64(&j, "bytes_planned", plan->bytes);
-                json_u64(&j, "bytes_over_budget", plan->bytes_cut);
+                json_u64(&j, "bytes_planned", res->planned);
+                json_u64(&j, "bytes_over_budget", res->cut);
                 json_u64(&j, "bytes_read", st->bytes);
                 json_u64(&j, "bytes_already_cached", st->bytes_cached);
                 json_u64(&j, "bytes_skipped", st->bytes_skipped);
@@ -245,9 +324,9 @@ void print_replay_stats(const struct engine_stats *st, const struct plan *plan, 
                          a->verbose ? "" : "; -v names them");
         if (a->verbose)
                 say_skipped(a, rs);
-        if (plan->bytes_cut)
+        if (res->cut)
                 log_info("left out %s over the memory budget (free memory and --max-evict %u%% of what others "
-                         "cache)", format_bytes(plan->bytes_cut, b1), a->policy.max_evict_percent);
+                         "cache)", format_bytes(res->cut, b1), a->policy.max_evict_percent);
         if (st->bytes_missing)
                 log_info("%s not resident after replay (memory pressure?)", format_bytes(st->bytes_missing, b1));
 }

@@ -70,7 +70,7 @@ int cmd_replay(int argc, char **argv)
         _cleanup_readset_ struct readset *rs = NULL;
         _cleanup_plan_ struct plan *plan = NULL;
         struct replay_args a;
-        struct engine_stats st = { 0 };
+        struct replay_result res;
         struct device_profile dev;
         bool arg_json = false, arg_quiet = false, arg_background = false, arg_dry = false, parent = false;
         uint64_t t_start, timeout_s = 0;
@@ -104,11 +104,11 @@ int cmd_replay(int argc, char **argv)
         r = cmd_load_readset(argv[optind], &rs);
         if (r < 0)
                 return r;
-        r = replay_args_plan(&a, rs, &dev, &plan);
-        if (r < 0)
-                return r;
-        replay_args_for_device(&a, &dev);
         if (arg_dry) {
+                r = replay_args_plan(&a, rs, &dev, &plan);
+                if (r < 0)
+                        return r;
+                replay_args_for_device(&a, &dev);
                 print_plan(&dev, plan, &a.engine, now_us() - t_start, arg_json);
                 return 0;
         }
@@ -123,10 +123,9 @@ int cmd_replay(int argc, char **argv)
         }
         if (replay_args_skips(&a, rs) < 0)
                 return log_error("out of memory");
-        /* a read that does not return (a share's server gone) never keeps
-         * the replay past its deadline: 1 s after it, the replay is left */
-        r = engine_run_bounded(rs, plan, &a.engine, timeout_s ? t_start + timeout_s * 1000000 : 0, NULL, NULL,
-                               1000000, &st);
+        /* planned and replayed in a process of its own: a share whose
+         * server is slow or gone never keeps replay past its deadline */
+        r = replay_bounded(&a, rs, NULL, timeout_s ? t_start + timeout_s * 1000000 : 0, NULL, NULL, &res);
         if (r == -ETIMEDOUT) {
                 replay_args_free(&a);
                 if (!arg_background && (!arg_quiet || arg_json))
@@ -138,15 +137,18 @@ int cmd_replay(int argc, char **argv)
         }
         if (getenv("READSET_DEBUG"))
                 log_info("debug: load+plan+replay %.1f ms, engine %.1f ms (metadata %.1f, data %.1f)",
-                         (now_us() - t_start) / 1e3, st.elapsed_us / 1e3, st.meta_us / 1e3, st.submit_us / 1e3);
-        if (arg_background || r < 0)
+                         (now_us() - t_start) / 1e3, res.st.elapsed_us / 1e3, res.st.meta_us / 1e3,
+                         res.st.submit_us / 1e3);
+        if (arg_background || r < 0 || !res.planned_ok)
                 replay_args_free(&a);
+        if (!res.planned_ok)
+                return CMD_FAILED;      /* said */
         if (arg_background)     /* nobody to tell */
                 return r < 0 ? CMD_FAILED : 0;
         if (r < 0)
                 return log_errno(r, "replay failed");
         if (!arg_quiet || arg_json)
-                print_replay_stats(&st, plan, &a, rs, arg_json);
+                print_replay_stats(&res, &a, rs, arg_json);
         replay_args_free(&a);
         return 0;
 }

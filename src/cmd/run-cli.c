@@ -13,6 +13,7 @@
 #include "model/compare.h"
 #include "model/format.h"
 #include "model/store.h"
+#include "util/bounded.h"
 #include "util/json.h"
 #include "util/trust.h"
 #include "util/util.h"
@@ -56,6 +57,52 @@ static int unusable(const char *file, int r, const char *why, bool is_auto, bool
         return 0;
 }
 
+struct peek_job {
+        const struct replay_args *a;
+        const char *first;
+};
+
+struct peeked {
+        struct device_profile dev;
+        struct device_note note;
+};
+
+static int peek_job(void *userdata, void *shared)
+{
+        struct peek_job *j = userdata;
+        struct peeked *p = shared;
+
+        replay_device_for_path(&j->a->policy, j->first, &p->dev, &p->note);
+        return 0;
+}
+
+/* The device of the read set's first file, asked in a process of its own:
+ * a share whose server is gone does not keep the command from starting
+ * (2 s at most, then it starts as if the device were solid state). */
+static void peek_device(const struct replay_args *a, const char *first, struct device_profile *ret,
+                        struct device_note *note)
+{
+        struct peek_job j = { a, first };
+        void *shared;
+        int r = bounded_run(peek_job, &j, sizeof(struct peeked), now_us() + 2000000, NULL, NULL, 0, &shared);
+
+        if (r >= 0 && shared) {
+                const struct peeked *p = shared;
+                *ret = p->dev;
+                *note = p->note;
+                bounded_free(shared, sizeof(struct peeked));
+                return;
+        }
+        if (r == -ETIMEDOUT) {
+                log_warning("'%s' did not answer in 2 s (a share whose server is slow or gone?): the command "
+                            "starts first", first);
+                device_profile_solid(ret);
+                note->reason = 0;
+                return;
+        }
+        replay_device_for_path(&a->policy, first, ret, note);   /* no process could be had */
+}
+
 int run_load(const char *file, const struct replay_args *a, bool is_auto, struct run_loaded *ld)
 {
         _cleanup_free_ char *first = NULL;
@@ -79,23 +126,30 @@ int run_load(const char *file, const struct replay_args *a, bool is_auto, struct
          * device most bytes come from, which needs the whole read set
          * decoded; when that one is a disk and the program's is not, the
          * command starts while FIEMAP is asked (a known cost, not measured). */
-        replay_device_for_path(&a->policy, first, &peeked, &note);
+        peek_device(a, first, &peeked, &note);
         say_device_note(&note);
         ld->plan_first = peeked.rotational;
         return 0;
 }
 
-int run_decode_and_plan(struct run_loaded *ld, const struct replay_args *a, bool is_auto, struct child *started,
-                        struct readset **ret_rs, struct plan **ret_plan, struct device_profile *ret_dev)
+int run_decode(struct run_loaded *ld, bool is_auto, bool started, struct readset **ret_rs)
 {
         const char *why = NULL;
         int r = format_decode(ld->buf, ld->len, ret_rs, &why);
 
         free(TAKE_PTR(ld->buf));
         if (r < 0)      /* damage past the header */
-                return unusable(ld->file, r, why, is_auto, started != NULL);
-        if (started && child_done(started))
-                return 0;       /* nothing to replay for: the old read set is kept for comparing */
+                return unusable(ld->file, r, why, is_auto, started);
+        return 0;
+}
+
+int run_decode_and_plan(struct run_loaded *ld, const struct replay_args *a, bool is_auto,
+                        struct readset **ret_rs, struct plan **ret_plan, struct device_profile *ret_dev)
+{
+        int r = run_decode(ld, is_auto, false, ret_rs);
+
+        if (r < 0 || !*ret_rs)
+                return r;
         r = replay_args_plan(a, *ret_rs, ret_dev, ret_plan);
         if (r >= 0)
                 return 0;

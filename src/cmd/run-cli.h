@@ -27,12 +27,13 @@ int run_auto_prepare(const char *dir, char *const *cmd, char **ret);
  * header, find where its data lies.  A read set that cannot be used is
  * refused (CMD_FAILED) or, with --auto, recorded anew (ld->buf NULL). */
 int run_load(const char *file, const struct replay_args *a, bool is_auto, struct run_loaded *ld);
-/* Decode what run_load() kept and plan its replay (*ret_plan NULL when it
- * cannot be planned: said, and the command runs without a replay).
- * started: the command, when it runs already (NULL before); once it is
- * over, nothing is planned (the read set is kept for comparing).  Refused
- * before the start: CMD_FAILED. */
-int run_decode_and_plan(struct run_loaded *ld, const struct replay_args *a, bool is_auto, struct child *started,
+/* Decode what run_load() kept (*ret_rs NULL when it cannot be: said; once
+ * the command started, it runs without a replay).  CMD_FAILED. */
+int run_decode(struct run_loaded *ld, bool is_auto, bool started, struct readset **ret_rs);
+/* The same, then plan its replay, before the command starts (*ret_plan
+ * NULL when it cannot be planned: said, and the command runs without a
+ * replay; refused: CMD_FAILED). */
+int run_decode_and_plan(struct run_loaded *ld, const struct replay_args *a, bool is_auto,
                         struct readset **ret_rs, struct plan **ret_plan, struct device_profile *ret_dev);
 void run_loaded_free(struct run_loaded *ld);
 

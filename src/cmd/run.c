@@ -89,7 +89,7 @@ int cmd_run(int argc, char **argv)
         bool arg_stats = false, arg_json = false;
         uint64_t arg_stale = DEFAULT_STALE_PERCENT, arg_nice = DEFAULT_NICE;
         struct replay_args a;
-        struct engine_stats st = { 0 };
+        struct replay_result res = { .st.stopped = false };
         struct device_profile dev;
         struct child child = { .pid = -1 };
         int c, r, code, exec_errno;
@@ -142,7 +142,7 @@ int cmd_run(int argc, char **argv)
         r = run_load(file, &a, arg_auto != NULL, &ld);
         if (r < 0)
                 return r;
-        if (ld.plan_first && run_decode_and_plan(&ld, &a, arg_auto != NULL, NULL, &rs, &plan, &dev) < 0)
+        if (ld.plan_first && run_decode_and_plan(&ld, &a, arg_auto != NULL, &rs, &plan, &dev) < 0)
                 return CMD_FAILED;
         /* otherwise the command starts first and never waits for the replay */
         r = child_start(&child, cmd, arg_stats || arg_auto);
@@ -159,21 +159,25 @@ int cmd_run(int argc, char **argv)
                 (void)setpriority(PRIO_PROCESS, 0, (int)arg_nice);
         /* (a recording needs the old read set, to tell whether it went
          * stale, even if the command is done already) */
+        /* decoded here (it reads nothing else), planned (unless it was) and
+         * replayed in a process of its own: the files are touched there, so
+         * that a share whose server is slow or gone never keeps run past
+         * the command's end (1 s after it, the replay is left) */
         if (ld.buf && !ld.plan_first && (rr.on || !child_done(&child)))
-                (void)run_decode_and_plan(&ld, &a, arg_auto != NULL, &child, &rs, &plan, &dev);
-        if (plan && !child_done(&child)) {
-                replay_args_for_device(&a, &dev);
+                (void)run_decode(&ld, arg_auto != NULL, true, &rs);
+        if (rs && (plan || !ld.plan_first) && !child_done(&child)) {
+                if (plan)
+                        replay_args_for_device(&a, &dev);
                 if (replay_args_skips(&a, rs) < 0)
                         log_warning("out of memory: skips are counted, not named");
-                /* the command's end stops the replay; one with a read that does
-                 * not return (a share's server gone) is left 1 s later, so that
-                 * run ends when the command does */
-                r = engine_run_bounded(rs, plan, &a.engine, 0, command_done, &child, 1000000, &st);
+                r = replay_bounded(&a, rs, plan, 0, command_done, &child, &res);
                 if (r == -ETIMEDOUT)
                         log_warning("the replay was left with a read that has not returned (a share whose server "
                                     "is slow or gone?)");
                 else if (r < 0)
                         log_warning_errno(r, "replay failed");
+                else if (!res.planned_ok)
+                        log_warning("the command ran without a replay");
         }
         r = child_wait(&child);
         if (r < 0)
@@ -185,7 +189,7 @@ int cmd_run(int argc, char **argv)
          * is gone: they reach nobody), then they stop readset again */
         if (rr.on)
                 run_record_finish(&rr, &child, cmd, !exec_errno, rs, arg_auto ? file : NULL, arg_stale,
-                                  arg_stats ? &st : NULL, arg_json);
+                                  arg_stats ? &res.st : NULL, arg_json);
         if (a.verbose && rs)
                 say_skipped(&a, rs);
         replay_args_free(&a);

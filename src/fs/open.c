@@ -3,49 +3,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/magic.h>
-#include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
 #include "util/mounts.h"
 #include "util/util.h"
 #include "util/banned.h"
-
-#ifndef TRACEFS_MAGIC
-#define TRACEFS_MAGIC 0x74726163
-#endif
-#ifndef BPF_FS_MAGIC
-#define BPF_FS_MAGIC 0xcafe4a11
-#endif
-#ifndef CGROUP2_SUPER_MAGIC
-#define CGROUP2_SUPER_MAGIC 0x63677270
-#endif
-#ifndef NSFS_MAGIC
-#define NSFS_MAGIC 0x6e736673
-#endif
-#ifndef EFIVARFS_MAGIC
-#define EFIVARFS_MAGIC 0xde5e81e4
-#endif
-#ifndef PSTOREFS_MAGIC
-#define PSTOREFS_MAGIC 0x6165676C
-#endif
-#ifndef SECURITYFS_MAGIC
-#define SECURITYFS_MAGIC 0x73636673
-#endif
-#ifndef SELINUX_MAGIC
-#define SELINUX_MAGIC 0xf97cff8c
-#endif
-#ifndef SMACK_MAGIC
-#define SMACK_MAGIC 0x43415d53
-#endif
-#ifndef BINFMTFS_MAGIC
-#define BINFMTFS_MAGIC 0x42494e4d
-#endif
-#define CONFIGFS_MAGIC_ 0x62656570
-#define FUSECTL_MAGIC_ 0x65735543
-#define MQUEUE_MAGIC_ 0x19800202
 
 const char *fs_skip_name(enum fs_skip why)
 {
@@ -68,51 +33,6 @@ bool fs_identity_matches(const struct rs_file *f, const struct stat *s)
         return S_ISREG(s->st_mode) && s->st_dev == f->dev && s->st_ino == f->ino &&
                (!f->size || (uint64_t)s->st_size == f->size) &&
                (!f->mtime_ns || (int64_t)s->st_mtim.tv_sec * 1000000000LL + s->st_mtim.tv_nsec == f->mtime_ns);
-}
-
-/* tmpfs and devtmpfs share a magic: which devices are devtmpfs, from
- * mountinfo, remembered (a replay asks of thousands of files on a few). */
-static bool is_devtmpfs(dev_t dev)
-{
-        static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-        static struct { dev_t dev; bool devtmpfs; } seen[32];
-        static size_t n_seen;
-        struct mounts mt = { 0 };
-        bool found = false, answer = false;
-
-        pthread_mutex_lock(&lock);
-        for (size_t i = 0; i < n_seen; i++)
-                if (seen[i].dev == dev) {
-                        answer = seen[i].devtmpfs;
-                        found = true;
-                        break;
-                }
-        if (!found) {
-                if (mounts_read(&mt) >= 0)
-                        for (size_t i = 0; i < mt.n; i++)
-                                if (mt.m[i].dev == dev && strcmp(mt.m[i].fstype, "devtmpfs") == 0)
-                                        answer = true;
-                mounts_free(&mt);
-                if (n_seen < ARRAY_SIZE(seen))
-                        seen[n_seen++].dev = dev, seen[n_seen - 1].devtmpfs = answer;
-        }
-        pthread_mutex_unlock(&lock);
-        return answer;
-}
-
-bool fs_is_pseudo(long f_type, dev_t dev)
-{
-        switch ((unsigned long)f_type & 0xffffffffUL) {
-        case PROC_SUPER_MAGIC: case SYSFS_MAGIC: case TRACEFS_MAGIC: case DEBUGFS_MAGIC:
-        case CGROUP_SUPER_MAGIC: case CGROUP2_SUPER_MAGIC: case BPF_FS_MAGIC: case SECURITYFS_MAGIC:
-        case PSTOREFS_MAGIC: case EFIVARFS_MAGIC: case CONFIGFS_MAGIC_: case FUSECTL_MAGIC_:
-        case DEVPTS_SUPER_MAGIC: case MQUEUE_MAGIC_: case SELINUX_MAGIC: case SMACK_MAGIC:
-        case BINFMTFS_MAGIC: case NSFS_MAGIC:
-                return true;
-        case TMPFS_MAGIC:
-                return is_devtmpfs(dev);
-        }
-        return false;
 }
 
 static int skip(enum fs_skip why, int err, enum fs_skip *ret_why)
@@ -183,7 +103,7 @@ int fs_open_recorded(const struct rs_file *f, int mode, enum fs_skip *ret_why)
         if (f->kind == RS_FILE_REGULAR) {
                 if (fstatfs(pfd, &sfs) < 0)
                         return skip(FS_SKIP_ERROR, -errno, ret_why);
-                if (fs_is_pseudo((long)sfs.f_type, s.st_dev))
+                if (mounts_is_pseudo((long)sfs.f_type, s.st_dev))
                         return skip(FS_SKIP_PSEUDO, -EPERM, ret_why);
         }
         fd = reopen(pfd, f->path, mode | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, &s);

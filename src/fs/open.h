@@ -31,11 +31,6 @@ const char *fs_skip_name(enum fs_skip why);
  * where recorded, size and mtime. */
 bool fs_identity_matches(const struct rs_file *f, const struct stat *st);
 
-/* Is a filesystem of this statfs f_type (and device, for tmpfs, which
- * devtmpfs shares) a pseudo filesystem, whose files are not data on a
- * device: proc, sysfs, tracefs, debugfs, devtmpfs, cgroup, bpf, ... */
-bool fs_is_pseudo(long f_type, dev_t dev);
-
 /* Open f's path with access mode O_RDONLY or O_RDWR (a regular file only)
  * only if it is still the file recorded.  The name is first opened O_PATH
  * without following a symlink (nothing is opened for I/O yet): what it

@@ -7,10 +7,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <signal.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -455,95 +451,5 @@ int engine_run(const struct readset *rs, const struct plan *plan, const struct e
         close_all(&e, false);
         eng_free(&e);
         *ret = st;
-        return r;
-}
-
-/* ---- a replay the caller can walk away from ------------------------------ */
-
-/* What the replay process shares with its parent. */
-struct bounded {
-        atomic_bool stop, done;
-        int r;
-        struct engine_stats st;
-        uint8_t skip_reasons[];   /* n_files, when the caller asked for them */
-};
-
-static bool bounded_stop(void *userdata)
-{
-        return atomic_load(&((struct bounded *)userdata)->stop);
-}
-
-int engine_run_bounded(const struct readset *rs, const struct plan *plan, const struct engine_options *opt,
-                       uint64_t deadline_us, bool (*give_up)(void *userdata), void *userdata, uint64_t grace_us,
-                       struct engine_stats *ret)
-{
-        size_t n_skips = opt->skip_reasons ? rs->n_files : 0, size = sizeof(struct bounded) + n_skips;
-        struct bounded *b;
-        uint64_t until = 0;
-        pid_t pid;
-        int r;
-
-        /* A process, not a thread: a read on FUSE that its daemon holds
-         * waits uninterruptibly (not even SIGKILL ends it, nor the process
-         * of a thread doing it), so only a separate process can be left
-         * behind.  It shares the results through this mapping. */
-        b = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-        if (b == MAP_FAILED)
-                return -ENOMEM;
-        atomic_init(&b->stop, false);
-        atomic_init(&b->done, false);
-        pid = fork();
-        if (pid < 0) {
-                munmap(b, size);
-                return engine_run(rs, plan, opt, ret);
-        }
-        if (pid == 0) {
-                struct engine_options o = *opt;
-                sigset_t all;
-
-                /* it ends with its parent; signals are the parent's to pass on */
-                (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
-                if (getppid() == 1)
-                        _exit(0);
-                sigfillset(&all);
-                sigdelset(&all, SIGKILL);
-                pthread_sigmask(SIG_BLOCK, &all, NULL);
-                o.stop = bounded_stop;
-                o.stop_userdata = b;
-                o.skip_reasons = n_skips ? b->skip_reasons : NULL;
-                b->r = engine_run(rs, plan, &o, &b->st);
-                atomic_store(&b->done, true);
-                _exit(0);
-        }
-        for (;;) {
-                struct timespec ts = { 0, 10 * 1000 * 1000 };
-                int status;
-                uint64_t now;
-
-                if (waitpid(pid, &status, WNOHANG) == pid)
-                        break;
-                nanosleep(&ts, NULL);
-                now = now_us();
-                if (!until && ((deadline_us && now >= deadline_us) || (give_up && give_up(userdata)))) {
-                        atomic_store(&b->stop, true);
-                        until = now + grace_us;
-                }
-                if (until && now >= until) {
-                        /* ended if it can be; not waited for, nor unmapped */
-                        kill(pid, SIGKILL);
-                        return -ETIMEDOUT;
-                }
-        }
-        if (atomic_load(&b->done)) {
-                *ret = b->st;
-                r = b->r;
-                if (n_skips)
-                        memcpy(opt->skip_reasons, b->skip_reasons, n_skips);
-        } else {
-                /* killed (a signal the terminal sent its process group) */
-                *ret = (struct engine_stats){ .stopped = true };
-                r = 0;
-        }
-        munmap(b, size);
         return r;
 }

@@ -63,19 +63,6 @@ struct engine_stats {
 void engine_options_default(struct engine_options *o);
 int engine_run(const struct readset *rs, const struct plan *plan, const struct engine_options *opt,
                struct engine_stats *ret);
-/* engine_run() in a process of its own, for a caller that must not wait on
- * a read that does not return (a share whose server is slow or gone: a
- * lookup, an open or a read there can block for as long as the server
- * takes, on FUSE even past SIGKILL).  Every 10 ms the caller asks
- * give_up(userdata) (NULL: never) and looks at the clock; once it says so
- * or deadline_us (now_us(); 0: none) has passed, the replay is told to stop
- * and given grace_us more.  Returns engine_run()'s result, with *ret and
- * opt->skip_reasons filled, or -ETIMEDOUT when the replay still had not
- * returned: it is sent SIGKILL and left (it ends when its read does, or
- * with the caller: PR_SET_PDEATHSIG). */
-int engine_run_bounded(const struct readset *rs, const struct plan *plan, const struct engine_options *opt,
-                       uint64_t deadline_us, bool (*give_up)(void *userdata), void *userdata, uint64_t grace_us,
-                       struct engine_stats *ret);
 const char *engine_method_name(enum engine_method m);
 /* Submitting threads the options amount to (threads, or 4 per CPU). */
 unsigned engine_threads(const struct engine_options *opt);

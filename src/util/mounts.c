@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #include "util/mounts.h"
 
+#include <linux/magic.h>
+#include <pthread.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -95,3 +98,83 @@ int mounts_read(struct mounts *mt)
         }
         return 0;
 }
+
+#ifndef TRACEFS_MAGIC
+#define TRACEFS_MAGIC 0x74726163
+#endif
+#ifndef BPF_FS_MAGIC
+#define BPF_FS_MAGIC 0xcafe4a11
+#endif
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
+#ifndef NSFS_MAGIC
+#define NSFS_MAGIC 0x6e736673
+#endif
+#ifndef EFIVARFS_MAGIC
+#define EFIVARFS_MAGIC 0xde5e81e4
+#endif
+#ifndef PSTOREFS_MAGIC
+#define PSTOREFS_MAGIC 0x6165676C
+#endif
+#ifndef SECURITYFS_MAGIC
+#define SECURITYFS_MAGIC 0x73636673
+#endif
+#ifndef SELINUX_MAGIC
+#define SELINUX_MAGIC 0xf97cff8c
+#endif
+#ifndef SMACK_MAGIC
+#define SMACK_MAGIC 0x43415d53
+#endif
+#ifndef BINFMTFS_MAGIC
+#define BINFMTFS_MAGIC 0x42494e4d
+#endif
+#define CONFIGFS_MAGIC_ 0x62656570
+#define FUSECTL_MAGIC_ 0x65735543
+#define MQUEUE_MAGIC_ 0x19800202
+
+/* tmpfs and devtmpfs share a magic: which devices are devtmpfs, from
+ * mountinfo, remembered (a replay asks of thousands of files on a few). */
+static bool is_devtmpfs(dev_t dev)
+{
+        static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+        static struct { dev_t dev; bool devtmpfs; } seen[32];
+        static size_t n_seen;
+        struct mounts mt = { 0 };
+        bool found = false, answer = false;
+
+        pthread_mutex_lock(&lock);
+        for (size_t i = 0; i < n_seen; i++)
+                if (seen[i].dev == dev) {
+                        answer = seen[i].devtmpfs;
+                        found = true;
+                        break;
+                }
+        if (!found) {
+                if (mounts_read(&mt) >= 0)
+                        for (size_t i = 0; i < mt.n; i++)
+                                if (mt.m[i].dev == dev && strcmp(mt.m[i].fstype, "devtmpfs") == 0)
+                                        answer = true;
+                mounts_free(&mt);
+                if (n_seen < ARRAY_SIZE(seen))
+                        seen[n_seen++].dev = dev, seen[n_seen - 1].devtmpfs = answer;
+        }
+        pthread_mutex_unlock(&lock);
+        return answer;
+}
+
+bool mounts_is_pseudo(long f_type, dev_t dev)
+{
+        switch ((unsigned long)f_type & 0xffffffffUL) {
+        case PROC_SUPER_MAGIC: case SYSFS_MAGIC: case TRACEFS_MAGIC: case DEBUGFS_MAGIC:
+        case CGROUP_SUPER_MAGIC: case CGROUP2_SUPER_MAGIC: case BPF_FS_MAGIC: case SECURITYFS_MAGIC:
+        case PSTOREFS_MAGIC: case EFIVARFS_MAGIC: case CONFIGFS_MAGIC_: case FUSECTL_MAGIC_:
+        case DEVPTS_SUPER_MAGIC: case MQUEUE_MAGIC_: case SELINUX_MAGIC: case SMACK_MAGIC:
+        case BINFMTFS_MAGIC: case NSFS_MAGIC:
+                return true;
+        case TMPFS_MAGIC:
+                return is_devtmpfs(dev);
+        }
+        return false;
+}
+

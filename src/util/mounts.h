@@ -2,7 +2,9 @@
 /* The mount table, from /proc/self/mountinfo. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include <stdint.h>
 
 struct mount_ent {
@@ -22,6 +24,11 @@ struct mounts {
 int mounts_parse_line(char *line, struct mount_ent *ret);
 /* mountinfo's octal escapes (\040 for a space...) undone, in place. */
 void mounts_unescape(char *s);
+
+/* Is a filesystem of this statfs f_type (and device, for tmpfs, which
+ * devtmpfs shares) a pseudo filesystem, whose files are not data on a
+ * device: proc, sysfs, tracefs, debugfs, devtmpfs, cgroup, bpf, ... */
+bool mounts_is_pseudo(long f_type, dev_t dev);
 
 /* Read the table (in mount order); mounts_free() in any case. */
 int mounts_read(struct mounts *ret);

@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
+#include "util/mounts.h"
 #include "util/util.h"
 #include "util/banned.h"
 
@@ -54,13 +56,20 @@ static int check_one(const struct stat *st, const char *what, const char *name, 
 {
         uid_t me = trust_invoking_uid();
 
+        char who[PATH_MAX + 16];
+
+        /* the file is named by the caller's message; a directory here */
+        if (name)
+                snprintf(who, sizeof(who), "%s '%s'", what, name);
+        else
+                snprintf(who, sizeof(who), "%s", what);
         if (st->st_uid != 0 && st->st_uid != me) {
-                snprintf(why, why_len, "%s '%s' is owned by uid %u, neither root nor %s", what, name,
-                         (unsigned)st->st_uid, me == (uid_t)-1 ? "the invoking user" : "you");
+                snprintf(why, why_len, "%s is owned by uid %u, neither root nor %s", who, (unsigned)st->st_uid,
+                         me == (uid_t)-1 ? "the invoking user" : "you");
                 return -EPERM;
         }
         if (st->st_mode & (S_IWGRP | S_IWOTH)) {
-                snprintf(why, why_len, "%s '%s' can be written by %s (mode %04o)", what, name,
+                snprintf(why, why_len, "%s can be written by %s (mode %04o)", who,
                          st->st_mode & S_IWOTH ? "anyone" : "its group", (unsigned)(st->st_mode & 07777));
                 return -EPERM;
         }
@@ -153,6 +162,7 @@ static int open_file_impl(const char *path, bool check_owner, char *why, size_t 
 {
         _cleanup_close_ int dirfd = -1, pfd = -1;
         const char *base;
+        struct statfs sfs;
         struct stat st;
         int fd;
 
@@ -175,12 +185,18 @@ static int open_file_impl(const char *path, bool check_owner, char *why, size_t 
                 snprintf(why, why_len, "not a regular file (%s)", kind_of(st.st_mode));
                 return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
         }
+        if (fstatfs(pfd, &sfs) < 0)
+                return -errno;
+        if (mounts_is_pseudo((long)sfs.f_type, st.st_dev)) {
+                snprintf(why, why_len, "a file of a pseudo filesystem (proc, sysfs, tracefs...), not a read set");
+                return -EINVAL;
+        }
         if (check_owner && trust_enforced()) {
                 char link[64], real[PATH_MAX];
                 ssize_t n;
                 int r;
 
-                r = check_one(&st, "file", path, why, why_len);
+                r = check_one(&st, "it", NULL, why, why_len);
                 if (r < 0)
                         return r;
                 /* the directory it really is in, which must hold it still */

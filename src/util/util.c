@@ -80,15 +80,39 @@ int grow_array(void *array, size_t *cap, size_t need, size_t esz)
         return 0;
 }
 
+/* The length of the well-formed UTF-8 sequence at p (no overlong forms,
+ * no surrogates, nothing above U+10FFFF), 0 if there is none. */
+static int utf8_len(const unsigned char *p)
+{
+        int n = (p[0] >= 0xc2 && p[0] <= 0xdf) ? 1 : (p[0] >= 0xe0 && p[0] <= 0xef) ? 2 :
+                (p[0] >= 0xf0 && p[0] <= 0xf4) ? 3 : -1;
+
+        if (n < 0)
+                return 0;
+        for (int i = 1; i <= n; i++)
+                if ((p[i] & 0xc0) != 0x80)
+                        return 0;
+        if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0) || (p[0] == 0xf0 && p[1] < 0x90) ||
+            (p[0] == 0xf4 && p[1] >= 0x90))
+                return 0;
+        return n + 1;
+}
+
 const char *printable(const char *s, char *buf, size_t len)
 {
         size_t o = 0;
 
-        for (const unsigned char *p = (const unsigned char *)s; *p && o + 5 < len; p++) {
-                if (*p < 0x20 || *p == 0x7f)
+        for (const unsigned char *p = (const unsigned char *)s; *p && o + 5 < len;) {
+                int n = *p >= 0x80 ? utf8_len(p) : 1;
+                if (*p < 0x20 || *p == 0x7f || n == 0) {
                         o += (size_t)snprintf(buf + o, len - o, "\\x%02x", *p);
-                else
-                        buf[o++] = (char)*p;
+                        p++;
+                } else if (o + (size_t)n + 5 < len) {
+                        memcpy(buf + o, p, (size_t)n);
+                        o += (size_t)n;
+                        p += n;
+                } else
+                        break;
         }
         buf[o] = 0;
         return buf;

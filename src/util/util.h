@@ -67,7 +67,8 @@ static inline void qsort_safe(void *base, size_t n, size_t size, int (*cmp)(cons
 }
 
 /* Paths and commands come from files: never let them drive the terminal.
- * Control characters become \xNN; the result is cut to fit len. */
+ * Control characters and bytes that are not UTF-8 become \xNN; the result
+ * is cut to fit len. */
 const char *printable(const char *s, char *buf, size_t len);
 
 /* Human-readable byte count, e.g. "12.3 MiB". */

@@ -48,7 +48,7 @@ int main(int argc, char **argv)
 {
         DIR *d;
         struct dirent *de;
-        unsigned files = 0, runs = 0, seed = 1;
+        unsigned files = 0, runs = 0, seed = 1, per_file;
 
         if (argc != 2 && argc != 4) {
                 fprintf(stderr, "usage: %s CORPUS-DIR [FOUND-DIR PREFIX]\n", argv[0]);
@@ -64,6 +64,14 @@ int main(int argc, char **argv)
                 perror(argv[1]);
                 return 1;
         }
+        /* every file, and ~200 000 truncations and mutations in all, spread
+         * over the corpus (make check runs this under valgrind too) */
+        while ((de = readdir(d)))
+                files += de->d_name[0] != '.';
+        per_file = files ? 200000 / files : 0;
+        per_file = per_file < 16 ? 16 : per_file;
+        rewinddir(d);
+        files = 0;
         while ((de = readdir(d))) {
                 char path[4096];
                 uint8_t *buf, *mut;
@@ -80,9 +88,10 @@ int main(int argc, char **argv)
                 len = fread(buf, 1, 1 << 20, f);
                 fclose(f);
                 mut = malloc(len ? len : 1);
-                for (size_t n = 0; n <= len; n++, runs++)
+                for (size_t n = 0, step = len / (per_file / 2) + 1; n <= len; n += step, runs++)
                         LLVMFuzzerTestOneInput(buf, n);
-                for (unsigned i = 0; i < 3000 && len; i++, runs++) {
+                LLVMFuzzerTestOneInput(buf, len);
+                for (unsigned i = 0; i < per_file / 2 && len; i++, runs++) {
                         memcpy(mut, buf, len);
                         for (int k = 0; k < 1 + (int)(i % 4); k++) {
                                 seed = seed * 1103515245u + 12345u;

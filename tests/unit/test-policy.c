@@ -86,8 +86,33 @@ static void test_plan(void)
         readset_free(rs);
 }
 
+/* The budget: free memory above the reserve, plus a share of what is
+ * cached, never more than MemAvailable allows. */
+static void test_budget(void)
+{
+        const uint64_t G = 1ULL << 30, M = 1ULL << 20;
+        /* a 24 GiB machine whose cache is full: 200 MiB free, 22 GiB cached */
+        struct meminfo full = { .total = 24 * G, .free = 200 * M, .available = 22 * G, .file_cached = 22 * G };
+        /* the same, idle: 20 GiB free */
+        struct meminfo idle = { .total = 24 * G, .free = 20 * G, .available = 22 * G, .file_cached = 1 * G };
+        /* nothing may be had: little free, nothing reclaimable */
+        struct meminfo tight = { .total = 2 * G, .free = 50 * M, .available = 60 * M, .file_cached = 10 * M };
+        uint64_t b;
+
+        CHECK_EQ(replay_budget_of(&full, 0), 0);                        /* free is below the reserve */
+        CHECK_EQ(replay_budget_of(&full, 25), 22 * G / 100 * 25);
+        CHECK_EQ(replay_budget_of(&full, 100), 22 * G - 24 * G / 20);  /* capped by MemAvailable */
+        CHECK_EQ(replay_budget_of(&idle, 0), 20 * G - 24 * G / 20);
+        CHECK_EQ(replay_budget_of(&idle, 25), 20 * G - 24 * G / 20 + 1 * G / 100 * 25);
+        CHECK_EQ(replay_budget_of(&tight, 100), 0);
+        CHECK_EQ(replay_budget_of(&full, 1000), replay_budget_of(&full, 100));   /* a share is at most all */
+        /* and this machine's, from /proc/meminfo */
+        CHECK_EQ(replay_memory_budget(REPLAY_DEFAULT_EVICT_PERCENT, &b), 0);
+}
+
 int main(void)
 {
+        test_budget();
         test_lookup_stride();
         test_device_option();
         test_plan();

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/* The trust boundary (util/trust.h): what root reads as its own input, and
+ * that a name is checked, never opened, when it is not a regular file. */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tests.h"
+#include "util/trust.h"
+#include "util/util.h"
+
+static char why[512];
+
+static int try_open(const char *path)
+{
+        int fd = trust_open_file(path, why, sizeof(why));
+        if (fd >= 0)
+                close(fd);
+        return fd >= 0 ? 0 : fd;
+}
+
+static void write_small(const char *path)
+{
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        CHECK(fd >= 0);
+        if (fd >= 0) {
+                CHECK_EQ(write(fd, "{}\n", 3), 3);
+                close(fd);
+        }
+}
+
+int main(void)
+{
+        char dir[] = "/var/lib/readset-test-trust.XXXXXX", tdir[] = "/tmp/readset-test-trust.XXXXXX";
+        char f[128], sub[128], subf[128], fifo[128], dev[128], link_out[128], tf[128];
+        char *text = NULL;
+
+        if (geteuid() != 0)
+                TEST_SKIP("the owner and mode checks are made as root only: needs root");
+        if (!mkdtemp(dir) || !mkdtemp(tdir))
+                TEST_SKIP("cannot make directories in /var/lib and /tmp");
+        unsetenv("SUDO_UID");
+        CHECK(trust_enforced());
+        snprintf(f, sizeof(f), "%s/r.json", dir);
+        snprintf(sub, sizeof(sub), "%s/sub", dir);
+        snprintf(subf, sizeof(subf), "%s/sub/r.json", dir);
+        snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+        snprintf(dev, sizeof(dev), "%s/tty", dir);
+        snprintf(link_out, sizeof(link_out), "%s/out", dir);
+        snprintf(tf, sizeof(tf), "%s/r.json", tdir);
+        write_small(f);
+        write_small(tf);
+        CHECK_EQ(mkdir(sub, 0755), 0);
+        write_small(subf);
+
+        /* root's file in root's directories */
+        CHECK_EQ(try_open(f), 0);
+        CHECK_EQ(trust_read_small_file(f, &text, 64, why, sizeof(why)), 0);
+        CHECK(text && strcmp(text, "{}\n") == 0);
+        free(text);
+        CHECK_EQ(trust_check_dir(sub, why, sizeof(why)), 0);
+
+        /* /tmp, which anyone can write, refuses what is below it */
+        CHECK_EQ(try_open(tf), -EPERM);
+        CHECK(strstr(why, "'/tmp'") && strstr(why, "anyone"));
+        CHECK_EQ(trust_check_dir(tdir, why, sizeof(why)), -EPERM);
+        CHECK(strcmp(trust_last_refusal(), why) == 0);
+        /* ... also through a symbolic link from a trusted directory */
+        CHECK_EQ(symlink(tf, link_out), 0);
+        CHECK_EQ(try_open(link_out), -EPERM);
+        CHECK(strstr(why, "/tmp"));
+
+        /* a directory its group may write */
+        CHECK_EQ(chmod(sub, 0775), 0);
+        CHECK_EQ(try_open(subf), -EPERM);
+        CHECK(strstr(why, "its group") && strstr(why, "sub"));
+        CHECK_EQ(chmod(sub, 0755), 0);
+        CHECK_EQ(try_open(subf), 0);
+        /* a file anyone may write */
+        CHECK_EQ(chmod(subf, 0666), 0);
+        CHECK_EQ(try_open(subf), -EPERM);
+        CHECK(strstr(why, "it can be written by anyone") && strstr(why, "0666"));
+        CHECK_EQ(chmod(subf, 0644), 0);
+
+        /* another user's file: refused, unless that user invoked sudo */
+        CHECK_EQ(chown(subf, 12345, 12345), 0);
+        CHECK_EQ(try_open(subf), -EPERM);
+        CHECK(strstr(why, "uid 12345"));
+        setenv("SUDO_UID", "12345", 1);
+        CHECK_EQ(trust_invoking_uid(), 12345);
+        CHECK_EQ(try_open(subf), 0);
+        /* ... and that user's directory too (sudo readset run --auto ~/.cache/readset) */
+        CHECK_EQ(chown(sub, 12345, 12345), 0);
+        CHECK_EQ(try_open(subf), 0);
+        CHECK_EQ(trust_check_dir(sub, why, sizeof(why)), 0);
+        setenv("SUDO_UID", "12346", 1);
+        CHECK_EQ(trust_check_dir(sub, why, sizeof(why)), -EPERM);
+        setenv("SUDO_UID", "garbage", 1);
+        CHECK_EQ(trust_invoking_uid(), (uid_t)-1);
+        unsetenv("SUDO_UID");
+
+        /* not regular files: looked at, never opened (a FIFO would block,
+         * a terminal become ours) */
+        CHECK_EQ(mkfifo(fifo, 0600), 0);
+        CHECK_EQ(try_open(fifo), -EINVAL);
+        CHECK(strstr(why, "FIFO"));
+        CHECK_EQ(symlink("/dev/tty", dev), 0);
+        CHECK_EQ(try_open(dev), -EINVAL);
+        CHECK(strstr(why, "character device"));
+        CHECK_EQ(try_open(dir), -EISDIR);
+        CHECK_EQ(try_open("/nonexistent/x"), -ENOENT);
+
+        /* the user's word: owners and modes no longer, types still */
+        trust_allow_untrusted();
+        CHECK(!trust_enforced());
+        CHECK_EQ(try_open(tf), 0);
+        CHECK_EQ(try_open(fifo), -EINVAL);
+        CHECK_EQ(trust_check_dir(tdir, why, sizeof(why)), 0);
+
+        unlink(subf);
+        rmdir(sub);
+        unlink(f);
+        unlink(fifo);
+        unlink(dev);
+        unlink(link_out);
+        rmdir(dir);
+        unlink(tf);
+        rmdir(tdir);
+        TESTS_DONE();
+}
