@@ -96,7 +96,7 @@ static void guardian_close_others(const char *instance, int keep)
 static int start_reaper(struct recorder *r)
 {
         int p[2], status;
-        pid_t pid;
+        pid_t pid, parent = getpid();
 
         if (pipe2(p, O_CLOEXEC) < 0)
                 return -errno;
@@ -118,7 +118,7 @@ static int start_reaper(struct recorder *r)
                         _exit(0);
                 while (read(p[0], &c, 1) < 0 && errno == EINTR)
                         ;
-                tracer_remove_stale();
+                tracer_remove_stale_after(parent);
                 _exit(0);
         }
         close(p[0]);

@@ -10,6 +10,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <time.h>
 
 #include "util/util.h"
 #include "util/banned.h"
@@ -69,9 +70,20 @@ int tracer_tracefs_root(const char **ret)
         return -ENOENT;
 }
 
+/* A zombie is not alive: it holds nothing, and its parent may take its
+ * time to reap it (a killed readset's shell, say). */
 static bool pid_alive(pid_t pid)
 {
-        return kill(pid, 0) == 0 || errno == EPERM;
+        char path[64], *stat = NULL, *close_paren;
+        bool zombie = false;
+
+        if (kill(pid, 0) < 0 && errno != EPERM)
+                return false;
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        if (read_small_file(path, &stat, 1024) >= 0 && (close_paren = strrchr(stat, ')')) && close_paren[1] == ' ')
+                zombie = close_paren[2] == 'Z' || close_paren[2] == 'X';
+        free(stat);
+        return !zombie;
 }
 
 /* An instance in use is flock()ed: its recorder holds the lock on the
@@ -94,6 +106,15 @@ int tracer_remove_stale(void)
         const char *root;
 
         return tracer_tracefs_root(&root) < 0 ? 0 : remove_stale_in(root);
+}
+
+int tracer_remove_stale_after(pid_t pid)
+{
+        for (int i = 0; i < 1000 && pid_alive(pid); i++) {
+                struct timespec ts = { 0, 10 * 1000 * 1000 };
+                nanosleep(&ts, NULL);
+        }
+        return tracer_remove_stale();
 }
 
 int tracer_remove_stale_if_mounted(void)

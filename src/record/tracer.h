@@ -44,6 +44,10 @@ int tracer_remove_stale(void);
  * verb does first as root, so that nothing a killed readset left outlives
  * the next readset of any verb. */
 int tracer_remove_stale_if_mounted(void);
+/* What the reaper does once its readset closed its pipe: wait (10 s at
+ * most) until that process is gone or a zombie (its descriptors close
+ * before it is one), then tracer_remove_stale(). */
+int tracer_remove_stale_after(pid_t pid);
 
 /* Find (mounting it if needed) the tracefs root.  Returns a static string. */
 int tracer_tracefs_root(const char **ret);
