@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <time.h>
 
+#include "util/trust.h"
 #include "util/banned.h"
 
 int parse_u64(const char *s, uint64_t *ret)
@@ -227,6 +228,16 @@ int write_file_atomic(const char *path, mode_t mode, int (*write_fn)(FILE *f, vo
                 e = -EIO;
         if ((fchmod(fd, mode) < 0 || fsync(fd) < 0) && e >= 0)
                 e = -errno;
+        /* root under sudo writes for the user who asked (as that user's
+         * files: readset show, report, replay of them work unprivileged) */
+        if (e >= 0 && geteuid() == 0 && trust_invoking_uid() != (uid_t)-1) {
+                const char *g = getenv("SUDO_GID");
+                uint64_t gid = (uint64_t)-1;
+                if (!g || parse_u64(g, &gid) < 0 || gid >= (gid_t)-1)
+                        gid = (uint64_t)-1;
+                if (fchown(fd, trust_invoking_uid(), (gid_t)gid) < 0)
+                        e = -errno;
+        }
         if (fclose(f) != 0 && e >= 0)
                 e = -errno;
         if (e >= 0 && rename(tmp, path) < 0)

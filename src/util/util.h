@@ -85,9 +85,11 @@ int read_small_file(const char *path, char **ret, size_t max);
 int write_file(const char *path, const char *s);
 int write_file_at(int dirfd, const char *path, const char *s);
 /* Write a new file at path whole or not at all: write_fn fills a temporary
- * file beside it ("PATH.tmp.XXXXXX", mode 0644), which is synced and
- * renamed over path; on any error nothing is left.  write_fn returns 0 or
- * -errno. */
+ * file beside it ("PATH.tmp.XXXXXX", made O_EXCL: no link is followed),
+ * which is given mode, synced and renamed over path (a symbolic link or
+ * FIFO at path is replaced, never written through); on any error nothing
+ * is left.  As root under sudo the file is the invoking user's (SUDO_UID,
+ * SUDO_GID).  write_fn returns 0 or -errno. */
 int write_file_atomic(const char *path, mode_t mode, int (*write_fn)(FILE *f, void *userdata), void *userdata);
 
 /* sync, then drop the page, dentry and inode caches (root). */

@@ -212,6 +212,10 @@ bounded 30 "$READSET" record -q -o "$H/out.readset" -- true
 [ -f "$H/out.readset" ] && [ ! -L "$H/out.readset" ] || fail "record -o did not replace the symlink"
 [ "$(stat -c %a "$H/out.readset")" = 600 ] || fail "root's read set is not 0600"
 said "record -o onto a symlink to a file: the symlink replaced, its target unchanged; the read set is 0600"
+SUDO_UID=12345 SUDO_GID=12346 bounded 30 "$READSET" record -q -o "$H/sudo.readset" -- true
+[ "$(stat -c '%u:%g %a' "$H/sudo.readset")" = "12345:12346 600" ] ||
+        fail "record under sudo: $(stat -c '%u:%g %a' "$H/sudo.readset")"
+said "record -o under sudo: the read set is the invoking user's (SUDO_UID, SUDO_GID), mode 0600"
 ln -s "$H/victim" "$H/p.json"
 bounded 60 "$READSET" probe --quick -o "$H/p.json" "$H"
 [ "$(cat "$H/victim")" = victim ] || fail "probe -o wrote through a symlink"
