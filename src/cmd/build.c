@@ -13,6 +13,7 @@
 #include "record/builder.h"
 #include "record/tracer.h"
 #include "util/json.h"
+#include "util/trust.h"
 #include "util/util.h"
 #include "util/banned.h"
 
@@ -65,9 +66,23 @@ int cmd_build(int argc, char **argv)
         }
         if (optind + 1 != argc)
                 return log_usage("build", optind == argc ? "missing TRACE file" : "too many arguments");
-        in = strcmp(argv[optind], "-") == 0 ? stdin : fopen(argv[optind], "re");
-        if (!in)
-                return log_errno(-errno, "cannot open '%s'", argv[optind]);
+        if (strcmp(argv[optind], "-") == 0)
+                in = stdin;
+        else {
+                /* a text file of anyone's: only its type is checked (a FIFO
+                 * named here is refused, not waited on) */
+                char why[512];
+                int fd = trust_open_regular(argv[optind], why, sizeof(why));
+                if (fd < 0)
+                        return why[0] ? log_error("cannot read '%s': %s", argv[optind], why) :
+                                        log_errno(fd, "cannot open '%s'", argv[optind]);
+                in = fdopen(fd, "re");
+                if (!in) {
+                        r = -errno;
+                        close(fd);
+                        return log_errno(r, "cannot open '%s'", argv[optind]);
+                }
+        }
 
         b = builder_new();
         rs = readset_new();

@@ -449,7 +449,16 @@ int planner_build(const struct readset *rs, const struct device_profile *dev,
                 size_t keep = c.p->n_reads;
                 for (size_t i = 0; i < c.p->n_reads; i++) {
                         if (c.opt->max_bytes && total + c.p->reads[i].length > c.opt->max_bytes) {
+                                /* the read that crosses the budget is cut to it (whole
+                                 * pages): one long range is not all or nothing */
+                                uint64_t room = (c.opt->max_bytes - total) & ~(uint64_t)4095;
                                 keep = i;
+                                if (room > 0) {
+                                        c.p->bytes_cut += c.p->reads[i].length - room;
+                                        c.p->reads[i].length = room;
+                                        total += room;
+                                        keep = i + 1;
+                                }
                                 break;
                         }
                         total += c.p->reads[i].length;

@@ -86,7 +86,7 @@ int report_profile_load(const char *path, const char *name, struct cost_profile 
 {
         _cleanup_free_ char *text = NULL;
         char why[512];
-        int r = part_of_program(path) ? trust_read_program_file(path, &text, 1 << 20, why, sizeof(why)) :
+        int r = part_of_program(path) ? trust_read_regular(path, &text, 1 << 20, why, sizeof(why)) :
                 trust_read_small_file(path, &text, 1 << 20, why, sizeof(why));   /* util/trust.h */
 
         if (r < 0)

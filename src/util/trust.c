@@ -255,7 +255,7 @@ int trust_open_file(const char *path, char *why, size_t why_len)
         return refused(open_file_impl(path, true, why, why_len), why);
 }
 
-int trust_open_program_file(const char *path, char *why, size_t why_len)
+int trust_open_regular(const char *path, char *why, size_t why_len)
 {
         return refused(open_file_impl(path, false, why, why_len), why);
 }
@@ -274,9 +274,9 @@ int trust_read_small_file(const char *path, char **ret, size_t max, char *why, s
         return fd < 0 ? fd : read_fd(fd, ret, max);
 }
 
-int trust_read_program_file(const char *path, char **ret, size_t max, char *why, size_t why_len)
+int trust_read_regular(const char *path, char **ret, size_t max, char *why, size_t why_len)
 {
-        _cleanup_close_ int fd = trust_open_program_file(path, why, why_len);
+        _cleanup_close_ int fd = trust_open_regular(path, why, why_len);
 
         return fd < 0 ? fd : read_fd(fd, ret, max);
 }

@@ -33,12 +33,14 @@ const char *trust_last_refusal(void);
 /* The same checks of a directory (run --auto's), which must exist: 0 or
  * -errno, why filled on a refusal. */
 int trust_check_dir(const char *path, char *why, size_t why_len);
-/* The same, with the type checks only: for the files that are part of the
- * program (the reference profiles installed with it, or beside a build),
- * as trusted as the program being run. */
-int trust_open_program_file(const char *path, char *why, size_t why_len);
+/* trust_open_file() with the type checks only (a regular file on a real
+ * file system, looked at before it is opened): for the files that are part
+ * of the program (the reference profiles installed with it, or beside a
+ * build: as trusted as the program being run), and for text whose content
+ * is checked and grants nothing (build's trace and --paths lists). */
+int trust_open_regular(const char *path, char *why, size_t why_len);
 /* A whole small file through trust_open_file() (max bytes at most, NUL
  * added): 0 or -errno, why filled on a refusal. */
 int trust_read_small_file(const char *path, char **ret, size_t max, char *why, size_t why_len);
-/* The same through trust_open_program_file(). */
-int trust_read_program_file(const char *path, char **ret, size_t max, char *why, size_t why_len);
+/* The same through trust_open_regular(). */
+int trust_read_regular(const char *path, char **ret, size_t max, char *why, size_t why_len);

@@ -61,6 +61,7 @@ for verb in show replay run; do
         expect_refusal "not a regular file (a FIFO)" "read set is a FIFO ($verb)" $OPENS "$H" -- "$@"
         ! grep -q "fifo.readset" "$TMP/out" || fail "the FIFO was opened"
 done
+expect_refusal "not a regular file (a FIFO)" "build's trace is a FIFO" "$READSET" build -o "$H/b.readset" "$H/fifo.readset"
 "$PY" -c "import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])" "$H/sock.readset"
 expect_refusal "not a regular file (a socket)" "read set is a socket" "$READSET" replay "$H/sock.readset"
 mknod "$H/zero.readset" c 1 5

@@ -120,6 +120,15 @@ static void test_accessed_only_and_budget(void)
         CHECK_EQ(p->bytes_cut, 8 * K);
         CHECK_EQ(p->reads[1].offset, 1024 * K);
         plan_free(p);
+        /* ... and the read that crosses it is cut to it, in whole pages */
+        o.max_bytes = 21 * K;
+        CHECK_EQ(planner_build(rs, &d, &o, &p), 0);
+        CHECK_EQ(p->n_reads, 3);
+        CHECK_EQ(p->bytes, 20 * K);
+        CHECK_EQ(p->bytes_cut, 4 * K);
+        CHECK_EQ(p->reads[2].offset, 2048 * K);
+        CHECK_EQ(p->reads[2].length, 4 * K);
+        plan_free(p);
         readset_free(rs);
 }
 
