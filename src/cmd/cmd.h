@@ -30,6 +30,7 @@ struct replay_args {
         struct engine_options engine;
         bool threads_given;       /* -T: not the device's */
         bool verbose;             /* -v: name every file skipped */
+        int nice;                 /* the replay's CPU niceness once it reads (0: as the caller's) */
         uint8_t *skip_reasons;    /* per file, what the engine said (replay_args_skips()) */
 };
 
@@ -82,13 +83,26 @@ struct replay_result {
         struct engine_stats st;
         uint64_t planned, cut;      /* bytes: the plan's, and what its budget left out */
         bool planned_ok;            /* a plan was made (else: said why; nothing replayed) */
+        char fell_back[128];        /* st.fell_back points here */
 };
-/* Plan (unless plan is given) and replay rs with a, in a process of its
- * own (util/bounded.h): what touches the read set's files there, so that a
- * share whose server is slow or gone never keeps the caller past
+/* Planning and replaying rs with a, in a process of its own
+ * (util/bounded.h): what touches the read set's files happens there, so
+ * that a share whose server is slow or gone never keeps the caller past
  * deadline_us, nor past give_up() and 1 s.  The skips land in
- * a->skip_reasons (replay_args_skips()).  -ETIMEDOUT: left running. */
-int replay_bounded(struct replay_args *a, const struct readset *rs, const struct plan *plan, uint64_t deadline_us,
+ * a->skip_reasons (replay_args_skips()).  With hold, the process waits once
+ * it has planned until replay_job_go() (or replay_job_wait()): run plans
+ * before its command starts on a disk.  NULL when no process could be had. */
+struct replay_job;
+struct replay_job *replay_job_start(struct replay_args *a, const struct readset *rs, bool hold, int *ret_err);
+/* Wait until it has planned (or given up planning), until_us at most. */
+bool replay_job_planned(struct replay_job *j, uint64_t until_us);
+void replay_job_go(struct replay_job *j);
+/* Its result; -ETIMEDOUT when it was left running; -ECHILD when it died
+ * (said).  Frees j. */
+int replay_job_wait(struct replay_job *j, uint64_t deadline_us, bool (*give_up)(void *userdata), void *userdata,
+                    struct replay_result *ret);
+/* Start and wait; where no process can be had, the same here. */
+int replay_bounded(struct replay_args *a, const struct readset *rs, uint64_t deadline_us,
                    bool (*give_up)(void *userdata), void *userdata, struct replay_result *ret);
 
 /* replay --dry-run: the plan, as text or one JSON object, on stdout. */

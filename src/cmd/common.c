@@ -7,10 +7,10 @@
 
 int cmd_load_readset(const char *path, struct readset **ret)
 {
-        const char *why = NULL;
-        int r = format_read(path, ret, &why);
+        char why[512];
+        int r = format_read(path, ret, why, sizeof(why));
 
-        return r >= 0 ? 0 : say_cannot_read(path, r, why);
+        return r >= 0 ? 0 : say_cannot_read(path, r, why[0] ? why : NULL);
 }
 
 int say_cannot_read(const char *path, int r, const char *why)

@@ -113,7 +113,7 @@ static int predict(const struct readset *whole, const struct layout_fs *fs, cons
         struct cost_profile cp;
         struct rp_layout *layouts = NULL;
         struct report *r = NULL;
-        char path[PATH_MAX];
+        char path[PATH_MAX], why[512] = "";
         int e;
 
         *ret = (struct prediction){};
@@ -126,7 +126,9 @@ static int predict(const struct readset *whole, const struct layout_fs *fs, cons
         if (arg_profile) {
                 if (report_profile_path(arg_profile, path, sizeof(path)) < 0)
                         return log_usage("layout", "no profile '%s' (hdd, usb, sd, nvme or a file)", arg_profile);
-                e = report_profile_load(path, arg_profile, &cp);
+                e = report_profile_load(path, arg_profile, &cp, why, sizeof(why));
+                if (e == -EPERM && why[0])
+                        return say_cannot_read(path, e, why);
                 if (e < 0)
                         return log_errno(e, "cannot use the profile '%s' (%s)", arg_profile, path);
                 snprintf(cp.name, sizeof(cp.name), "%.90s", arg_profile);

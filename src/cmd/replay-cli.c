@@ -4,6 +4,8 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 
 #include "cmd/cmd.h"
 #include "fs/open.h"
@@ -26,6 +28,7 @@ void replay_args_init(struct replay_args *a)
         engine_options_default(&a->engine);
         a->threads_given = false;
         a->verbose = false;
+        a->nice = 0;
         a->skip_reasons = NULL;
 }
 
@@ -77,9 +80,12 @@ int replay_args_parse(struct replay_args *a, int c, const char *arg, const char 
 
         switch (c) {
         case 'D':
-                r = replay_options_set_device(&a->policy, arg);
-                if (r == -EPERM && trust_last_refusal()[0])
-                        return say_cannot_read(arg, r, trust_last_refusal());
+        {
+                char why[512] = "";
+                r = replay_options_set_device(&a->policy, arg, why, sizeof(why));
+                if (r == -EPERM && why[0])
+                        return say_cannot_read(arg, r, why);
+        }
                 if (r < 0)
                         return log_usage(verb, "invalid --device '%s' (rotational, solid or a profile saved by "
                                          "readset probe -o): %s", arg, strerror(-r));
@@ -197,13 +203,17 @@ void print_plan(const struct device_profile *dev, const struct plan *plan, const
         printf("\n");
 }
 
-struct bounded_job {
+/* ---- planning and replaying in a process of their own (util/bounded.h) -- */
+
+struct replay_job {
         struct replay_args *a;
         const struct readset *rs;
-        const struct plan *plan;
+        bool hold;                  /* wait for replay_job_go() once planned */
+        size_t size;                /* of the shared bytes */
+        struct bounded *b;
 };
 
-struct bounded_out {
+struct job_out {
         struct replay_result res;
         uint8_t skips[];
 };
@@ -211,65 +221,126 @@ struct bounded_out {
 static bool stop_asked(void *shared) { return bounded_stopping(shared); }
 
 /* In the replay's own process. */
-static int replay_job(void *userdata, void *shared)
+static int job_main(void *userdata, void *shared)
 {
-        struct bounded_job *j = userdata;
-        struct bounded_out *out = shared;
-        _cleanup_plan_ struct plan *own = NULL;
-        const struct plan *plan = j->plan;
+        struct replay_job *j = userdata;
+        struct job_out *out = shared;
+        _cleanup_plan_ struct plan *plan = NULL;
         struct device_profile dev;
+        int r;
 
-        if (!plan) {
-                if (replay_args_plan(j->a, j->rs, &dev, &own) < 0)
-                        return 0;       /* said; nothing replayed */
-                replay_args_for_device(j->a, &dev);
-                plan = own;
-        }
+        r = replay_args_plan(j->a, j->rs, &dev, &plan);
+        bounded_say_ready(shared);
+        if (r < 0)
+                return 0;       /* said; nothing replayed */
+        replay_args_for_device(j->a, &dev);
         out->res.planned_ok = true;
         out->res.planned = plan->bytes;
         out->res.cut = plan->bytes_cut;
+        if (j->hold)
+                bounded_wait_go(shared);
+        if (j->a->nice > 0)
+                (void)setpriority(PRIO_PROCESS, 0, j->a->nice);
         j->a->engine.stop = stop_asked;
         j->a->engine.stop_userdata = shared;
         j->a->engine.skip_reasons = j->a->skip_reasons ? out->skips : NULL;
-        return engine_run(j->rs, plan, &j->a->engine, &out->res.st);
+        r = engine_run(j->rs, plan, &j->a->engine, &out->res.st);
+        if (out->res.st.fell_back) {
+                /* the text, not the child's pointer to it */
+                snprintf(out->res.fell_back, sizeof(out->res.fell_back), "%s", out->res.st.fell_back);
+                out->res.st.fell_back = NULL;
+        }
+        return r;
 }
 
-int replay_bounded(struct replay_args *a, const struct readset *rs, const struct plan *plan, uint64_t deadline_us,
+struct replay_job *replay_job_start(struct replay_args *a, const struct readset *rs, bool hold, int *ret_err)
+{
+        struct replay_job *j = calloc(1, sizeof(*j));
+
+        if (!j) {
+                *ret_err = -ENOMEM;
+                return NULL;
+        }
+        *j = (struct replay_job){ .a = a, .rs = rs, .hold = hold,
+                                  .size = sizeof(struct job_out) + (a->skip_reasons ? rs->n_files : 0) };
+        j->b = bounded_start(job_main, j, j->size, ret_err);
+        if (!j->b) {
+                free(j);
+                return NULL;
+        }
+        return j;
+}
+
+bool replay_job_planned(struct replay_job *j, uint64_t until_us)
+{
+        while (!bounded_ready(j->b) && now_us() < until_us) {
+                struct timespec ts = { 0, 1000 * 1000 };
+                nanosleep(&ts, NULL);
+        }
+        return bounded_ready(j->b);
+}
+
+void replay_job_go(struct replay_job *j) { bounded_go(j->b); }
+
+int replay_job_wait(struct replay_job *j, uint64_t deadline_us, bool (*give_up)(void *userdata), void *userdata,
+                    struct replay_result *ret)
+{
+        struct job_out *out = bounded_shared(j->b);
+        int sig, r;
+
+        replay_job_go(j);       /* (held or not: it goes now) */
+        r = bounded_wait(j->b, deadline_us, give_up, userdata, 1000000, &sig);
+        *ret = (struct replay_result){ .st.stopped = true };
+        if (r >= 0 || r == -EINTR) {
+                if (r >= 0) {
+                        *ret = out->res;
+                        ret->st.fell_back = ret->fell_back[0] ? ret->fell_back : NULL;
+                        if (j->a->skip_reasons)
+                                memcpy(j->a->skip_reasons, out->skips, j->rs->n_files);
+                }
+                r = r == -EINTR ? 0 : r;
+        } else if (r == -ECHILD)
+                log_error("the replay's process was killed by signal %d (%s)", sig, sig ? strsignal(sig) : "?");
+        bounded_free(j->b);
+        free(j);
+        return r;
+}
+
+struct fallback_stop {
+        uint64_t deadline_us;
+        bool (*give_up)(void *userdata);
+        void *userdata;
+};
+
+static bool fallback_stopping(void *userdata)
+{
+        struct fallback_stop *f = userdata;
+        return (f->deadline_us && now_us() >= f->deadline_us) || (f->give_up && f->give_up(f->userdata));
+}
+
+int replay_bounded(struct replay_args *a, const struct readset *rs, uint64_t deadline_us,
                    bool (*give_up)(void *userdata), void *userdata, struct replay_result *ret)
 {
-        struct bounded_job j = { a, rs, plan };
-        size_t size = sizeof(struct bounded_out) + (a->skip_reasons ? rs->n_files : 0);
-        struct bounded_out *out;
-        void *shared;
+        _cleanup_plan_ struct plan *plan = NULL;
+        struct fallback_stop f = { deadline_us, give_up, userdata };
+        struct device_profile dev;
+        struct replay_job *j;
         int r;
 
-        r = bounded_run(replay_job, &j, size, deadline_us, give_up, userdata, 1000000, &shared);
+        j = replay_job_start(a, rs, false, &r);
+        if (j)
+                return replay_job_wait(j, deadline_us, give_up, userdata, ret);
+        /* no process could be had: here, stopped by the same rules, but a
+         * read that does not return holds it */
+        log_warning_errno(r, "cannot start the replay's process; replaying here");
         *ret = (struct replay_result){ .st.stopped = true };
-        if (r == -ETIMEDOUT)
-                return r;
-        if (r == -EINTR)
-                return 0;       /* killed by a signal: stopped */
-        if (!shared) {
-                /* no process could be had (r): the replay here, unbounded */
-                _cleanup_plan_ struct plan *own = NULL;
-                struct device_profile dev;
-
-                log_warning_errno(r, "cannot start the replay's process; replaying here");
-                if (!plan) {
-                        if (replay_args_plan(a, rs, &dev, &own) < 0)
-                                return 0;
-                        replay_args_for_device(a, &dev);
-                        plan = own;
-                }
-                *ret = (struct replay_result){ .planned_ok = true, .planned = plan->bytes, .cut = plan->bytes_cut };
-                return engine_run(rs, plan, &a->engine, &ret->st);
-        }
-        out = shared;
-        *ret = out->res;
-        if (a->skip_reasons)
-                memcpy(a->skip_reasons, out->skips, rs->n_files);
-        bounded_free(shared, size);
-        return r;
+        if (replay_args_plan(a, rs, &dev, &plan) < 0)
+                return 0;
+        replay_args_for_device(a, &dev);
+        *ret = (struct replay_result){ .planned_ok = true, .planned = plan->bytes, .cut = plan->bytes_cut };
+        a->engine.stop = fallback_stopping;
+        a->engine.stop_userdata = &f;
+        return engine_run(rs, plan, &a->engine, &ret->st);
 }
 
 void print_replay_stats(const struct replay_result *res, const struct replay_args *a, const struct readset *rs,

@@ -30,8 +30,8 @@ static void replay_help(void)
                "      --max-evict PCT   displace at most PCT%% of what other programs cache\n"
                "                        (default " STRINGIFY(REPLAY_DEFAULT_EVICT_PERCENT) ")\n"
                "      --max-bytes SIZE  replay at most SIZE bytes (K, M, G suffixes); the\n"
-               "                        budget is also capped so that MemAvailable stays\n"
-               "                        above 10%% of RAM\n"
+               "                        budget is also the free memory above 5%% of RAM\n"
+               "                        and the --max-evict share of the page cache\n"
                "      --all-ranges      also replay pages the recording only saw read ahead\n"
                "                        (by default only pages the start used are read;\n"
                "                        the kernel's own readahead is not needed then)\n"
@@ -125,7 +125,7 @@ int cmd_replay(int argc, char **argv)
                 return log_error("out of memory");
         /* planned and replayed in a process of its own: a share whose
          * server is slow or gone never keeps replay past its deadline */
-        r = replay_bounded(&a, rs, NULL, timeout_s ? t_start + timeout_s * 1000000 : 0, NULL, NULL, &res);
+        r = replay_bounded(&a, rs, timeout_s ? t_start + timeout_s * 1000000 : 0, NULL, NULL, &res);
         if (r == -ETIMEDOUT) {
                 replay_args_free(&a);
                 if (!arg_background && (!arg_quiet || arg_json))
@@ -141,8 +141,10 @@ int cmd_replay(int argc, char **argv)
                          res.st.submit_us / 1e3);
         if (arg_background || r < 0 || !res.planned_ok)
                 replay_args_free(&a);
-        if (!res.planned_ok)
+        if (r == -ECHILD)
                 return CMD_FAILED;      /* said */
+        if (!res.planned_ok)
+                return CMD_FAILED;      /* said, by the planner */
         if (arg_background)     /* nobody to tell */
                 return r < 0 ? CMD_FAILED : 0;
         if (r < 0)

@@ -70,7 +70,7 @@ int cmd_report(int argc, char **argv)
         struct replay_args here;        /* how readset replay would plan here */
         struct replay_options ref_opts;
         struct device_profile local_dev, here_dev, ref_dev;
-        char path[PATH_MAX];
+        char path[PATH_MAX], why[512] = "";
         int c, ret = CMD_FAILED, e;
 
         while ((c = getopt_long(argc, argv, "d:p:n:js:h", opts, NULL)) >= 0) {
@@ -99,7 +99,9 @@ int cmd_report(int argc, char **argv)
         if (report_profile_path(arg_device, path, sizeof(path)) < 0)
                 return log_usage("report", "no reference profile '%s' (hdd, usb, sd, nvme, share or a file)",
                                  arg_device);
-        e = report_profile_load(path, arg_device, &cols[1].profile);
+        e = report_profile_load(path, arg_device, &cols[1].profile, why, sizeof(why));
+        if (e == -EPERM && why[0])
+                return say_cannot_read(path, e, why);
         if (e < 0)
                 return log_errno(e, "cannot use the profile '%s' (%s)", arg_device, path);
         snprintf(cols[1].profile.name, sizeof(cols[1].profile.name), "%.60s", rp_tail(arg_device, 40, path, sizeof(path)));
@@ -113,11 +115,13 @@ int cmd_report(int argc, char **argv)
         if (replay_args_device(&here, rs, &local_dev) < 0)
                 return CMD_FAILED;
         if (arg_profile) {
-                e = report_profile_load(arg_profile, "this machine", &cols[0].profile);
+                e = report_profile_load(arg_profile, "this machine", &cols[0].profile, why, sizeof(why));
+                if (e == -EPERM && why[0])
+                        return say_cannot_read(arg_profile, e, why);
                 if (e < 0)
                         return log_errno(e, "cannot use the profile '%s'", arg_profile);
                 doc.n_cols = 1;
-                if (replay_options_set_device(&here.policy, arg_profile) < 0)
+                if (replay_options_set_device(&here.policy, arg_profile, why, sizeof(why)) < 0)
                         log_warning("'%s' has no rotational verdict: replay is planned for %s", arg_profile, local_dev.name);
         } else if (first) {
                 _cleanup_free_ char *dir = strndup(first, (size_t)(strrchr(first, '/') - first));

@@ -83,22 +83,27 @@ static void peek_device(const struct replay_args *a, const char *first, struct d
                         struct device_note *note)
 {
         struct peek_job j = { a, first };
-        void *shared;
-        int r = bounded_run(peek_job, &j, sizeof(struct peeked), now_us() + 2000000, NULL, NULL, 0, &shared);
+        struct bounded *b;
+        int r, sig;
 
-        if (r >= 0 && shared) {
-                const struct peeked *p = shared;
-                *ret = p->dev;
-                *note = p->note;
-                bounded_free(shared, sizeof(struct peeked));
-                return;
-        }
-        if (r == -ETIMEDOUT) {
-                log_warning("'%s' did not answer in 2 s (a share whose server is slow or gone?): the command "
-                            "starts first", first);
-                device_profile_solid(ret);
-                note->reason = 0;
-                return;
+        b = bounded_start(peek_job, &j, sizeof(struct peeked), &r);
+        if (b) {
+                const struct peeked *p = bounded_shared(b);
+                r = bounded_wait(b, now_us() + 2000000, NULL, NULL, 0, &sig);
+                if (r >= 0) {
+                        *ret = p->dev;
+                        *note = p->note;
+                }
+                bounded_free(b);
+                if (r >= 0)
+                        return;
+                if (r == -ETIMEDOUT) {
+                        log_warning("'%s' did not answer in 2 s (a share whose server is slow or gone?): the "
+                                    "command starts first", first);
+                        device_profile_solid(ret);
+                        note->reason = 0;
+                        return;
+                }
         }
         replay_device_for_path(&a->policy, first, ret, note);   /* no process could be had */
 }
@@ -107,6 +112,7 @@ int run_load(const char *file, const struct replay_args *a, bool is_auto, struct
 {
         _cleanup_free_ char *first = NULL;
         const char *why = NULL;
+        char refusal[512];
         struct device_profile peeked;
         struct device_note note;
         int r;
@@ -115,7 +121,9 @@ int run_load(const char *file, const struct replay_args *a, bool is_auto, struct
         if (is_auto && access(file, F_OK) < 0)
                 return 0;       /* the first run: it records */
         /* loaded once: its first file's device now, decoded later */
-        r = format_load(file, &ld->buf, &ld->len, &why);
+        r = format_load(file, &ld->buf, &ld->len, refusal, sizeof(refusal));
+        if (r < 0 && refusal[0])
+                why = refusal;
         if (r >= 0)
                 r = format_peek_first_file_buf(ld->buf, ld->len, &first, &why);
         if (r < 0) {
@@ -140,22 +148,6 @@ int run_decode(struct run_loaded *ld, bool is_auto, bool started, struct readset
         free(TAKE_PTR(ld->buf));
         if (r < 0)      /* damage past the header */
                 return unusable(ld->file, r, why, is_auto, started);
-        return 0;
-}
-
-int run_decode_and_plan(struct run_loaded *ld, const struct replay_args *a, bool is_auto,
-                        struct readset **ret_rs, struct plan **ret_plan, struct device_profile *ret_dev)
-{
-        int r = run_decode(ld, is_auto, false, ret_rs);
-
-        if (r < 0 || !*ret_rs)
-                return r;
-        r = replay_args_plan(a, *ret_rs, ret_dev, ret_plan);
-        if (r >= 0)
-                return 0;
-        if (ld->plan_first && !is_auto)
-                return CMD_FAILED;      /* refused before anything ran */
-        log_warning("the command runs without a replay");
         return 0;
 }
 

@@ -30,11 +30,6 @@ int run_load(const char *file, const struct replay_args *a, bool is_auto, struct
 /* Decode what run_load() kept (*ret_rs NULL when it cannot be: said; once
  * the command started, it runs without a replay).  CMD_FAILED. */
 int run_decode(struct run_loaded *ld, bool is_auto, bool started, struct readset **ret_rs);
-/* The same, then plan its replay, before the command starts (*ret_plan
- * NULL when it cannot be planned: said, and the command runs without a
- * replay; refused: CMD_FAILED). */
-int run_decode_and_plan(struct run_loaded *ld, const struct replay_args *a, bool is_auto,
-                        struct readset **ret_rs, struct plan **ret_plan, struct device_profile *ret_dev);
 void run_loaded_free(struct run_loaded *ld);
 
 /* Recording the command beside the replay (--stats, --auto). */

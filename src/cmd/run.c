@@ -81,7 +81,6 @@ int cmd_run(int argc, char **argv)
                 {}
         };
         _cleanup_readset_ struct readset *rs = NULL;
-        _cleanup_plan_ struct plan *plan = NULL;
         _cleanup_free_ char *auto_file = NULL;
         struct run_loaded ld = { 0 };
         struct run_recording rr = { 0 };
@@ -90,7 +89,7 @@ int cmd_run(int argc, char **argv)
         uint64_t arg_stale = DEFAULT_STALE_PERCENT, arg_nice = DEFAULT_NICE;
         struct replay_args a;
         struct replay_result res = { .st.stopped = false };
-        struct device_profile dev;
+        struct replay_job *job = NULL;
         struct child child = { .pid = -1 };
         int c, r, code, exec_errno;
         char **cmd;
@@ -138,15 +137,26 @@ int cmd_run(int argc, char **argv)
          * before anything runs: a damaged read set is refused (with --auto,
          * recorded anew).  On a rotational device the plan comes first (it
          * asks FIEMAP of every file: starting the command meanwhile, both
-         * compete for the head; measured 7.6 s against 4.0 s). */
+         * compete for the head; measured 7.6 s against 4.0 s): the replay's
+         * process plans, then waits for the command to start, 10 s at most. */
         r = run_load(file, &a, arg_auto != NULL, &ld);
         if (r < 0)
                 return r;
-        if (ld.plan_first && run_decode_and_plan(&ld, &a, arg_auto != NULL, &rs, &plan, &dev) < 0)
-                return CMD_FAILED;
+        a.nice = (int)arg_nice;
+        if (ld.plan_first) {
+                if (run_decode(&ld, arg_auto != NULL, false, &rs) < 0)
+                        return CMD_FAILED;
+                if (rs && replay_args_skips(&a, rs) < 0)
+                        log_warning("out of memory: skips are counted, not named");
+                if (rs && (job = replay_job_start(&a, rs, true, &r)) &&
+                    !replay_job_planned(job, now_us() + 10000000))
+                        log_warning("planning the replay takes more than 10 s: the command starts meanwhile");
+        }
         /* otherwise the command starts first and never waits for the replay */
         r = child_start(&child, cmd, arg_stats || arg_auto);
         if (r < 0) {
+                if (job)
+                        (void)replay_job_wait(job, 1, NULL, NULL, &res);
                 run_loaded_free(&ld);
                 return log_errno(r, "cannot fork");
         }
@@ -159,24 +169,25 @@ int cmd_run(int argc, char **argv)
                 (void)setpriority(PRIO_PROCESS, 0, (int)arg_nice);
         /* (a recording needs the old read set, to tell whether it went
          * stale, even if the command is done already) */
-        /* decoded here (it reads nothing else), planned (unless it was) and
-         * replayed in a process of its own: the files are touched there, so
-         * that a share whose server is slow or gone never keeps run past
-         * the command's end (1 s after it, the replay is left) */
         if (ld.buf && !ld.plan_first && (rr.on || !child_done(&child)))
                 (void)run_decode(&ld, arg_auto != NULL, true, &rs);
-        if (rs && (plan || !ld.plan_first) && !child_done(&child)) {
-                if (plan)
-                        replay_args_for_device(&a, &dev);
-                if (replay_args_skips(&a, rs) < 0)
+        /* planned (unless it was) and replayed in a process of its own: the
+         * files are touched there, so that a share whose server is slow or
+         * gone never keeps run past the command's end (1 s after it, the
+         * replay is left) */
+        if (job || (rs && !ld.plan_first && !child_done(&child))) {
+                if (!job && replay_args_skips(&a, rs) < 0)
                         log_warning("out of memory: skips are counted, not named");
-                r = replay_bounded(&a, rs, plan, 0, command_done, &child, &res);
+                if (job)
+                        r = replay_job_wait(job, 0, command_done, &child, &res);
+                else
+                        r = replay_bounded(&a, rs, 0, command_done, &child, &res);
                 if (r == -ETIMEDOUT)
                         log_warning("the replay was left with a read that has not returned (a share whose server "
                                     "is slow or gone?)");
-                else if (r < 0)
+                else if (r < 0 && r != -ECHILD)
                         log_warning_errno(r, "replay failed");
-                else if (!res.planned_ok)
+                else if (r >= 0 && !res.planned_ok)
                         log_warning("the command ran without a replay");
         }
         r = child_wait(&child);

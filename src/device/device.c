@@ -167,15 +167,14 @@ int device_identity(dev_t dev, char *buf, size_t size)
 /* The profile saved at path; when id is given, only if it was measured on
  * the device with that identity (-ESTALE otherwise; -ENOKEY when the file
  * has none: made before identities were kept). */
-static int load_probe(const char *path, const char *id, struct device_profile *ret)
+static int load_probe(const char *path, const char *id, struct device_profile *ret, char *why, size_t why_len)
 {
         _cleanup_free_ char *text = NULL;
         _cleanup_jv_ struct jv *profile = NULL;
         const struct jv *v, *rot;
-        char why[512];
         int r;
 
-        r = trust_read_small_file(path, &text, 1 << 20, why, sizeof(why));   /* util/trust.h */
+        r = trust_read_small_file(path, &text, 1 << 20, why, why_len);   /* util/trust.h */
         if (r < 0)
                 return r;
         r = jv_parse(text, &profile);
@@ -200,9 +199,9 @@ static int load_probe(const char *path, const char *id, struct device_profile *r
         return 0;
 }
 
-int device_profile_from_probe(const char *path, struct device_profile *ret)
+int device_profile_from_probe(const char *path, struct device_profile *ret, char *why, size_t why_len)
 {
-        return load_probe(path, NULL, ret);
+        return load_probe(path, NULL, ret, why, why_len);
 }
 
 /* The profile saved for dev itself: 0 or the errors of device_saved_profile. */
@@ -222,7 +221,10 @@ static int saved_profile_of(dev_t dev, char *path, size_t size, struct device_pr
         r = device_identity(dev, id, sizeof(id));
         if (r < 0)
                 return r;
-        return load_probe(path, id, ret);
+        {
+                char why[512];
+                return load_probe(path, id, ret, why, sizeof(why));
+        }
 }
 
 int device_saved_profile(dev_t dev, char *path, size_t size, struct device_profile *ret)

@@ -61,5 +61,6 @@ int device_identity(dev_t dev, char *buf, size_t size);
  * a regular file. */
 int device_saved_profile(dev_t dev, char *path, size_t size, struct device_profile *ret);
 /* The planner's profile from a profile saved by readset probe: its
- * "rotational" verdict.  -EINVAL when it has none (metadata only). */
-int device_profile_from_probe(const char *path, struct device_profile *ret);
+ * "rotational" verdict.  -EINVAL when it has none (metadata only); -EPERM
+ * (and why, why_len bytes, filled) when the file is refused (util/trust.h). */
+int device_profile_from_probe(const char *path, struct device_profile *ret, char *why, size_t why_len);

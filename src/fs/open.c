@@ -47,8 +47,10 @@ static enum fs_skip why_of(int err)
 }
 
 /* The inode pathfd names, opened for I/O (flags, and O_NOATIME where the
- * caller may), through /proc; or, without /proc, path again by name. */
-static int reopen(int pathfd, const char *path, int flags, const struct stat *want)
+ * caller may), through /proc.  Without /proc nothing is opened: a second
+ * lookup of the name could open what was swapped in meanwhile, a device
+ * node's open having its effects before any check. */
+static int reopen(int pathfd, int flags)
 {
         char p[64];
         int fd;
@@ -57,21 +59,7 @@ static int reopen(int pathfd, const char *path, int flags, const struct stat *wa
         fd = open(p, flags | O_NOATIME);
         if (fd < 0 && errno == EPERM)
                 fd = open(p, flags);
-        if (fd >= 0 || (errno != ENOENT && errno != ENOTDIR) || access("/proc/self/fd", F_OK) == 0)
-                return fd < 0 ? -errno : fd;
-        fd = open(path, flags | O_NOFOLLOW | O_NOATIME);
-        if (fd < 0 && errno == EPERM)
-                fd = open(path, flags | O_NOFOLLOW);
-        if (fd < 0)
-                return -errno;
-        {
-                struct stat s;
-                if (fstat(fd, &s) < 0 || s.st_dev != want->st_dev || s.st_ino != want->st_ino) {
-                        close(fd);
-                        return -ESTALE;
-                }
-        }
-        return fd;
+        return fd < 0 ? -errno : fd;
 }
 
 int fs_open_recorded(const struct rs_file *f, int mode, enum fs_skip *ret_why)
@@ -97,18 +85,17 @@ int fs_open_recorded(const struct rs_file *f, int mode, enum fs_skip *ret_why)
                 return skip(FS_SKIP_ERROR, -errno, ret_why);
         if (f->kind == RS_FILE_BLOCKDEV ? !S_ISBLK(s.st_mode) : !S_ISREG(s.st_mode))
                 return skip(FS_SKIP_NOT_REGULAR, -EINVAL, ret_why);
-        if (!fs_identity_matches(f, &s))
-                return skip(FS_SKIP_CHANGED, -ESTALE, ret_why);
-        /* (a block device node lies on devtmpfs: its identity is its number) */
+        /* (a block device node lies on devtmpfs: its identity is its number;
+         * a pseudo-file is refused as that, whatever its identity says) */
         if (f->kind == RS_FILE_REGULAR) {
                 if (fstatfs(pfd, &sfs) < 0)
                         return skip(FS_SKIP_ERROR, -errno, ret_why);
                 if (mounts_is_pseudo((long)sfs.f_type, s.st_dev))
                         return skip(FS_SKIP_PSEUDO, -EPERM, ret_why);
         }
-        fd = reopen(pfd, f->path, mode | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, &s);
-        if (fd == -ESTALE)
-                return skip(FS_SKIP_CHANGED, fd, ret_why);
+        if (!fs_identity_matches(f, &s))
+                return skip(FS_SKIP_CHANGED, -ESTALE, ret_why);
+        fd = reopen(pfd, mode | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
         if (fd < 0)
                 return skip(why_of(-fd), fd, ret_why);
         *ret_why = FS_SKIP_NONE;

@@ -39,8 +39,8 @@ bool fs_identity_matches(const struct rs_file *f, const struct stat *st);
  * filesystem; then that very inode is reopened through /proc/self/fd with
  * O_NONBLOCK | O_NOCTTY | O_NOATIME (O_NOATIME where the caller may: the
  * owner or root).  A FIFO, device node, socket, symlink or pseudo-file at
- * the name is never opened.  Without /proc, the name is opened again with
- * O_NOFOLLOW and must give the same inode.  Returns the descriptor
+ * the name is never opened.  Without /proc, nothing is (-ENOENT: a second
+ * lookup could open what was swapped in meanwhile).  Returns the descriptor
  * (O_CLOEXEC), or -errno with *ret_why saying why (-ESTALE for a changed
  * file, -EINVAL for one that is no longer regular, -EPERM for one refused). */
 int fs_open_recorded(const struct rs_file *f, int mode, enum fs_skip *ret_why);

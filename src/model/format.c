@@ -2,6 +2,7 @@
 #include "model/format.h"
 
 #include <fcntl.h>
+#include <stdio.h>
 #include <limits.h>
 #include <sys/stat.h>
 #include <zlib.h>
@@ -546,25 +547,22 @@ int format_write(const struct readset *rs, const char *path)
         return write_file_atomic(path, geteuid() == 0 ? 0600 : 0644, write_encoded, &e);
 }
 
-int format_load(const char *path, uint8_t **ret_buf, size_t *ret_len, const char **ret_why)
+int format_load(const char *path, uint8_t **ret_buf, size_t *ret_len, char *why, size_t why_len)
 {
-        static __thread char refusal[512];
         _cleanup_free_ uint8_t *buf = NULL;
         _cleanup_close_ int fd = -1;
         struct stat st;
         size_t off = 0;
 
+        why[0] = 0;
         /* checked before it is opened: type, owners and modes (util/trust.h) */
-        fd = trust_open_file(path, refusal, sizeof(refusal));
-        if (fd < 0) {
-                if (refusal[0])
-                        *ret_why = refusal;
+        fd = trust_open_file(path, why, why_len);
+        if (fd < 0)
                 return fd;
-        }
         if (fstat(fd, &st) < 0)
                 return -errno;
         if ((uint64_t)st.st_size > FORMAT_MAX_RAW + FORMAT_HEADER_SIZE) {
-                *ret_why = "file too large for a read set";
+                snprintf(why, why_len, "file too large for a read set");
                 return -EFBIG;
         }
         buf = malloc((size_t)st.st_size + 1);
@@ -586,20 +584,20 @@ int format_load(const char *path, uint8_t **ret_buf, size_t *ret_len, const char
         return 0;
 }
 
-int format_read(const char *path, struct readset **ret, const char **ret_why)
+int format_read(const char *path, struct readset **ret, char *why, size_t why_len)
 {
         _cleanup_free_ uint8_t *buf = NULL;
-        const char *why_dummy;
+        const char *decoded = NULL;
         size_t len;
         int r;
 
-        if (!ret_why)
-                ret_why = &why_dummy;
-        *ret_why = NULL;
-        r = format_load(path, &buf, &len, ret_why);
+        r = format_load(path, &buf, &len, why, why_len);
         if (r < 0)
                 return r;
-        return format_decode(buf, len, ret, ret_why);
+        r = format_decode(buf, len, ret, &decoded);
+        if (r < 0 && decoded)
+                snprintf(why, why_len, "%s", decoded);
+        return r;
 }
 
 /* The first regular file in FILES, from the first PEEK_RAW bytes of the
@@ -608,20 +606,21 @@ int format_read(const char *path, struct readset **ret, const char **ret_why)
  * rest.  A payload no longer than that is checked whole. */
 #define PEEK_RAW (256u << 10)
 
-int format_peek_first_file(const char *path, char **ret_path, const char **ret_why)
+int format_peek_first_file(const char *path, char **ret_path, char *why, size_t why_len)
 {
         _cleanup_free_ uint8_t *buf = NULL;
-        const char *why_dummy;
+        const char *peeked = NULL;
         size_t len;
         int k;
 
-        if (!ret_why)
-                ret_why = &why_dummy;
         *ret_path = NULL;
-        k = format_load(path, &buf, &len, ret_why);
+        k = format_load(path, &buf, &len, why, why_len);
         if (k < 0)
                 return k;
-        return format_peek_first_file_buf(buf, len, ret_path, ret_why);
+        k = format_peek_first_file_buf(buf, len, ret_path, &peeked);
+        if (k < 0 && peeked)
+                snprintf(why, why_len, "%s", peeked);
+        return k;
 }
 
 int format_peek_first_file_buf(const uint8_t *buf, size_t len, char **ret_path, const char **ret_why)

@@ -33,16 +33,19 @@ int format_decode(const uint8_t *buf, size_t len, struct readset **ret, const ch
 /* File helpers.  format_write() writes to a temporary file in the same
  * directory and renames it into place, so a crash never leaves half a file. */
 int format_write(const struct readset *rs, const char *path);
-int format_read(const char *path, struct readset **ret, const char **ret_why);
+/* On failure why (why_len bytes) says what is wrong: the file refused
+ * (util/trust.h: its type, owner, mode), too large, or format_decode()'s
+ * reason; "" when the -errno says it all. */
+int format_read(const char *path, struct readset **ret, char *why, size_t why_len);
 /* The whole file, which must be a regular file of plausible size (what
  * format_read() decodes), for a caller that peeks before decoding. */
-int format_load(const char *path, uint8_t **ret_buf, size_t *ret_len, const char **ret_why);
+int format_load(const char *path, uint8_t **ret_buf, size_t *ret_len, char *why, size_t why_len);
 
 /* The path of the read set's first regular file, from a prefix of the
  * payload, after every header check: where a replay will read, known before
  * the whole file is decoded.  *ret_path is NULL when the prefix does not say.
  * Errors are format_decode()'s (the payload's checksum only when the payload
  * is at most 256 KiB, all of which the peek then reads). */
-int format_peek_first_file(const char *path, char **ret_path, const char **ret_why);
+int format_peek_first_file(const char *path, char **ret_path, char *why, size_t why_len);
 /* The same, of a file already loaded (format_load()). */
 int format_peek_first_file_buf(const uint8_t *buf, size_t len, char **ret_path, const char **ret_why);

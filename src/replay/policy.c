@@ -16,7 +16,7 @@ void replay_options_init(struct replay_options *o)
         *o = (struct replay_options){ .max_evict_percent = REPLAY_DEFAULT_EVICT_PERCENT };
 }
 
-int replay_options_set_device(struct replay_options *o, const char *arg)
+int replay_options_set_device(struct replay_options *o, const char *arg, char *why, size_t why_len)
 {
         struct device_profile d;
         int r;
@@ -26,7 +26,7 @@ int replay_options_set_device(struct replay_options *o, const char *arg)
         else if (strcmp(arg, "solid") == 0)
                 device_profile_solid(&d);
         else {
-                r = device_profile_from_probe(arg, &d);
+                r = device_profile_from_probe(arg, &d, why, why_len);
                 if (r < 0)
                         return r;
                 snprintf(d.name, sizeof(d.name), "%.63s", arg);

@@ -82,12 +82,11 @@ static bool part_of_program(const char *path)
         return strncmp(path, exe, n) == 0 && !strchr(path + n, '/');
 }
 
-int report_profile_load(const char *path, const char *name, struct cost_profile *ret)
+int report_profile_load(const char *path, const char *name, struct cost_profile *ret, char *why, size_t why_len)
 {
         _cleanup_free_ char *text = NULL;
-        char why[512];
-        int r = part_of_program(path) ? trust_read_regular(path, &text, 1 << 20, why, sizeof(why)) :
-                trust_read_small_file(path, &text, 1 << 20, why, sizeof(why));   /* util/trust.h */
+        int r = part_of_program(path) ? trust_read_regular(path, &text, 1 << 20, why, why_len) :
+                trust_read_small_file(path, &text, 1 << 20, why, why_len);   /* util/trust.h */
 
         if (r < 0)
                 return r;
@@ -108,7 +107,8 @@ enum report_local report_local_profile(const char *dir, bool may_probe, char *pa
         }
         r = device_saved_profile(st.st_dev, path, size, NULL);
         if (r >= 0) {
-                r = report_profile_load(path, "this machine", ret);
+                char why[512];
+                r = report_profile_load(path, "this machine", ret, why, sizeof(why));
                 if (r >= 0)
                         return REPORT_LOCAL_CACHED;
                 *ret_err = r == -EINVAL ? -EBADMSG : r;

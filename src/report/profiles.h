@@ -14,8 +14,9 @@
  * ending in ".json" is a file already.  -ENOENT, -ENAMETOOLONG. */
 int report_profile_path(const char *name, char *buf, size_t size);
 /* A profile's JSON file as a cost profile named name: -errno (-EINVAL when
- * it cannot cost reads). */
-int report_profile_load(const char *path, const char *name, struct cost_profile *ret);
+ * it cannot cost reads; -EPERM, why filled, when the file is refused:
+ * util/trust.h). */
+int report_profile_load(const char *path, const char *name, struct cost_profile *ret, char *why, size_t why_len);
 
 /* What to do for this machine's profile, for the device of dir. */
 enum report_local {

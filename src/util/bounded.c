@@ -2,10 +2,12 @@
 #include "util/bounded.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -15,9 +17,16 @@
 
 /* Before the caller's bytes: what the two processes say to each other. */
 struct header {
-        atomic_bool stop, done;
+        atomic_bool stop, done, ready, go;
         int r;
         uint64_t pad;   /* the caller's bytes start 8-aligned */
+};
+
+struct bounded {
+        struct header *h;
+        size_t size;
+        pid_t pid;
+        int pidfd;
 };
 
 static struct header *header_of(const void *shared)
@@ -25,75 +34,120 @@ static struct header *header_of(const void *shared)
         return (struct header *)((uint8_t *)shared - sizeof(struct header));
 }
 
-bool bounded_stopping(const void *shared)
-{
-        return atomic_load(&header_of(shared)->stop);
-}
+bool bounded_stopping(const void *shared) { return atomic_load(&header_of(shared)->stop); }
+void bounded_say_ready(void *shared) { atomic_store(&header_of(shared)->ready, true); }
+bool bounded_ready(struct bounded *b) { return atomic_load(&b->h->ready); }
+void bounded_go(struct bounded *b) { atomic_store(&b->h->go, true); }
+void *bounded_shared(struct bounded *b) { return b->h + 1; }
 
-void bounded_free(void *shared, size_t shared_size)
+void bounded_wait_go(const void *shared)
 {
-        if (shared)
-                munmap(header_of(shared), sizeof(struct header) + shared_size);
-}
+        const struct header *h = header_of(shared);
 
-int bounded_run(int (*fn)(void *userdata, void *shared), void *userdata, size_t shared_size, uint64_t deadline_us,
-                bool (*give_up)(void *userdata), void *give_up_userdata, uint64_t grace_us, void **ret_shared)
-{
-        size_t size = sizeof(struct header) + shared_size;
-        struct header *h;
-        uint64_t until = 0;
-        pid_t parent = getpid(), pid;
-
-        *ret_shared = NULL;
-        h = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-        if (h == MAP_FAILED)
-                return -ENOMEM;
-        atomic_init(&h->stop, false);
-        atomic_init(&h->done, false);
-        fflush(NULL);   /* what is buffered is written once, by the caller */
-        pid = fork();
-        if (pid < 0) {
-                int e = -errno;
-                munmap(h, size);
-                return e;
+        while (!atomic_load(&h->go) && !atomic_load(&h->stop)) {
+                struct timespec ts = { 0, 1000 * 1000 };
+                nanosleep(&ts, NULL);
         }
-        if (pid == 0) {
+}
+
+struct bounded *bounded_start(int (*fn)(void *userdata, void *shared), void *userdata, size_t shared_size,
+                              int *ret_err)
+{
+        struct bounded *b = calloc(1, sizeof(*b));
+        pid_t parent = getpid();
+
+        if (!b) {
+                *ret_err = -ENOMEM;
+                return NULL;
+        }
+        b->size = sizeof(struct header) + shared_size;
+        b->h = mmap(NULL, b->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (b->h == MAP_FAILED) {
+                *ret_err = -errno;
+                free(b);
+                return NULL;
+        }
+        fflush(NULL);   /* what is buffered is written once, by the caller */
+        b->pid = fork();
+        if (b->pid < 0) {
+                *ret_err = -errno;
+                munmap(b->h, b->size);
+                free(b);
+                return NULL;
+        }
+        if (b->pid == 0) {
                 sigset_t all;
 
-                /* it ends with its caller; signals are the caller's to pass on */
+                /* it ends with its caller; signals are the caller's to pass
+                 * on; no descriptor of the caller's stays open in it */
                 (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
                 if (getppid() != parent)
                         _exit(0);
                 sigfillset(&all);
+                sigdelset(&all, SIGSEGV);
+                sigdelset(&all, SIGBUS);
+                sigdelset(&all, SIGABRT);
                 pthread_sigmask(SIG_BLOCK, &all, NULL);
-                h->r = fn(userdata, h + 1);
-                atomic_store(&h->done, true);
+                (void)close_range(3, ~0U, 0);
+                b->h->r = fn(userdata, b->h + 1);
+                atomic_store(&b->h->done, true);
                 fflush(NULL);
                 _exit(0);
         }
+        b->pidfd = (int)syscall(SYS_pidfd_open, b->pid, 0);
+        return b;
+}
+
+int bounded_wait(struct bounded *b, uint64_t deadline_us, bool (*give_up)(void *userdata), void *give_up_userdata,
+                 uint64_t grace_us, int *ret_signal)
+{
+        uint64_t until = 0;
+        int status = 0;
+
+        *ret_signal = 0;
         for (;;) {
-                struct timespec ts = { 0, 10 * 1000 * 1000 };
-                int status;
                 uint64_t now;
 
-                if (waitpid(pid, &status, WNOHANG) == pid)
+                if (waitpid(b->pid, &status, WNOHANG) == b->pid)
                         break;
-                nanosleep(&ts, NULL);
+                if (b->pidfd >= 0) {
+                        /* readable when it ends: no 10 ms lost on every replay */
+                        struct pollfd p = { b->pidfd, POLLIN, 0 };
+                        (void)poll(&p, 1, 10);
+                } else {
+                        struct timespec ts = { 0, 10 * 1000 * 1000 };
+                        nanosleep(&ts, NULL);
+                }
+                if (atomic_load(&b->h->done))
+                        continue;       /* returned: only its exit is left */
                 now = now_us();
                 if (!until && ((deadline_us && now >= deadline_us) || (give_up && give_up(give_up_userdata)))) {
-                        atomic_store(&h->stop, true);
+                        atomic_store(&b->h->stop, true);
                         until = now + grace_us;
                 }
-                if (until && now >= until) {
-                        /* ended if it can be; not waited for, nor unmapped */
-                        kill(pid, SIGKILL);
+                if (until && now >= until && !atomic_load(&b->h->done)) {
+                        /* ended if it can be; not waited for */
+                        kill(b->pid, SIGKILL);
                         return -ETIMEDOUT;
                 }
         }
-        if (!atomic_load(&h->done)) {
-                munmap(h, size);
-                return -EINTR;
+        if (atomic_load(&b->h->done))
+                return b->h->r;
+        if (WIFSIGNALED(status)) {
+                int sig = WTERMSIG(status);
+                if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT)
+                        return -EINTR;
+                *ret_signal = sig;
         }
-        *ret_shared = h + 1;
-        return h->r;
+        return -ECHILD;
+}
+
+void bounded_free(struct bounded *b)
+{
+        if (!b)
+                return;
+        if (b->pidfd >= 0)
+                close(b->pidfd);
+        munmap(b->h, b->size);   /* (a child left running keeps its own mapping) */
+        free(b);
 }

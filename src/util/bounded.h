@@ -5,23 +5,40 @@
  * daemon holds waits even past SIGKILL, and so does the whole process of a
  * thread waiting there (its exit waits for every thread).  Only a separate
  * process can be left behind.  It shares its results with the caller
- * through a mapping, and ends with the caller (PR_SET_PDEATHSIG). */
+ * through a mapping, holds none of the caller's descriptors but 0, 1 and 2
+ * (a recorder's, a gate's, a guardian's pipe stay the caller's alone), and
+ * ends with the caller (PR_SET_PDEATHSIG). */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* Run fn(userdata, shared) in a child process, shared being shared_size
- * bytes zeroed and visible to both.  Every 10 ms the caller asks
+struct bounded;
+
+/* Start fn(userdata, shared) in a child process, shared being shared_size
+ * bytes, zeroed, visible to both.  NULL and *ret_err when no process could
+ * be had (the caller may then do the work itself). */
+struct bounded *bounded_start(int (*fn)(void *userdata, void *shared), void *userdata, size_t shared_size,
+                              int *ret_err);
+void *bounded_shared(struct bounded *b);
+/* Wait for it.  Every 10 ms (at once when it ends) the caller asks
  * give_up(give_up_userdata) (NULL: never) and looks at the clock; once it
  * says so or deadline_us (now_us(); 0: none) has passed, the child is told
  * to stop (bounded_stopping()) and given grace_us more.  Returns fn's
- * result, with *ret_shared to read and bounded_free() after; or -ETIMEDOUT
- * when the child had not returned (sent SIGKILL, left; nothing to free);
- * -EINTR when it was killed (a signal of the terminal's). */
-int bounded_run(int (*fn)(void *userdata, void *shared), void *userdata, size_t shared_size, uint64_t deadline_us,
-                bool (*give_up)(void *userdata), void *give_up_userdata, uint64_t grace_us, void **ret_shared);
-void bounded_free(void *shared, size_t shared_size);
-/* In fn: has the caller asked it to stop? */
+ * result (the shared bytes then to read, until bounded_free()); -ETIMEDOUT
+ * when the child had not returned (sent SIGKILL and left); -EINTR when a signal of the
+ * terminal's (INT, TERM, HUP, QUIT) killed it; -ECHILD when another signal
+ * did (a crash: *ret_signal says which). */
+int bounded_wait(struct bounded *b, uint64_t deadline_us, bool (*give_up)(void *userdata), void *give_up_userdata,
+                 uint64_t grace_us, int *ret_signal);
+/* Has fn said so, by bounded_say_ready() (a step it reached)? */
+bool bounded_ready(struct bounded *b);
+void bounded_free(struct bounded *b);
+
+/* In fn: has the caller asked it to stop?  Say a step was reached; wait
+ * for the caller's go (bounded_go()) or a stop. */
 bool bounded_stopping(const void *shared);
+void bounded_say_ready(void *shared);
+void bounded_wait_go(const void *shared);
+void bounded_go(struct bounded *b);

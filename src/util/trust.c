@@ -16,16 +16,6 @@
 #include "util/banned.h"
 
 static bool allow_untrusted;
-static __thread char last_refusal[512];
-
-const char *trust_last_refusal(void) { return last_refusal; }
-
-static int refused(int r, const char *why)
-{
-        if (r < 0 && why[0])
-                snprintf(last_refusal, sizeof(last_refusal), "%s", why);
-        return r;
-}
 
 void trust_allow_untrusted(void) { allow_untrusted = true; }
 
@@ -82,7 +72,7 @@ static int check_up(int dirfd, const char *dir, char *why, size_t why_len)
 {
         char name[PATH_MAX];
         struct stat root, st;
-        int fd = dup(dirfd);
+        int fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
 
         if (fd < 0)
                 return -errno;
@@ -223,17 +213,11 @@ static int open_file_impl(const char *path, bool check_owner, char *why, size_t 
                 if (r < 0)
                         return r;
         }
+        /* the very inode looked at; without /proc, nothing (a second lookup
+         * could open what was swapped in meanwhile) */
         fd = reopen(pfd, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        if (fd < 0 && (errno == ENOENT || errno == ENOTDIR)) {
-                /* no /proc: by name, without following, and the same inode */
-                struct stat now;
-                fd = openat(dirfd, base, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
-                if (fd >= 0 && (fstat(fd, &now) < 0 || now.st_dev != st.st_dev || now.st_ino != st.st_ino)) {
-                        close(fd);
-                        snprintf(why, why_len, "'%s' changed while it was opened", path);
-                        return -EPERM;
-                }
-        }
+        if (fd < 0 && (errno == ENOENT || errno == ENOTDIR))
+                snprintf(why, why_len, "cannot be opened safely without /proc mounted");
         return fd < 0 ? -errno : fd;
 }
 
@@ -252,17 +236,17 @@ static int check_dir_impl(const char *path, char *why, size_t why_len)
 
 int trust_open_file(const char *path, char *why, size_t why_len)
 {
-        return refused(open_file_impl(path, true, why, why_len), why);
+        return open_file_impl(path, true, why, why_len);
 }
 
 int trust_open_regular(const char *path, char *why, size_t why_len)
 {
-        return refused(open_file_impl(path, false, why, why_len), why);
+        return open_file_impl(path, false, why, why_len);
 }
 
 int trust_check_dir(const char *path, char *why, size_t why_len)
 {
-        return refused(check_dir_impl(path, why, why_len), why);
+        return check_dir_impl(path, why, why_len);
 }
 
 static int read_fd(int fd, char **ret, size_t max);

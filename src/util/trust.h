@@ -27,9 +27,6 @@ uid_t trust_invoking_uid(void);
  * refusal (-EPERM: an owner or mode; -EINVAL, -EISDIR: not a regular file)
  * why (why_len bytes) says what is wrong, naming the file or directory. */
 int trust_open_file(const char *path, char *why, size_t why_len);
-/* What the last refusal in this thread said ("" if none): for callers whose
- * callers only see the -errno. */
-const char *trust_last_refusal(void);
 /* The same checks of a directory (run --auto's), which must exist: 0 or
  * -errno, why filled on a refusal. */
 int trust_check_dir(const char *path, char *why, size_t why_len);

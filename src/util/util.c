@@ -201,6 +201,22 @@ int write_file_at(int dirfd, const char *path, const char *s)
 
 int write_file(const char *path, const char *s) { return write_file_at(AT_FDCWD, path, s); }
 
+/* Is the directory path is written into the invoking user's? */
+static bool in_invokers_dir(const char *path)
+{
+        const char *slash = strrchr(path, '/');
+        char dir[4096];
+        struct stat st;
+
+        if (!slash)
+                snprintf(dir, sizeof(dir), ".");
+        else if (slash == path)
+                snprintf(dir, sizeof(dir), "/");
+        else
+                snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+        return stat(dir, &st) == 0 && st.st_uid == trust_invoking_uid();
+}
+
 int write_file_atomic(const char *path, mode_t mode, int (*write_fn)(FILE *f, void *userdata), void *userdata)
 {
         _cleanup_free_ char *tmp = NULL;
@@ -228,9 +244,11 @@ int write_file_atomic(const char *path, mode_t mode, int (*write_fn)(FILE *f, vo
                 e = -EIO;
         if ((fchmod(fd, mode) < 0 || fsync(fd) < 0) && e >= 0)
                 e = -errno;
-        /* root under sudo writes for the user who asked (as that user's
-         * files: readset show, report, replay of them work unprivileged) */
-        if (e >= 0 && geteuid() == 0 && trust_invoking_uid() != (uid_t)-1) {
+        /* root under sudo, writing into a directory of the user who asked,
+         * writes that user's file (readset show, report, replay of it then
+         * work unprivileged); in root's directories (the profile cache, a
+         * root --auto store) it stays root's */
+        if (e >= 0 && geteuid() == 0 && trust_invoking_uid() != (uid_t)-1 && in_invokers_dir(path)) {
                 const char *g = getenv("SUDO_GID");
                 uint64_t gid = (uint64_t)-1;
                 if (!g || parse_u64(g, &gid) < 0 || gid >= (gid_t)-1)

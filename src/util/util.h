@@ -88,8 +88,8 @@ int write_file_at(int dirfd, const char *path, const char *s);
  * file beside it ("PATH.tmp.XXXXXX", made O_EXCL: no link is followed),
  * which is given mode, synced and renamed over path (a symbolic link or
  * FIFO at path is replaced, never written through); on any error nothing
- * is left.  As root under sudo the file is the invoking user's (SUDO_UID,
- * SUDO_GID).  write_fn returns 0 or -errno. */
+ * is left.  As root under sudo, in a directory of the invoking user's, the
+ * file is that user's (SUDO_UID, SUDO_GID).  write_fn returns 0 or -errno. */
 int write_file_atomic(const char *path, mode_t mode, int (*write_fn)(FILE *f, void *userdata), void *userdata);
 
 /* sync, then drop the page, dentry and inode caches (root). */

@@ -37,6 +37,7 @@ bounded() {   # seconds cmd...
         timeout -k 5 "$secs" "$@" >"$TMP/out" 2>"$TMP/err" || rc=$?
         [ "$rc" != 124 ] && [ "$rc" != 137 ] || fail "hang: $* ($(cat "$TMP/err"))"
         [ "$rc" -lt 128 ] || fail "crash (signal $((rc - 128))): $* ($(cat "$TMP/err"))"
+        ! grep -q "process was killed by signal" "$TMP/err" || fail "crash of the replay's process: $* ($(cat "$TMP/err"))"
 }
 expect_refusal() {   # pattern what cmd...
         pat=$1; what=$2; shift 2
@@ -78,7 +79,7 @@ expect_refusal "too large" "read set is a 100 GiB sparse file" "$READSET" show "
 cp "$H/good.readset" "$H/theirs.readset"
 chown 12345:12345 "$H/theirs.readset"
 expect_refusal "owned by uid 12345" "read set owned by another user" "$READSET" replay "$H/theirs.readset"
-SUDO_UID=12345 bounded 20 "$READSET" show "$H/theirs.readset"
+bounded 20 env SUDO_UID=12345 "$READSET" show "$H/theirs.readset"
 [ "$rc" = 0 ] || fail "the invoking user's read set (SUDO_UID) was refused: $(cat "$TMP/err")"
 said "read set owned by the user who ran sudo (SUDO_UID): read"
 cp "$H/good.readset" "$H/open.readset"
@@ -213,10 +214,15 @@ bounded 30 "$READSET" record -q -o "$H/out.readset" -- true
 [ -f "$H/out.readset" ] && [ ! -L "$H/out.readset" ] || fail "record -o did not replace the symlink"
 [ "$(stat -c %a "$H/out.readset")" = 600 ] || fail "root's read set is not 0600"
 said "record -o onto a symlink to a file: the symlink replaced, its target unchanged; the read set is 0600"
-SUDO_UID=12345 SUDO_GID=12346 bounded 30 "$READSET" record -q -o "$H/sudo.readset" -- true
-[ "$(stat -c '%u:%g %a' "$H/sudo.readset")" = "12345:12346 600" ] ||
-        fail "record under sudo: $(stat -c '%u:%g %a' "$H/sudo.readset")"
-said "record -o under sudo: the read set is the invoking user's (SUDO_UID, SUDO_GID), mode 0600"
+mkdir "$H/home"
+chown 12345:12346 "$H/home"
+bounded 30 env SUDO_UID=12345 SUDO_GID=12346 "$READSET" record -q -o "$H/home/sudo.readset" -- true
+[ "$(stat -c '%u:%g %a' "$H/home/sudo.readset")" = "12345:12346 600" ] ||
+        fail "record under sudo into the user's directory: $(stat -c '%u:%g %a' "$H/home/sudo.readset")"
+bounded 30 env SUDO_UID=12345 SUDO_GID=12346 "$READSET" record -q -o "$H/sudo.readset" -- true
+[ "$(stat -c '%u:%g %a' "$H/sudo.readset")" = "0:0 600" ] ||
+        fail "record under sudo into root's directory: $(stat -c '%u:%g %a' "$H/sudo.readset")"
+said "record -o under sudo: in the invoking user's directory the read set is theirs (SUDO_UID, SUDO_GID), in root's root's; mode 0600"
 ln -s "$H/victim" "$H/p.json"
 bounded 60 "$READSET" probe --quick -o "$H/p.json" "$H"
 [ "$(cat "$H/victim")" = victim ] || fail "probe -o wrote through a symlink"

@@ -200,25 +200,25 @@ static void test_file_io(void)
 {
         char dir[] = "/tmp/readset-test-XXXXXX", path[128];
         struct readset *rs = sample(2, 2), *back = NULL;
-        const char *why;
+        char why[256];
         FILE *f;
 
         if (!mkdtemp(dir))
                 TEST_SKIP("cannot create a temporary directory");
         snprintf(path, sizeof(path), "%s/x.readset", dir);
         CHECK_EQ(format_write(rs, path), 0);
-        CHECK_EQ(format_read(path, &back, &why), 0);
+        CHECK_EQ(format_read(path, &back, why, sizeof(why)), 0);
         if (back)
                 check_equal(rs, back);
         readset_free(back);
         back = NULL;
-        CHECK_EQ(format_read(dir, &back, &why), -EISDIR);
+        CHECK_EQ(format_read(dir, &back, why, sizeof(why)), -EISDIR);
         f = fopen(path, "w");
         fputs("hello", f);
         fclose(f);
-        CHECK_EQ(format_read(path, &back, &why), -ENOMSG);
+        CHECK_EQ(format_read(path, &back, why, sizeof(why)), -ENOMSG);
         unlink(path);
-        CHECK_EQ(format_read(path, &back, &why), -ENOENT);
+        CHECK_EQ(format_read(path, &back, why, sizeof(why)), -ENOENT);
         rmdir(dir);
         readset_free(rs);
 }
@@ -243,13 +243,13 @@ static void test_peek(void)
         uint8_t *buf = NULL;
         size_t len = 0;
         char *first = NULL;
-        const char *why;
+        char why[256];
 
         if (!mkdtemp(dir))
                 TEST_SKIP("cannot create a temporary directory");
         snprintf(path, sizeof(path), "%s/x.readset", dir);
         CHECK_EQ(format_write(rs, path), 0);
-        CHECK_EQ(format_peek_first_file(path, &first, &why), 0);
+        CHECK_EQ(format_peek_first_file(path, &first, why, sizeof(why)), 0);
         CHECK(first && strcmp(first, "/usr/lib/file-0.so") == 0);
         free(first);
 
@@ -259,23 +259,23 @@ static void test_peek(void)
         CHECK(get_le(buf + 16, 8) > 256 << 10);   /* raw_len: longer than the peek */
         buf[len - 1] ^= 0xff;
         write_bytes(path, buf, len);
-        CHECK_EQ(format_peek_first_file(path, &first, &why), 0);
+        CHECK_EQ(format_peek_first_file(path, &first, why, sizeof(why)), 0);
         CHECK(first && strcmp(first, "/usr/lib/file-0.so") == 0);
         free(first);
-        CHECK(format_read(path, &back, &why) < 0);
+        CHECK(format_read(path, &back, why, sizeof(why)) < 0);
         CHECK(back == NULL);
 
         /* a damaged header, a truncated file: the reader's errors */
         buf[20] ^= 0xff;
         write_bytes(path, buf, len);
-        CHECK_EQ(format_peek_first_file(path, &first, &why), -EBADMSG);
-        CHECK(why && strstr(why, "header checksum"));
+        CHECK_EQ(format_peek_first_file(path, &first, why, sizeof(why)), -EBADMSG);
+        CHECK(strstr(why, "header checksum"));
         buf[20] ^= 0xff;
         write_bytes(path, buf, 30);
-        CHECK_EQ(format_peek_first_file(path, &first, &why), -ENODATA);
+        CHECK_EQ(format_peek_first_file(path, &first, why, sizeof(why)), -ENODATA);
         write_bytes(path, buf, len / 2);
-        CHECK_EQ(format_peek_first_file(path, &first, &why), -ENODATA);
-        CHECK(why && strstr(why, "truncated"));
+        CHECK_EQ(format_peek_first_file(path, &first, why, sizeof(why)), -ENODATA);
+        CHECK(strstr(why, "truncated"));
         free(buf);
         buf = NULL;
 
@@ -284,14 +284,14 @@ static void test_peek(void)
                 struct readset *small = sample(4, 2);
                 CHECK_EQ(format_encode(small, &buf, &len), 0);
                 write_bytes(path, buf, len);
-                CHECK_EQ(format_peek_first_file(path, &first, &why), 0);
+                CHECK_EQ(format_peek_first_file(path, &first, why, sizeof(why)), 0);
                 CHECK(first && strcmp(first, "/usr/lib/file-0.so") == 0);
                 free(first);
                 for (size_t i = FORMAT_HEADER_SIZE; i < len; i++) {
                         /* any byte of the payload flipped: refused */
                         buf[i] ^= 0x5a;
                         write_bytes(path, buf, len);
-                        CHECK(format_peek_first_file(path, &first, &why) < 0);
+                        CHECK(format_peek_first_file(path, &first, why, sizeof(why)) < 0);
                         CHECK(first == NULL);
                         buf[i] ^= 0x5a;
                 }
@@ -304,20 +304,20 @@ static void test_peek(void)
                 small->files[2].kind = RS_FILE_UNRESOLVED;
                 small->files[3].kind = RS_FILE_REGULAR;
                 CHECK_EQ(format_write(small, path), 0);
-                CHECK_EQ(format_peek_first_file(path, &first, &why), 0);
+                CHECK_EQ(format_peek_first_file(path, &first, why, sizeof(why)), 0);
                 CHECK(first && strcmp(first, "/usr/lib/file-3.so") == 0);
                 free(first);
                 small->files[3].kind = RS_FILE_BLOCKDEV;
                 CHECK_EQ(format_write(small, path), 0);
                 first = (char *)"x";
-                CHECK_EQ(format_peek_first_file(path, &first, &why), 0);
+                CHECK_EQ(format_peek_first_file(path, &first, why, sizeof(why)), 0);
                 CHECK(first == NULL);
                 readset_free(small);
         }
 
         unlink(path);
-        CHECK_EQ(format_peek_first_file(path, &first, &why), -ENOENT);
-        CHECK_EQ(format_peek_first_file(dir, &first, &why), -EISDIR);
+        CHECK_EQ(format_peek_first_file(path, &first, why, sizeof(why)), -ENOENT);
+        CHECK_EQ(format_peek_first_file(dir, &first, why, sizeof(why)), -EISDIR);
         rmdir(dir);
         readset_free(rs);
 }

@@ -37,16 +37,17 @@ static void test_device_option(void)
 {
         struct replay_options o;
         struct device_profile d;
+        char why[256];
 
         replay_options_init(&o);
         CHECK(!o.have_device);
-        CHECK_EQ(replay_options_set_device(&o, "rotational"), 0);
+        CHECK_EQ(replay_options_set_device(&o, "rotational", why, sizeof(why)), 0);
         CHECK(o.have_device && o.device.rotational);
         replay_device_for_path(&o, "/", &d, NULL);
         CHECK(d.rotational);    /* the option wins over the device */
-        CHECK_EQ(replay_options_set_device(&o, "solid"), 0);
+        CHECK_EQ(replay_options_set_device(&o, "solid", why, sizeof(why)), 0);
         CHECK(!o.device.rotational);
-        CHECK(replay_options_set_device(&o, "/nonexistent/profile.json") < 0);
+        CHECK(replay_options_set_device(&o, "/nonexistent/profile.json", why, sizeof(why)) < 0);
         CHECK(!o.device.rotational);    /* left as it was */
 }
 
