@@ -78,7 +78,7 @@ static int peek_job(void *userdata, void *shared)
 
 /* The device of the read set's first file, asked in a process of its own:
  * a share whose server is gone does not keep the command from starting
- * (2 s at most, then it starts as if the device were solid state). */
+ * (1 s at most, then it starts as if the device were solid state). */
 static void peek_device(const struct replay_args *a, const char *first, struct device_profile *ret,
                         struct device_note *note)
 {
@@ -89,7 +89,7 @@ static void peek_device(const struct replay_args *a, const char *first, struct d
         b = bounded_start(peek_job, &j, sizeof(struct peeked), &r);
         if (b) {
                 const struct peeked *p = bounded_shared(b);
-                r = bounded_wait(b, now_us() + 2000000, NULL, NULL, 0, &sig);
+                r = bounded_wait(b, now_us() + 1000000, NULL, NULL, 0, &sig);
                 if (r >= 0) {
                         *ret = p->dev;
                         *note = p->note;
@@ -98,7 +98,7 @@ static void peek_device(const struct replay_args *a, const char *first, struct d
                 if (r >= 0)
                         return;
                 if (r == -ETIMEDOUT) {
-                        log_warning("'%s' did not answer in 2 s (a share whose server is slow or gone?): the "
+                        log_warning("'%s' did not answer in 1 s (a share whose server is slow or gone?): the "
                                     "command starts first", first);
                         device_profile_solid(ret);
                         note->reason = 0;

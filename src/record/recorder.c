@@ -113,7 +113,12 @@ static int start_reaper(struct recorder *r)
                 block_all_signals();
                 close(p[1]);
                 setsid();
-                guardian_close_others(NULL, p[0]);
+                /* its pipe as descriptor 3, nothing else (no /proc lookups:
+                 * a system-wide recording would see them) */
+                if (p[0] != 3 && (dup2(p[0], 3) < 0 || close(p[0]) < 0))
+                        _exit(1);
+                (void)close_range(4, ~0U, 0);
+                p[0] = 3;
                 if (fork() != 0)
                         _exit(0);
                 while (read(p[0], &c, 1) < 0 && errno == EINTR)
