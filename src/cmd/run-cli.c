@@ -168,8 +168,10 @@ void run_record_start(struct run_recording *rr, struct child *c, void (*release)
         }
 }
 
-static void say_stats(const struct engine_stats *st, const struct readset_usage *u, bool have_old, bool json)
+static void say_stats(const struct engine_stats *st, const struct readset_usage *u, const struct readset *old,
+                      const struct replay_args *a, bool json)
 {
+        bool have_old = old != NULL;
         double hit = readset_usage_hit_ratio(u), used = 100.0 * readset_usage_used(u);
         char b1[32], b2[32], b3[32];
 
@@ -188,6 +190,8 @@ static void say_stats(const struct engine_stats *st, const struct readset_usage 
                 json_double(&j, "hit_ratio", have_old ? hit : 0.0);
                 if (have_old)
                         json_double(&j, "read_set_used", used / 100.0);
+                if (have_old)
+                        json_skipped(&j, a, old);
                 json_object_close(&j);
                 json_end(&j);
                 return;
@@ -230,7 +234,7 @@ static void judge(const struct child *c, char *const *cmd, struct readset *cur, 
 
 void run_record_finish(struct run_recording *rr, const struct child *c, char *const *cmd, bool ran,
                        const struct readset *old, const char *auto_file, uint64_t stale_percent,
-                       const struct engine_stats *stats, bool json)
+                       const struct engine_stats *stats, const struct replay_args *a, bool json)
 {
         _cleanup_readset_ struct readset *cur = NULL;
         struct readset_usage u = { 0 };
@@ -267,5 +271,5 @@ void run_record_finish(struct run_recording *rr, const struct child *c, char *co
                 judge(c, cmd, cur, old, &u, auto_file, stale_percent);
         /* last: its JSON is the last line of standard error */
         if (stats)
-                say_stats(stats, &u, old != NULL, json);
+                say_stats(stats, &u, old, a, json);
 }

@@ -43,8 +43,9 @@ void run_record_start(struct run_recording *rr, struct child *c, void (*release)
 /* After the command ended (ran: it could be run at all): its recording
  * compared with old (may be NULL), with --auto (auto_file) kept as the read
  * set when that was stale (below stale_percent still used) or missing,
- * and --stats said (stats not NULL; as JSON too: the last line).  Joins
+ * and --stats said (stats not NULL; as JSON too: the last line, with the
+ * files the replay skipped, from a).  Joins
  * the set-up thread: before child_close(). */
 void run_record_finish(struct run_recording *rr, const struct child *c, char *const *cmd, bool ran,
                        const struct readset *old, const char *auto_file, uint64_t stale_percent,
-                       const struct engine_stats *stats, bool json);
+                       const struct engine_stats *stats, const struct replay_args *a, bool json);

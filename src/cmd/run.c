@@ -196,13 +196,14 @@ int cmd_run(int argc, char **argv)
         code = child_exit_code(&child, &exec_errno);
         if (exec_errno)
                 log_errno(-exec_errno, "cannot run '%s'", cmd[0]);
+        /* once the command is over, before --json's line (it is the last) */
+        if (a.verbose && rs)
+                say_skipped(&a, rs);
         /* the recording finished while signals still go to the command (it
          * is gone: they reach nobody), then they stop readset again */
         if (rr.on)
                 run_record_finish(&rr, &child, cmd, !exec_errno, rs, arg_auto ? file : NULL, arg_stale,
-                                  arg_stats ? &res.st : NULL, arg_json);
-        if (a.verbose && rs)
-                say_skipped(&a, rs);
+                                  arg_stats ? &res.st : NULL, &a, arg_json);
         replay_args_free(&a);
         child_close(&child);
         run_loaded_free(&ld);

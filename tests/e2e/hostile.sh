@@ -135,6 +135,10 @@ grep -q "skipped '$H/f2': not a regular file" "$TMP/err" || fail "replay -v does
 bounded 30 $OPENS "$H" -- "$READSET" run -m read "$H/victims.readset" -- cat "$H/f1"
 [ "$rc" = 0 ] || fail "run over replaced files: exit $rc"
 said "run -m read over the same: the command ran, exit 0"
+bounded 60 "$READSET" run --stats --json "$H/victims.readset" -- cat "$H/f1"
+tail -1 "$TMP/err" | "$PY" -c "import json, sys; d = json.load(sys.stdin); assert len(d['skipped']) == 7, d" ||
+        fail "run --stats --json does not name the skips: $(tail -1 "$TMP/err")"
+said "run --stats --json over the same: the 7 skips named in its JSON line"
 
 # pseudo-files: named directly, with their identity and without one
 "$PY" - "$H/pseudo.readset" <<'PYEOF'
