@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -291,6 +292,23 @@ static uint32_t fd_budget(uint32_t asked)
         return asked && asked < limit ? asked : (uint32_t)MIN(limit, (unsigned long)UINT32_MAX);
 }
 
+/* Grow the descriptor table to hold n more now, while this is the only
+ * thread: grown later, with the fill threads sharing it, every doubling
+ * waits for an RCU grace period (expand_fdtable()), and all their opens
+ * wait with it (10-25 ms apiece, measured: a warm replay of 221 files took
+ * 24 ms instead of 4). */
+static void reserve_fds(uint32_t n)
+{
+        int probe = open("/", O_PATH | O_CLOEXEC), top;
+
+        if (probe < 0)
+                return;
+        top = fcntl(probe, F_DUPFD_CLOEXEC, probe + (int)MIN(n, (uint32_t)INT_MAX / 2));
+        if (top >= 0)
+                close(top);
+        close(probe);
+}
+
 static int cmp_int(const void *a, const void *b)
 {
         int x = *(const int *)a, y = *(const int *)b;
@@ -416,6 +434,7 @@ int engine_run(const struct readset *rs, const struct plan *plan, const struct e
                 eng_free(&e);
                 return -ENOMEM;
         }
+        reserve_fds((uint32_t)MIN((size_t)budget, rs->n_files) + 16);
 
         /* 1. filesystem metadata, all of it, before anything is opened */
         warm_metadata(&e, &st);
