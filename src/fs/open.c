@@ -52,14 +52,9 @@ static enum fs_skip why_of(int err)
  * node's open having its effects before any check. */
 static int reopen(int pathfd, int flags)
 {
-        char p[64];
-        int fd;
+        int fd = fd_reopen(pathfd, flags | O_NOATIME);
 
-        snprintf(p, sizeof(p), "/proc/self/fd/%d", pathfd);
-        fd = open(p, flags | O_NOATIME);
-        if (fd < 0 && errno == EPERM)
-                fd = open(p, flags);
-        return fd < 0 ? -errno : fd;
+        return fd == -EPERM ? fd_reopen(pathfd, flags) : fd;
 }
 
 int fs_open_recorded(const struct rs_file *f, int mode, enum fs_skip *ret_why)

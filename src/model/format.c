@@ -552,7 +552,7 @@ int format_load(const char *path, uint8_t **ret_buf, size_t *ret_len, char *why,
         _cleanup_free_ uint8_t *buf = NULL;
         _cleanup_close_ int fd = -1;
         struct stat st;
-        size_t off = 0;
+        ssize_t got;
 
         why[0] = 0;
         /* checked before it is opened: type, owners and modes (util/trust.h) */
@@ -568,19 +568,11 @@ int format_load(const char *path, uint8_t **ret_buf, size_t *ret_len, char *why,
         buf = malloc((size_t)st.st_size + 1);
         if (!buf)
                 return -ENOMEM;
-        while (off < (size_t)st.st_size) {
-                ssize_t k = read(fd, buf + off, (size_t)st.st_size - off);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (k == 0)
-                        break;
-                off += (size_t)k;
-        }
+        got = read_full(fd, buf, (size_t)st.st_size);
+        if (got < 0)
+                return (int)got;
         *ret_buf = TAKE_PTR(buf);
-        *ret_len = off;
+        *ret_len = (size_t)got;
         return 0;
 }
 

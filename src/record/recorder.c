@@ -63,18 +63,14 @@ static void guardian_close_others(const char *instance, int keep)
         if (!d)
                 return;
         while ((de = readdir(d))) {
-                char link[64], target[PATH_MAX];
+                char target[PATH_MAX];
                 char *end;
                 long fd = strtol(de->d_name, &end, 10);
-                ssize_t k;
 
                 if (*end || end == de->d_name || fd == dirfd(d) || fd == keep || fd < 0 || fd > INT_MAX)
                         continue;
-                snprintf(link, sizeof(link), "/proc/self/fd/%ld", fd);
-                k = readlink(link, target, sizeof(target) - 1);
-                if (k < 0)
+                if (fd_path((int)fd, target, sizeof(target)) < 0)
                         continue;
-                target[k] = 0;
                 /* BPF programs, maps, links, BTF; the perf event a tracepoint
                  * program is attached by */
                 if (strncmp(target, "anon_inode:bpf", 14) == 0 || strncmp(target, "anon_inode:btf", 14) == 0 ||
@@ -86,61 +82,11 @@ static void guardian_close_others(const char *instance, int keep)
         closedir(d);
 }
 
-/* A process forked before anything is made in the kernel, holding nothing
- * but its pipe: when readset is gone (its end of the pipe closed, SIGKILL
- * included), it removes every readset tracefs instance whose owner is dead
- * and that no guardian holds.  It covers the milliseconds between the
- * instance's mkdir and the guardian's fork, where a SIGKILL used to leave
- * an instance (and its ring buffer) behind until the next recording.
- * Forked twice, so that init, not readset, reaps it. */
-static int start_reaper(struct recorder *r)
-{
-        int p[2], status;
-        pid_t pid, parent = getpid();
-
-        if (pipe2(p, O_CLOEXEC) < 0)
-                return -errno;
-        pid = fork();
-        if (pid < 0) {
-                int e = -errno;
-                close(p[0]);
-                close(p[1]);
-                return e;
-        }
-        if (pid == 0) {
-                char c;
-
-                block_all_signals();
-                close(p[1]);
-                setsid();
-                /* its pipe as descriptor 3, nothing else (no /proc lookups:
-                 * a system-wide recording would see them) */
-                if (p[0] != 3 && (dup2(p[0], 3) < 0 || close(p[0]) < 0))
-                        _exit(1);
-                (void)close_range(4, ~0U, 0);
-                p[0] = 3;
-                if (fork() != 0)
-                        _exit(0);
-                while (read(p[0], &c, 1) < 0 && errno == EINTR)
-                        ;
-                tracer_remove_stale_after(parent);
-                _exit(0);
-        }
-        close(p[0]);
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-                ;
-        r->reaper = p[1];
-        return 0;
-}
-
-/* A process forked once the tracefs instance and the BPF programs exist,
- * holding them too.  It waits until readset closes its end of a pipe, which
- * happens on every exit, SIGKILL included, and then removes them.  Removing
- * an instance and detaching BPF programs each wait for RCU grace periods
- * (~50 ms apiece here); the guardian does that off the critical path, after
- * readset has written the read set and returned.  It takes no signal but
- * SIGKILL: a signal for readset's command is not for it. */
-static int start_guardian(struct recorder *r)
+/* Fork a child tied to readset by a pipe: readset keeps the write end,
+ * which closes on every exit, SIGKILL included; the child, its signals
+ * blocked, keeps the read end and reads EOF then.  Returns the child's pid
+ * (0 in the child) with *ret_fd the end this side keeps, or -errno. */
+static pid_t fork_tied(int *ret_fd)
 {
         int p[2];
         pid_t pid;
@@ -155,27 +101,90 @@ static int start_guardian(struct recorder *r)
                 return e;
         }
         if (pid == 0) {
-                int null;
-                char c;
-
                 block_all_signals();
                 close(p[1]);
+                *ret_fd = p[0];
+                return 0;
+        }
+        close(p[0]);
+        *ret_fd = p[1];
+        return pid;
+}
+
+/* Wait for the EOF fork_tied()'s child reads when readset is gone. */
+static void wait_untied(int fd)
+{
+        char c;
+
+        while (read(fd, &c, 1) < 0 && errno == EINTR)
+                ;
+}
+
+/* A process forked before anything is made in the kernel, holding nothing
+ * but its pipe: when readset is gone (its end of the pipe closed, SIGKILL
+ * included), it removes every readset tracefs instance whose owner is dead
+ * and that no guardian holds.  It covers the milliseconds between the
+ * instance's mkdir and the guardian's fork, where a SIGKILL used to leave
+ * an instance (and its ring buffer) behind until the next recording.
+ * Forked twice, so that init, not readset, reaps it. */
+static int start_reaper(struct recorder *r)
+{
+        pid_t pid, parent = getpid();
+        int fd, status;
+
+        pid = fork_tied(&fd);
+        if (pid < 0)
+                return (int)pid;
+        if (pid == 0) {
+                setsid();
+                /* its pipe as descriptor 3, nothing else (no /proc lookups:
+                 * a system-wide recording would see them) */
+                if (fd != 3 && (dup2(fd, 3) < 0 || close(fd) < 0))
+                        _exit(1);
+                (void)close_range(4, ~0U, 0);
+                if (fork() != 0)
+                        _exit(0);
+                wait_untied(3);
+                tracer_remove_stale_after(parent);
+                _exit(0);
+        }
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        r->reaper = fd;
+        return 0;
+}
+
+/* A process forked once the tracefs instance and the BPF programs exist,
+ * holding them too.  It waits until readset closes its end of a pipe, which
+ * happens on every exit, SIGKILL included, and then removes them.  Removing
+ * an instance and detaching BPF programs each wait for RCU grace periods
+ * (~50 ms apiece here); the guardian does that off the critical path, after
+ * readset has written the read set and returned.  It takes no signal but
+ * SIGKILL: a signal for readset's command is not for it. */
+static int start_guardian(struct recorder *r)
+{
+        int fd;
+        pid_t pid = fork_tied(&fd);
+
+        if (pid < 0)
+                return (int)pid;
+        if (pid == 0) {
+                int null;
+
                 setsid();   /* out of the terminal's process group */
-                guardian_close_others(tracer_instance_path(r->tracer), p[0]);
+                guardian_close_others(tracer_instance_path(r->tracer), fd);
                 null = open("/dev/null", O_RDWR | O_CLOEXEC);
                 if (null >= 0) {
                         dup2(null, 0);
                         dup2(null, 1);
                         dup2(null, 2);
                 }
-                while (read(p[0], &c, 1) < 0 && errno == EINTR)
-                        ;
+                wait_untied(fd);
                 tracer_close(r->tracer);
                 lookups_close(r->lookups);
                 _exit(0);
         }
-        close(p[0]);
-        r->guardian = p[1];
+        r->guardian = fd;
         /* recording every process, its lookups are not the system's */
         if (r->lookups && r->opt.pid == 0)
                 (void)lookups_ignore(r->lookups, pid);

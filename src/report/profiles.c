@@ -25,12 +25,27 @@ static const struct { const char *alias, *file; } aliases[] = {
         { "nvme", "nvme" }, { "share", "share-2ms" },
 };
 
+/* The reference profiles beside the build being run: BUILD/../profiles. */
+static bool beside_build(char *buf, size_t size)
+{
+        char *slash;
+        ssize_t k = readlink("/proc/self/exe", buf, size > 16 ? size - 16 : 0);
+
+        if (k <= 0)
+                return false;
+        buf[k] = 0;
+        slash = strrchr(buf, '/');
+        if (!slash)
+                return false;
+        snprintf(slash, size - (size_t)(slash - buf), "/../profiles");
+        return true;
+}
+
 int report_profile_path(const char *name, char *buf, size_t size)
 {
         const char *stem = name;
-        char exe[PATH_MAX], *slash;
+        char exe[PATH_MAX];
         const char *dirs[3] = { getenv("READSET_PROFILE_DIR"), READSET_PROFILEDIR, NULL };
-        ssize_t k;
         int n;
 
         if (strchr(name, '/') || strstr(name, ".json")) {
@@ -40,15 +55,8 @@ int report_profile_path(const char *name, char *buf, size_t size)
         for (size_t i = 0; i < ARRAY_SIZE(aliases); i++)
                 if (strcmp(name, aliases[i].alias) == 0)
                         stem = aliases[i].file;
-        k = readlink("/proc/self/exe", exe, sizeof(exe) - 16);
-        if (k > 0) {
-                exe[k] = 0;
-                slash = strrchr(exe, '/');
-                if (slash) {
-                        snprintf(slash, sizeof(exe) - (size_t)(slash - exe), "/../profiles");
-                        dirs[2] = exe;
-                }
-        }
+        if (beside_build(exe, sizeof(exe)))
+                dirs[2] = exe;
         for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
                 if (!dirs[i])
                         continue;
@@ -62,24 +70,17 @@ int report_profile_path(const char *name, char *buf, size_t size)
 /* The reference profiles installed with readset, or beside the build being
  * run (BUILD/../profiles), are part of the program: the owners of those
  * are not checked (util/trust.h).  Any other profile is the user's. */
+static bool in_dir(const char *path, const char *dir)
+{
+        size_t n = strlen(dir);
+        return strncmp(path, dir, n) == 0 && path[n] == '/' && !strchr(path + n + 1, '/');
+}
+
 static bool part_of_program(const char *path)
 {
-        char exe[PATH_MAX], *slash;
-        ssize_t k;
-        size_t n = strlen(READSET_PROFILEDIR);
+        char exe[PATH_MAX];
 
-        if (strncmp(path, READSET_PROFILEDIR "/", n + 1) == 0 && !strchr(path + n + 1, '/'))
-                return true;
-        k = readlink("/proc/self/exe", exe, sizeof(exe) - 16);
-        if (k <= 0)
-                return false;
-        exe[k] = 0;
-        slash = strrchr(exe, '/');
-        if (!slash)
-                return false;
-        snprintf(slash, sizeof(exe) - (size_t)(slash - exe), "/../profiles/");
-        n = strlen(exe);
-        return strncmp(path, exe, n) == 0 && !strchr(path + n, '/');
+        return in_dir(path, READSET_PROFILEDIR) || (beside_build(exe, sizeof(exe)) && in_dir(path, exe));
 }
 
 int report_profile_load(const char *path, const char *name, struct cost_profile *ret, char *why, size_t why_len)

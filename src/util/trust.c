@@ -100,17 +100,8 @@ static int check_up(int dirfd, const char *dir, char *why, size_t why_len)
                         return -errno;
                 fd = up;
                 /* the name said is the one the user will recognise */
-                {
-                        char link[64], real[PATH_MAX];
-                        ssize_t n;
-                        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-                        n = readlink(link, real, sizeof(real) - 1);
-                        if (n > 0) {
-                                real[n] = 0;
-                                snprintf(name, sizeof(name), "%s", real);
-                        } else
-                                snprintf(name, sizeof(name), "%s/..", dir);
-                }
+                if (fd_path(fd, name, sizeof(name)) < 0)
+                        snprintf(name, sizeof(name), "%s/..", dir);
         }
         close(fd);
         return -ELOOP;
@@ -137,15 +128,6 @@ static int open_parent(const char *path, const char **ret_base)
         *ret_base = slash + 1;
         fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
         return fd < 0 ? -errno : fd;
-}
-
-/* Reopen what an O_PATH descriptor names, the very inode, for reading. */
-static int reopen(int pathfd, int flags)
-{
-        char p[64];
-
-        snprintf(p, sizeof(p), "/proc/self/fd/%d", pathfd);
-        return open(p, flags);
 }
 
 static int open_file_impl(const char *path, bool check_owner, char *why, size_t why_len)
@@ -182,22 +164,18 @@ static int open_file_impl(const char *path, bool check_owner, char *why, size_t 
                 return -EINVAL;
         }
         if (check_owner && trust_enforced()) {
-                char link[64], real[PATH_MAX];
-                ssize_t n;
+                char real[PATH_MAX];
                 int r;
 
                 r = check_one(&st, "it", NULL, why, why_len);
                 if (r < 0)
                         return r;
                 /* the directory it really is in, which must hold it still */
-                snprintf(link, sizeof(link), "/proc/self/fd/%d", pfd);
-                n = readlink(link, real, sizeof(real) - 1);
-                if (n > 0 && real[0] == '/') {
+                if (fd_path(pfd, real, sizeof(real)) == 0 && real[0] == '/') {
                         _cleanup_close_ int rdir = -1;
                         const char *rbase;
                         struct stat again;
 
-                        real[n] = 0;
                         rdir = open_parent(real, &rbase);
                         if (rdir < 0)
                                 return rdir;
@@ -215,10 +193,10 @@ static int open_file_impl(const char *path, bool check_owner, char *why, size_t 
         }
         /* the very inode looked at; without /proc, nothing (a second lookup
          * could open what was swapped in meanwhile) */
-        fd = reopen(pfd, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        if (fd < 0 && (errno == ENOENT || errno == ENOTDIR))
+        fd = fd_reopen(pfd, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd == -ENOENT || fd == -ENOTDIR)
                 snprintf(why, why_len, "cannot be opened safely without /proc mounted");
-        return fd < 0 ? -errno : fd;
+        return fd;
 }
 
 static int check_dir_impl(const char *path, char *why, size_t why_len)
@@ -249,42 +227,16 @@ int trust_check_dir(const char *path, char *why, size_t why_len)
         return check_dir_impl(path, why, why_len);
 }
 
-static int read_fd(int fd, char **ret, size_t max);
-
 int trust_read_small_file(const char *path, char **ret, size_t max, char *why, size_t why_len)
 {
         _cleanup_close_ int fd = trust_open_file(path, why, why_len);
 
-        return fd < 0 ? fd : read_fd(fd, ret, max);
+        return fd < 0 ? fd : read_fd_text(fd, ret, max);
 }
 
 int trust_read_regular(const char *path, char **ret, size_t max, char *why, size_t why_len)
 {
         _cleanup_close_ int fd = trust_open_regular(path, why, why_len);
 
-        return fd < 0 ? fd : read_fd(fd, ret, max);
-}
-
-static int read_fd(int fd, char **ret, size_t max)
-{
-        _cleanup_free_ char *buf = NULL;
-        size_t len = 0;
-
-        buf = malloc(max + 1);
-        if (!buf)
-                return -ENOMEM;
-        while (len < max) {
-                ssize_t k = read(fd, buf + len, max - len);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (k == 0)
-                        break;
-                len += (size_t)k;
-        }
-        buf[len] = 0;
-        *ret = TAKE_PTR(buf);
-        return 0;
+        return fd < 0 ? fd : read_fd_text(fd, ret, max);
 }

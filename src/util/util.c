@@ -146,12 +146,65 @@ uint64_t now_ns(void)
 
 uint64_t now_us(void) { return now_ns() / 1000; }
 
+ssize_t read_full(int fd, void *buf, size_t len)
+{
+        size_t off = 0;
+
+        while (off < len) {
+                ssize_t k = read(fd, (uint8_t *)buf + off, len - off);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        break;
+                off += (size_t)k;
+        }
+        return (ssize_t)off;
+}
+
+int read_fd_text(int fd, char **ret, size_t max)
+{
+        _cleanup_free_ char *buf = malloc(max + 1);
+        ssize_t len;
+
+        if (!buf)
+                return -ENOMEM;
+        len = read_full(fd, buf, max);
+        if (len < 0)
+                return (int)len;
+        buf[len] = 0;
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+int fd_reopen(int pathfd, int flags)
+{
+        char p[64];
+        int fd;
+
+        snprintf(p, sizeof(p), "/proc/self/fd/%d", pathfd);
+        fd = open(p, flags);
+        return fd < 0 ? -errno : fd;
+}
+
+int fd_path(int fd, char *buf, size_t size)
+{
+        char link[64];
+        ssize_t n;
+
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        n = readlink(link, buf, size - 1);
+        if (n < 0)
+                return -errno;
+        buf[n] = 0;
+        return 0;
+}
+
 int read_small_file(const char *path, char **ret, size_t max)
 {
         _cleanup_close_ int fd = -1;
-        _cleanup_free_ char *buf = NULL;
-        size_t len = 0;
-
         struct stat st;
 
         /* regular files only (sysfs, procfs and tracefs files are): a FIFO
@@ -163,23 +216,7 @@ int read_small_file(const char *path, char **ret, size_t max)
                 return -errno;
         if (!S_ISREG(st.st_mode))
                 return -EINVAL;
-        buf = malloc(max + 1);
-        if (!buf)
-                return -ENOMEM;
-        while (len < max) {
-                ssize_t k = read(fd, buf + len, max - len);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (k == 0)
-                        break;
-                len += (size_t)k;
-        }
-        buf[len] = 0;
-        *ret = TAKE_PTR(buf);
-        return 0;
+        return read_fd_text(fd, ret, max);
 }
 
 int write_file_at(int dirfd, const char *path, const char *s)

@@ -81,6 +81,18 @@ uint64_t now_ns(void);
 /* Read a small regular file (at most max bytes) into a NUL-terminated
  * buffer; -EINVAL for anything that is not a regular file. */
 int read_small_file(const char *path, char **ret, size_t max);
+/* Read len bytes from fd, through EINTR and short reads, or until its end:
+ * the bytes read, or -errno. */
+ssize_t read_full(int fd, void *buf, size_t len);
+/* What is left of fd, max bytes at most, NUL added: 0 or -errno. */
+int read_fd_text(int fd, char **ret, size_t max);
+/* The very inode an O_PATH descriptor names, opened with flags, through
+ * /proc/self/fd (no second lookup of a name): the descriptor or -errno
+ * (-ENOENT without /proc). */
+int fd_reopen(int pathfd, int flags);
+/* What /proc/self/fd says fd is (a path, "anon_inode:...", ...), NUL
+ * ended in buf: 0 or -errno. */
+int fd_path(int fd, char *buf, size_t size);
 /* Write a string to an existing file (sysfs/tracefs style). */
 int write_file(const char *path, const char *s);
 int write_file_at(int dirfd, const char *path, const char *s);
