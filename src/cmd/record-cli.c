@@ -123,6 +123,7 @@ void say_recorded(const struct readset *rs, const struct recorder_status *st, co
                 json_u64(&j, "lookups", t.lookups);
                 json_u64(&j, "lookups_failed", t.lookups_failed);
                 json_u64(&j, "lookups_lost", rs->lookups_lost);
+                json_u64(&j, "lookups_unresolved", rs->lookups_unresolved);
                 json_object_close(&j);
                 json_end(&j);
                 return;
@@ -134,7 +135,7 @@ void say_recorded(const struct readset *rs, const struct recorder_status *st, co
         log_info("resolved %.1f%% of bytes to paths (%" PRIu64 " files unresolved); %" PRIu64 " events lost%s",
                  resolved, t.unresolved_files, rs->lost_events, rs->lost_events ? " (raise --buffer-size)" : "");
         if (rs->rec_flags & RS_REC_LOOKUPS)
-                log_info("path lookups: %" PRIu64 " (%" PRIu64 " failed), %" PRIu64 " lost", t.lookups,
-                         t.lookups_failed, rs->lookups_lost);
+                log_info("path lookups: %" PRIu64 " (%" PRIu64 " failed), %" PRIu64 " lost, %" PRIu64 " unresolved",
+                         t.lookups, t.lookups_failed, rs->lookups_lost, rs->lookups_unresolved);
         log_info("wrote '%s'", output);
 }

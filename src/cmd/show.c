@@ -73,6 +73,7 @@ static void print_json(const struct readset *rs)
         json_u64(&j, "events", rs->events);
         json_u64(&j, "lost_events", rs->lost_events);
         json_u64(&j, "lost_lookups", rs->lookups_lost);
+        json_u64(&j, "unresolved_lookups", rs->lookups_unresolved);
         json_object_open(&j, "totals");
         json_u64(&j, "files", t.files);
         json_u64(&j, "ranges", t.ranges);
@@ -162,6 +163,8 @@ static void print_table(const struct readset *rs, bool ranges, bool lookups)
                 printf("lookups:   %" PRIu64 " (%" PRIu64 " failed)", t.lookups, t.lookups_failed);
                 if (rs->lookups_lost)
                         printf(", %" PRIu64 " lost", rs->lookups_lost);
+                if (rs->lookups_unresolved)
+                        printf(", %" PRIu64 " not kept (relative to a directory not known)", rs->lookups_unresolved);
                 printf("\n");
         }
         printf("\n%10s %7s %10s  %s\n", "FIRST(ms)", "RANGES", "BYTES", "PATH");

@@ -17,6 +17,7 @@ enum {
         SEC_META = 1,
         SEC_FILES = 2,
         SEC_LOOKUPS = 3,
+        SEC_COUNTS = 4,         /* 1.1 */
 };
 
 #define FLAG_ZSTD 1u
@@ -97,7 +98,7 @@ static uint32_t crc(const uint8_t *p, size_t n)
 
 int format_encode(const struct readset *rs, uint8_t **ret_buf, size_t *ret_len)
 {
-        struct wbuf payload = { 0 }, meta = { 0 }, files = { 0 }, lookups = { 0 };
+        struct wbuf payload = { 0 }, meta = { 0 }, files = { 0 }, lookups = { 0 }, counts = { 0 };
         _cleanup_free_ uint8_t *out = NULL;
         size_t bound, clen;
         uint64_t prev_time = 0;
@@ -151,7 +152,10 @@ int format_encode(const struct readset *rs, uint8_t **ret_buf, size_t *ret_len)
         w_section(&payload, SEC_META, &meta);
         w_section(&payload, SEC_FILES, &files);
         w_section(&payload, SEC_LOOKUPS, &lookups);
+        w_varint(&counts, rs->lookups_unresolved);
+        w_section(&payload, SEC_COUNTS, &counts);
         w_bytes(&payload, &tag, 1);
+        free(counts.p);
         free(meta.p);
         free(files.p);
         free(lookups.p);
@@ -374,6 +378,7 @@ static int parse_lookups(struct rbuf *r, struct readset *rs)
 
 /* What the header says, once every check on it has passed. */
 struct header {
+        uint32_t minor;
         uint32_t flags;
         uint64_t raw_len, stored_len;
 };
@@ -399,6 +404,7 @@ static int decode_header(const uint8_t *buf, size_t len, struct header *h, const
                         "unsupported format version";
                 return -EPROTONOSUPPORT;
         }
+        h->minor = (uint32_t)get_le(buf + 10, 2);
         h->flags = (uint32_t)get_le(buf + 12, 4);
         h->raw_len = get_le(buf + 16, 8);
         h->stored_len = get_le(buf + 24, 8);
@@ -438,7 +444,7 @@ int format_decode(const uint8_t *buf, size_t len, struct readset **ret, const ch
         uint32_t flags;
         struct header h;
         struct rbuf r;
-        bool seen[4] = { false };
+        bool seen[SEC_COUNTS + 1] = { false };
         const char *why_dummy;
         int k;
 
@@ -503,11 +509,16 @@ int format_decode(const uint8_t *buf, size_t len, struct readset **ret, const ch
                 case SEC_META: k = parse_meta(&sec, rs); break;
                 case SEC_FILES: k = parse_files(&sec, rs); break;
                 case SEC_LOOKUPS: k = parse_lookups(&sec, rs); break;
+                case SEC_COUNTS:
+                        rs->lookups_unresolved = r_varint(&sec);
+                        k = sec.err;
+                        break;
                 default: k = 0; break; /* unknown sections are skipped (minor versions) */
                 }
                 if (k < 0)
                         return k;
-                if (tag <= SEC_LOOKUPS && sec.off != sec.n)
+                /* a newer minor version may add fields at the end of a section */
+                if (tag <= SEC_COUNTS && sec.off != sec.n && h.minor <= FORMAT_MINOR)
                         return -EBADMSG;
         }
         if (r.off != r.n || !seen[SEC_META] || !seen[SEC_FILES])

@@ -74,6 +74,7 @@ struct readset {
         uint64_t events;        /* page events consumed */
         uint64_t lost_events;   /* events the kernel dropped (overruns) */
         uint64_t lookups_lost;  /* lookup records dropped */
+        uint64_t lookups_unresolved; /* relative names that could not be made absolute: not kept */
 
         struct rs_file *files;  /* ordered by first access */
         size_t n_files;

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /* Path lookups of one process tree (or of every process but the
  * recorder): which names it opens, stats, accesses,
- * reads links of, lists or executes, and what came back (including ENOENT).
+ * reads links of, lists or executes, and what came back (including ENOENT),
+ * with the descriptor calls (dup, fcntl F_DUPFD, fchdir) that names relative
+ * to a directory descriptor need to be made absolute.
  * Syscall tracepoints only carry user pointers, so the names are copied here,
  * at syscall entry, and paired with the result at exit. */
 #include <linux/types.h>
@@ -117,7 +119,15 @@ int on_sys_enter(struct bpf_raw_tracepoint_args *ctx)
         case NR_openat: case NR_newfstatat: case NR_readlinkat: case NR_faccessat:
         case NR_faccessat2: case NR_execveat: case NR_statx: case NR_openat2:
         case NR_getdents64: case NR_fchdir:
+        case NR_dup: case NR_dup2: case NR_dup3:
                 break;
+        case NR_fcntl: {
+                /* only the duplications: the others are frequent and name nothing */
+                long cmd = (long)reg(&regs->si);
+                if (cmd != LOOKUP_F_DUPFD && cmd != LOOKUP_F_DUPFD_CLOEXEC)
+                        return 0;
+                break;
+        }
         default:
                 return 0;
         }
@@ -136,6 +146,7 @@ int on_sys_enter(struct bpf_raw_tracepoint_args *ctx)
                 p->name = reg(&regs->di);
                 break;
         case NR_getdents64: case NR_fchdir:
+        case NR_dup: case NR_dup2: case NR_dup3: case NR_fcntl:
                 p->dfd = (__s32)reg(&regs->di);
                 break;
         default:

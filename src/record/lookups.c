@@ -26,7 +26,8 @@
 struct proc {
         uint32_t tgid, parent;
         char *cwd;
-        struct { int fd; char *path; } *fds;
+        bool cwd_unknown;          /* changed to a directory we could not name */
+        struct { int fd; char *path; } *fds;  /* path "": not known (hides an ancestor's) */
         size_t n_fds, cap_fds;
 };
 
@@ -38,6 +39,7 @@ struct lookups {
         struct proc *procs;
         size_t n_procs, cap_procs;
         uint64_t unreadable;
+        uint64_t unresolved;       /* relative names whose directory was not known: not kept */
         int err;
         bool all;                  /* every process: those not seen starting are asked for their cwd */
         /* last readdir, to fold repeated getdents64 calls into one lookup */
@@ -71,7 +73,7 @@ static const char *proc_fd_path(struct lookups *l, uint32_t tgid, int fd)
                         return NULL;
                 for (size_t i = p->n_fds; i-- > 0;)
                         if (p->fds[i].fd == fd)
-                                return p->fds[i].path;
+                                return p->fds[i].path[0] ? p->fds[i].path : NULL;
                 tgid = p->parent;
         }
         return NULL;
@@ -103,7 +105,7 @@ static const char *proc_cwd(struct lookups *l, uint32_t tgid)
 {
         for (int depth = 0; depth < 64; depth++) {
                 struct proc *p = depth == 0 ? proc_found(l, tgid) : proc_get(l, tgid, false);
-                if (!p)
+                if (!p || p->cwd_unknown)
                         return NULL;
                 if (p->cwd)
                         return p->cwd;
@@ -112,22 +114,35 @@ static const char *proc_cwd(struct lookups *l, uint32_t tgid)
         return NULL;
 }
 
+/* fd now names path; NULL: it names nothing we know (a dup of an unknown
+ * fd, an open whose name could not be made absolute), so that a later name
+ * relative to it is counted unresolved rather than joined to a stale path. */
 static int proc_set_fd(struct lookups *l, uint32_t tgid, int fd, const char *path)
 {
         struct proc *p = proc_get(l, tgid, true);
-        char *copy;
+        char *copy = NULL;
 
         if (!p)
                 return -ENOMEM;
-        copy = strdup(path);
-        if (!copy)
+        if (path && !(copy = strdup(path)))
                 return -ENOMEM;
         for (size_t i = 0; i < p->n_fds; i++)
                 if (p->fds[i].fd == fd) {
                         free(p->fds[i].path);
-                        p->fds[i].path = copy;
+                        if (copy)
+                                p->fds[i].path = copy;
+                        else
+                                p->fds[i] = p->fds[--p->n_fds];
                         return 0;
                 }
+        if (!copy) {
+                /* inherited from an ancestor that knows it: hide that */
+                if (!proc_fd_path(l, tgid, fd))
+                        return 0;
+                copy = strdup("");
+                if (!copy)
+                        return -ENOMEM;
+        }
         if (grow_array(&p->fds, &p->cap_fds, p->n_fds + 1, sizeof(*p->fds)) < 0) {
                 free(copy);
                 return -ENOMEM;
@@ -171,10 +186,31 @@ static int on_record(void *ctx, void *data, size_t size)
                 return 0;
         }
         result = r->ret < 0 ? (int32_t)r->ret : 0;
+        if (r->nr == NR_dup || r->nr == NR_dup2 || r->nr == NR_dup3 || r->nr == NR_fcntl) {
+                if (r->ret < 0 || r->ret == r->dfd)
+                        return 0;
+                return proc_set_fd(l, r->tgid, (int)r->ret, proc_fd_path(l, r->tgid, r->dfd));
+        }
         if (r->nr == NR_getdents64 || r->nr == NR_fchdir) {
                 base = proc_fd_path(l, r->tgid, r->dfd);
-                if (!base)
-                        return 0;  /* an fd we never saw opened (inherited from outside) */
+                if (!base) {
+                        /* an fd we never saw opened (inherited from outside) */
+                        if (r->nr == NR_fchdir && result == 0) {
+                                struct proc *p = proc_get(l, r->tgid, true);
+                                if (!p)
+                                        return -ENOMEM;
+                                free(p->cwd);
+                                p->cwd = NULL;
+                                p->cwd_unknown = true;
+                        }
+                        if (r->nr == NR_getdents64 && r->ts >= l->start_ns &&
+                            !(l->last_dir_tgid == r->tgid && l->last_dir_fd == r->dfd)) {
+                                l->unresolved++;
+                                l->last_dir_tgid = r->tgid;
+                                l->last_dir_fd = r->dfd;
+                        }
+                        return 0;
+                }
                 if (r->nr == NR_fchdir) {
                         struct proc *p = proc_get(l, r->tgid, true);
                         char *c;
@@ -185,6 +221,7 @@ static int on_record(void *ctx, void *data, size_t size)
                                 return -ENOMEM;
                         free(p->cwd);
                         p->cwd = c;
+                        p->cwd_unknown = false;
                         return 0;
                 }
                 if (l->last_dir_tgid == r->tgid && l->last_dir_fd == r->dfd)
@@ -199,6 +236,14 @@ static int on_record(void *ctx, void *data, size_t size)
                         l->unreadable++;
                         return 0;
                 }
+                if (r->len >= LOOKUP_PATH_MAX) {
+                        /* perhaps cut: a wrong path would be worse than none */
+                        if (op_of(r->nr) && r->ts >= l->start_ns)
+                                l->unresolved++;
+                        if ((r->nr == NR_open || r->nr == NR_openat || r->nr == NR_openat2) && r->ret >= 0)
+                                return proc_set_fd(l, r->tgid, (int)r->ret, NULL);
+                        return 0;
+                }
                 {
                         size_t have = MIN(size - offsetof(struct lookup_record, path), (size_t)LOOKUP_PATH_MAX);
                         memcpy(name, r->path, have);
@@ -211,10 +256,22 @@ static int on_record(void *ctx, void *data, size_t size)
                         if (base)
                                 k = snprintf(path, sizeof(path), "%s%s%s", base,
                                              base[strlen(base) - 1] == '/' ? "" : "/", name);
-                        else
-                                k = snprintf(path, sizeof(path), "%s", name);
-                        if (k < 0 || (size_t)k >= sizeof(path))
+                        if (!base || k < 0 || (size_t)k >= sizeof(path)) {
+                                /* never kept as a bare name: counted (show) */
+                                if (op_of(r->nr) && r->ts >= l->start_ns)
+                                        l->unresolved++;
+                                if ((r->nr == NR_open || r->nr == NR_openat || r->nr == NR_openat2) && r->ret >= 0)
+                                        return proc_set_fd(l, r->tgid, (int)r->ret, NULL);
+                                if (r->nr == NR_chdir && result == 0) {
+                                        struct proc *p = proc_get(l, r->tgid, true);
+                                        if (!p)
+                                                return -ENOMEM;
+                                        free(p->cwd);
+                                        p->cwd = NULL;
+                                        p->cwd_unknown = true;
+                                }
                                 return 0;
+                        }
                 }
         }
 
@@ -223,12 +280,18 @@ static int on_record(void *ctx, void *data, size_t size)
                 char *c;
                 if (!p)
                         return -ENOMEM;
-                if (result == 0 && path[0] == '/') {
+                if (result == 0 && strncmp(path, "/proc/", 6) == 0) {
+                        /* /proc/self/fd/N and the like name another directory in every process */
+                        free(p->cwd);
+                        p->cwd = NULL;
+                        p->cwd_unknown = true;
+                } else if (result == 0 && path[0] == '/') {
                         c = strdup(path);
                         if (!c)
                                 return -ENOMEM;
                         free(p->cwd);
                         p->cwd = c;
+                        p->cwd_unknown = false;
                 }
                 return 0;
         }
@@ -391,6 +454,7 @@ int lookups_finish(struct lookups *l, struct readset *rs)
                         lost += v;
         }
         rs->lookups_lost = lost;
+        rs->lookups_unresolved = l->unresolved;
         /* Records arrive in completion order; the read set keeps start order. */
         qsort_safe(l->out->lookups, l->out->n_lookups, sizeof(*l->out->lookups), cmp_lookup_time);
         /* Move the staged lookups over. */
