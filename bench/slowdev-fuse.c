@@ -4,9 +4,10 @@
  *   slowdev-fuse disk MODEL IMAGE MOUNTPOINT [FUSE options]
  *       MOUNTPOINT/image is IMAGE, its reads delayed by a device model
  *       (hdd, usb, sd, nvme); a loop device goes on top (bench/slowdev).
- *   slowdev-fuse share RTT_US SOURCE MOUNTPOINT [FUSE options]
- *       a read-only passthrough of SOURCE where every lookup, getattr,
- *       open, readdir, readlink and read pays a network round trip.
+ *   slowdev-fuse share rtt=US[,mbps=N][,client=MODEL][,...] SOURCE MOUNTPOINT
+ *       a read-only passthrough of SOURCE where every request the client
+ *       model cannot answer from its caches pays a network round trip
+ *       (slowdev-share.c).
  *   slowdev-fuse expect MODEL SIZE
  *       what the model predicts for readset probe on a device of SIZE
  *       bytes: 4 KiB random read latency at queue depth 1 and sequential
@@ -31,10 +32,8 @@
  * (measured by "slowdev-fuse calibrate DEVICE" in "zero" mode: every step,
  * with a fixed 200 us for the model), taken off every modelled delay so that a
  * request costs what the model says end to end, not that plus the path. */
-#define FUSE_USE_VERSION 312
 #include <errno.h>
 #include <fcntl.h>
-#include <fuse.h>
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
@@ -51,6 +50,8 @@
 #include <time.h>
 #include <dirent.h>
 #include <unistd.h>
+
+#include "slowdev-fuse.h"
 
 /* ---- device models ------------------------------------------------------ */
 
@@ -172,12 +173,7 @@ static double model_service_us(const struct model *m, struct head *h, uint64_t o
 
 /* ---- shared state --------------------------------------------------------- */
 
-/* How reads are served: by the model; at once (filling the device);
- * calibration (the whole path, a fixed ZERO_MODE_US for the model); warming
- * up (every read held 20 ms, none queued, so that the daemon starts the
- * threads a deep queue needs). */
-enum mode { MODE_SLOW, MODE_FAST, MODE_ZERO, MODE_WARM, MODE_STALL };
-static _Atomic enum mode mode = MODE_SLOW;
+_Atomic enum mode mode = MODE_SLOW;
 #define ZERO_MODE_US 200.0
 
 struct waiter {
@@ -234,17 +230,8 @@ static ssize_t image_read(char *buf, size_t len, off_t off)
         return pread(dev.fd, buf, len, off);
 }
 
-static struct {
-        const char *source;
-        int src_fd;
-        double rtt_us;
-        double link_mbps;       /* link bandwidth, bytes per us */
-        pthread_mutex_t lock;
-        double link_free_us;    /* when the link finishes its current transfer */
-        uint64_t ops;
-} share = { .lock = PTHREAD_MUTEX_INITIALIZER, .src_fd = -1 };
 
-static double mono_us(void)
+double mono_us(void)
 {
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -263,9 +250,9 @@ static _Atomic double overhead_us;
  * queues on the fast models) yield to each other. */
 #define SPIN_US 200.0
 static _Atomic int spinners;
-static int ncpus = 1;
+int ncpus = 1;
 
-static void sleep_until_us(double t_us)
+void sleep_until_us(double t_us)
 {
         struct timespec ts;
         double early = t_us - SPIN_US;
@@ -528,7 +515,7 @@ static int disk_truncate(const char *path, off_t size, struct fuse_file_info *fi
         return strcmp(path, IMAGE_PATH) == 0 && (uint64_t)size == dev.size ? 0 : -EPERM;
 }
 
-static void *common_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
+void slowdev_conn_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 {
         conn->max_write = 1 << 20;      /* 1 MiB requests: the kernel then allows 256-page reads */
         conn->max_readahead = 1 << 20;
@@ -540,21 +527,17 @@ static void *common_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
                 fprintf(stderr, "capable %#x want %#x max_write %u max_background %u\n", conn->capable, conn->want, conn->max_write, conn->max_background);
         cfg->use_ino = 1;
         cfg->nullpath_ok = 0;
-        if (share.source) {
-                /* a share's client caches attributes and names for about a
-                 * second (NFS acregmin is 3 s, SMB 1 s) and keeps file data
-                 * while the file is unchanged; negative lookups are not cached */
-                cfg->entry_timeout = 1.0;
-                cfg->attr_timeout = 1.0;
-                cfg->negative_timeout = 0;
-                cfg->auto_cache = 1;
-        }
+}
+
+static void *disk_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
+{
+        slowdev_conn_init(conn, cfg);
         dev.t0_us = mono_us();
         return NULL;
 }
 
 static const struct fuse_operations disk_ops = {
-        .init = common_init,
+        .init = disk_init,
         .getattr = disk_getattr,
         .readdir = disk_readdir,
         .open = disk_open,
@@ -562,145 +545,6 @@ static const struct fuse_operations disk_ops = {
         .write = disk_write,
         .fsync = disk_fsync,
         .truncate = disk_truncate,
-};
-
-/* ---- share mode --------------------------------------------------------- */
-
-/* One round trip, plus the payload's time on the link (transfers share it). */
-static void share_delay(uint64_t payload)
-{
-        double t, done;
-        /* a server gone: nothing answers until it is back */
-        while (atomic_load(&mode) == MODE_STALL) {
-                struct timespec ts = { 0, 10 * 1000 * 1000 };
-                nanosleep(&ts, NULL);
-        }
-        t = mono_us();
-        if (atomic_load(&mode) == MODE_FAST)
-                return;
-        done = t + share.rtt_us;
-        pthread_mutex_lock(&share.lock);
-        share.ops++;
-        if (payload && share.link_mbps > 0) {
-                double begin = share.link_free_us > t + share.rtt_us / 2 ? share.link_free_us : t + share.rtt_us / 2;
-                share.link_free_us = begin + (double)payload / share.link_mbps;
-                done = share.link_free_us + share.rtt_us / 2;
-        }
-        pthread_mutex_unlock(&share.lock);
-        sleep_until_us(done);
-}
-
-/* "/a/b" -> "a/b" relative to the source directory ("." for the root) */
-static const char *rel(const char *path)
-{
-        while (*path == '/')
-                path++;
-        return *path ? path : ".";
-}
-
-static int share_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
-{
-        (void)fi;
-        share_delay(0);
-        return fstatat(share.src_fd, rel(path), st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
-}
-
-static int share_readlink(const char *path, char *buf, size_t size)
-{
-        ssize_t k;
-        share_delay(0);
-        k = readlinkat(share.src_fd, rel(path), buf, size - 1);
-        if (k < 0)
-                return -errno;
-        buf[k] = 0;
-        return 0;
-}
-
-static int share_access(const char *path, int mask)
-{
-        share_delay(0);
-        return faccessat(share.src_fd, rel(path), mask, 0) < 0 ? -errno : 0;
-}
-
-static int share_open(const char *path, struct fuse_file_info *fi)
-{
-        int fd;
-        if ((fi->flags & O_ACCMODE) != O_RDONLY)
-                return -EROFS;
-        share_delay(0);
-        fd = openat(share.src_fd, rel(path), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-                return -errno;
-        fi->fh = (uint64_t)fd;
-        return 0;
-}
-
-static int share_read(const char *path, char *buf, size_t len, off_t off, struct fuse_file_info *fi)
-{
-        ssize_t k;
-        (void)path;
-        k = pread((int)fi->fh, buf, len, off);
-        if (k < 0)
-                return -errno;
-        share_delay((uint64_t)k);
-        return (int)k;
-}
-
-static int share_release(const char *path, struct fuse_file_info *fi)
-{
-        (void)path;
-        close((int)fi->fh);
-        return 0;
-}
-
-static int share_readdir(const char *path, void *buf, fuse_fill_dir_t fill, off_t off, struct fuse_file_info *fi,
-                         enum fuse_readdir_flags flags)
-{
-        DIR *d;
-        struct dirent *e;
-        int fd;
-        uint64_t bytes = 0;
-        (void)off; (void)fi; (void)flags;
-
-        share_delay(0);
-        fd = openat(share.src_fd, rel(path), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        d = fdopendir(fd);
-        if (!d) {
-                close(fd);
-                return -ENOMEM;
-        }
-        while ((e = readdir(d))) {
-                struct stat st = { .st_ino = e->d_ino, .st_mode = (mode_t)DTTOIF(e->d_type) };
-                bytes += 64 + strlen(e->d_name);
-                if (fill(buf, e->d_name, &st, 0, 0))
-                        break;
-        }
-        closedir(d);
-        /* a long listing takes more than one reply */
-        for (uint64_t extra = bytes / 65536; extra > 0; extra--)
-                share_delay(0);
-        return 0;
-}
-
-static int share_statfs(const char *path, struct statvfs *st)
-{
-        (void)path;
-        share_delay(0);
-        return fstatvfs(share.src_fd, st) < 0 ? -errno : 0;
-}
-
-static const struct fuse_operations share_ops = {
-        .init = common_init,
-        .getattr = share_getattr,
-        .readlink = share_readlink,
-        .access = share_access,
-        .open = share_open,
-        .read = share_read,
-        .release = share_release,
-        .readdir = share_readdir,
-        .statfs = share_statfs,
 };
 
 /* ---- main ----------------------------------------------------------------- */
@@ -813,7 +657,8 @@ static int calibrate(const char *path, const char *control)
 static int usage(void)
 {
         fprintf(stderr, "usage: slowdev-fuse disk hdd|usb|sd|nvme IMAGE MOUNTPOINT [FUSE options]\n"
-                        "       slowdev-fuse share RTT_US[:LINK_MBPS] SOURCE MOUNTPOINT [FUSE options]\n"
+                        "       slowdev-fuse share rtt=US[,mbps=N][,client=strict|smb|nfs][,names=S][,attrs=S][,negative=S]\n"
+                        "                          SOURCE MOUNTPOINT [FUSE options]\n"
                         "       slowdev-fuse expect hdd|usb|sd|nvme SIZE [FLOOR_US]\n"
                         "       slowdev-fuse calibrate DEVICE [CONTROL]\n");
         return 2;
@@ -857,18 +702,9 @@ int main(int argc, char **argv)
                 dev.trace = getenv("SLOWDEV_TRACE") != NULL;
                 ops = &disk_ops;
         } else if (strcmp(argv[1], "share") == 0) {
-                char *colon;
-                share.rtt_us = strtod(argv[2], &colon);
-                share.link_mbps = *colon == ':' ? strtod(colon + 1, NULL) : 117;  /* 1 GbE payload rate */
-                if (share.rtt_us < 0 || share.rtt_us > 1e6 || share.link_mbps < 0)
+                ops = share_setup(argv[2], argv[3]);
+                if (!ops)
                         return usage();
-                share.source = argv[3];
-                share.src_fd = open(argv[3], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (share.src_fd < 0) {
-                        fprintf(stderr, "slowdev-fuse: cannot open '%s': %s\n", argv[3], strerror(errno));
-                        return 1;
-                }
-                ops = &share_ops;
         } else
                 return usage();
 
@@ -882,7 +718,7 @@ int main(int argc, char **argv)
         fuse_opt_add_arg(&args, argv[0]);
         for (int i = 5; i < argc; i++)
                 fuse_opt_add_arg(&args, argv[i]);
-        if (share.source)
+        if (ops != &disk_ops)
                 fuse_opt_add_arg(&args, "-oro");
         f = fuse_new(&args, ops, sizeof(*ops), NULL);
         if (!f)

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/* What the disk models (slowdev-fuse.c) and the share (slowdev-share.c)
+ * have in common: the mode the signals set, the clock, on-time sleeping. */
+#pragma once
+
+#define FUSE_USE_VERSION 312
+#include <fuse.h>
+#include <stdatomic.h>
+
+/* How requests are served: by the model; at once (filling the device);
+ * calibration (the whole path, a fixed ZERO_MODE_US for the model); warming
+ * up (every read held 20 ms, none queued, so that the daemon starts the
+ * threads a deep queue needs); not at all until the next signal (a share
+ * whose server is gone). */
+enum mode { MODE_SLOW, MODE_FAST, MODE_ZERO, MODE_WARM, MODE_STALL };
+extern _Atomic enum mode mode;
+extern int ncpus;
+
+double mono_us(void);
+void sleep_until_us(double t_us);
+/* the connection settings every mode wants */
+void slowdev_conn_init(struct fuse_conn_info *conn, struct fuse_config *cfg);
+
+/* "rtt=US,mbps=N,client=MODEL,names=S,attrs=S,negative=S" and the source
+ * directory; NULL (with a message) when either is wrong */
+const struct fuse_operations *share_setup(const char *spec, const char *source);
