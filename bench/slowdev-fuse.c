@@ -270,6 +270,25 @@ void sleep_until_us(double t_us)
         atomic_fetch_sub(&spinners, 1);
 }
 
+void sleep_until_us_relaxed(double t_us)
+{
+        struct timespec ts;
+        double early = t_us - SPIN_US;
+
+        if (atomic_fetch_add(&spinners, 1) >= (ncpus > 1 ? ncpus / 2 : 1)) {
+                /* half the CPUs spin already: a timer, late by its slack,
+                 * rather than CPUs taken from the programs measured */
+                atomic_fetch_sub(&spinners, 1);
+                ts.tv_sec = (time_t)(t_us / 1e6);
+                ts.tv_nsec = (long)((t_us - (double)ts.tv_sec * 1e6) * 1e3);
+                while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+                        ;
+                return;
+        }
+        atomic_fetch_sub(&spinners, 1);
+        sleep_until_us(t_us > early ? t_us : early);
+}
+
 static int cmp_double(const void *a, const void *b)
 {
         double x = *(const double *)a, y = *(const double *)b;

@@ -18,6 +18,11 @@ extern int ncpus;
 
 double mono_us(void);
 void sleep_until_us(double t_us);
+/* The same, but once half the CPUs have a thread spinning, by a timer alone:
+ * for a share's many waiters (each a round trip of milliseconds, where the
+ * timer's lateness of ~0.1 ms matters less than CPUs taken from the
+ * programs measured) */
+void sleep_until_us_relaxed(double t_us);
 /* the connection settings every mode wants */
 void slowdev_conn_init(struct fuse_conn_info *conn, struct fuse_config *cfg);
 

@@ -12,7 +12,10 @@
  *   negative  how long "no such file" stays trusted (negative_timeout)
  *   listing   whether a directory listing brings the entries' names and
  *             attributes with it (FUSE readdirplus: NFS READDIRPLUS, SMB's
- *             directory search results primed into the dcache)
+ *             directory search results primed into the dcache); a listing
+ *             itself is never kept (NFS keeps it in the directory's page
+ *             cache while the directory is unchanged: not modelled, so
+ *             that dropping the caches drops everything the client has)
  *   access    whether access(2) asks the server or is answered from the
  *             attributes the client has
  *
@@ -66,11 +69,18 @@ static const char *const counter_names[C_N] = {
         "names", "missing", "opens", "reads", "listings", "readlinks", "access", "statfs",
 };
 
-/* what the last open of an inode saw: its data is kept while this holds */
+/* what the last open (or listing) of an inode saw: its data (listing) is
+ * kept while this holds */
 struct seen {
         ino_t ino;
         struct timespec mtime;
         off_t size;
+        double at_us;
+};
+
+struct seen_table {
+        struct seen *s;         /* open addressing by inode */
+        size_t n, cap;
 };
 
 static struct {
@@ -81,8 +91,7 @@ static struct {
         pthread_mutex_t lock;
         double link_free_us;    /* when the link finishes its current transfer */
         uint64_t trips, bytes, count[C_N];
-        struct seen *seen;      /* open addressing by inode */
-        size_t n_seen, cap_seen;
+        struct seen_table opened;
 } share = { .lock = PTHREAD_MUTEX_INITIALIZER, .src_fd = -1 };
 
 static void counted(enum counter c)
@@ -116,7 +125,7 @@ static void share_delay(uint64_t payload)
                 done = share.link_free_us + share.rtt_us / 2;
         }
         pthread_mutex_unlock(&share.lock);
-        sleep_until_us(done);
+        sleep_until_us_relaxed(done);
 }
 
 /* "/a/b" -> "a/b" relative to the source directory ("." for the root) */
@@ -181,41 +190,52 @@ static int share_access(const char *path, int mask)
         return faccessat(share.src_fd, rel(path), mask, 0) < 0 ? -errno : 0;
 }
 
-/* Was the file unchanged since its last open?  Then its data is kept.
- * (Remembers this open either way.) */
-static bool unchanged_since_last_open(const struct stat *st)
+/* The entry of st's inode in t (zeroed: new), or NULL (out of memory);
+ * under share.lock. */
+static struct seen *seen_entry(struct seen_table *t, const struct stat *st)
 {
-        bool same = false;
         size_t i;
 
-        pthread_mutex_lock(&share.lock);
-        if (share.n_seen * 2 >= share.cap_seen) {
-                size_t cap = share.cap_seen ? share.cap_seen * 2 : 4096;
+        if (t->n * 2 >= t->cap) {
+                size_t cap = t->cap ? t->cap * 2 : 4096;
                 struct seen *n = calloc(cap, sizeof(*n));
-                if (!n) {
-                        pthread_mutex_unlock(&share.lock);
-                        return false;
-                }
-                for (size_t j = 0; j < share.cap_seen; j++)
-                        if (share.seen[j].ino) {
-                                size_t k = (size_t)share.seen[j].ino * 0x9e3779b97f4a7c15ULL % cap;
+                if (!n)
+                        return NULL;
+                for (size_t j = 0; j < t->cap; j++)
+                        if (t->s[j].ino) {
+                                size_t k = (size_t)t->s[j].ino * 0x9e3779b97f4a7c15ULL % cap;
                                 while (n[k].ino)
                                         k = (k + 1) % cap;
-                                n[k] = share.seen[j];
+                                n[k] = t->s[j];
                         }
-                free(share.seen);
-                share.seen = n;
-                share.cap_seen = cap;
+                free(t->s);
+                t->s = n;
+                t->cap = cap;
         }
-        i = (size_t)st->st_ino * 0x9e3779b97f4a7c15ULL % share.cap_seen;
-        while (share.seen[i].ino && share.seen[i].ino != st->st_ino)
-                i = (i + 1) % share.cap_seen;
-        if (share.seen[i].ino)
-                same = share.seen[i].size == st->st_size && share.seen[i].mtime.tv_sec == st->st_mtim.tv_sec &&
-                       share.seen[i].mtime.tv_nsec == st->st_mtim.tv_nsec;
-        else
-                share.n_seen++;
-        share.seen[i] = (struct seen){ st->st_ino, st->st_mtim, st->st_size };
+        i = (size_t)st->st_ino * 0x9e3779b97f4a7c15ULL % t->cap;
+        while (t->s[i].ino && t->s[i].ino != st->st_ino)
+                i = (i + 1) % t->cap;
+        if (!t->s[i].ino)
+                t->n++;
+        return &t->s[i];
+}
+
+/* Is the inode unchanged since it was last seen in t (within max_age_us of
+ * then; < 0: any age)?  Remembers this time either way. */
+static bool unchanged_since(struct seen_table *t, const struct stat *st, double max_age_us)
+{
+        double now = mono_us();
+        struct seen *e;
+        bool same = false;
+
+        pthread_mutex_lock(&share.lock);
+        e = seen_entry(t, st);
+        if (e) {
+                same = e->ino && e->size == st->st_size && e->mtime.tv_sec == st->st_mtim.tv_sec &&
+                       e->mtime.tv_nsec == st->st_mtim.tv_nsec && (max_age_us < 0 || now - e->at_us <= max_age_us);
+                if (!same)
+                        *e = (struct seen){ st->st_ino, st->st_mtim, st->st_size, now };
+        }
         pthread_mutex_unlock(&share.lock);
         return same;
 }
@@ -236,7 +256,7 @@ static int share_open(const char *path, struct fuse_file_info *fi)
         fd = openat(share.src_fd, rel(path), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0)
                 return -errno;
-        if (fstat(fd, &st) == 0 && unchanged_since_last_open(&st))
+        if (fstat(fd, &st) == 0 && unchanged_since(&share.opened, &st, -1))
                 fi->keep_cache = 1;
         fi->fh = (uint64_t)fd;
         return 0;

@@ -9,10 +9,12 @@
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "device/device.h"
 #include "replay/engine.h"
 #include "replay/planner.h"
+#include "replay/pace.h"
 #include "replay/policy.h"
 #include "util/log.h"
 
@@ -25,6 +27,13 @@ int say_cannot_read(const char *path, int r, const char *why);
 
 /* ---- replay and run: their shared options and output (replay-cli.c) ---- */
 
+/* Lookups on a share: paced (replay/pace.h) or warmed at once. */
+enum pace_mode {
+        PACE_AUTO,                /* run: paced where they lie on a share */
+        PACE_OFF,                 /* warmed at once, as on a local file system */
+        PACE_ON,                  /* replay --pace: paced, and replay stays until the start is through */
+};
+
 struct replay_args {
         struct replay_options policy;
         struct engine_options engine;
@@ -32,10 +41,15 @@ struct replay_args {
         bool verbose;             /* -v: name every file skipped */
         int nice;                 /* the replay's CPU niceness once it reads (0: as the caller's) */
         uint8_t *skip_reasons;    /* per file, what the engine said (replay_args_skips()) */
+        enum pace_mode pace;
+        pid_t follow_pid;         /* the start whose lookups pace (0: every process but readset's) */
+        int wake_fd;              /* readable once the replay's give_up() should be asked (-1: none) */
 };
 
 #define REPLAY_OPT_ALL_LOOKUPS 0x100
 #define REPLAY_OPT_MAX_EVICT 0x101
+#define REPLAY_OPT_PACE 0x102
+#define REPLAY_OPT_NO_PACE 0x103
 /* --allow-untrusted, of every verb that reads a read set or a profile */
 #define CMD_OPT_ALLOW_UNTRUSTED 0x200
 #define TRUST_LONG_OPTION { "allow-untrusted", no_argument, NULL, CMD_OPT_ALLOW_UNTRUSTED }
@@ -49,6 +63,8 @@ struct replay_args {
         { "device", required_argument, NULL, 'D' }, \
         { "verbose", no_argument, NULL, 'v' }, \
         { "max-evict", required_argument, NULL, REPLAY_OPT_MAX_EVICT }, \
+        { "pace", no_argument, NULL, REPLAY_OPT_PACE }, \
+        { "no-pace", no_argument, NULL, REPLAY_OPT_NO_PACE }, \
         TRUST_LONG_OPTION
 
 void replay_args_init(struct replay_args *a);
@@ -84,6 +100,8 @@ struct replay_result {
         uint64_t planned, cut;      /* bytes: the plan's, and what its budget left out */
         bool planned_ok;            /* a plan was made (else: said why; nothing replayed) */
         char fell_back[128];        /* st.fell_back points here */
+        bool paced, pace_followed;  /* lookups on a share paced; by the start's own lookups (else the clock) */
+        struct pace_stats pace;
 };
 /* Planning and replaying rs with a, in a process of its own
  * (util/bounded.h): what touches the read set's files happens there, so
@@ -97,6 +115,9 @@ struct replay_job *replay_job_start(struct replay_args *a, const struct readset 
 /* Wait until it has planned (or given up planning), until_us at most. */
 bool replay_job_planned(struct replay_job *j, uint64_t until_us);
 void replay_job_go(struct replay_job *j);
+/* The process whose lookups the pacing follows, known only once the job
+ * was started (before replay_job_go()). */
+void replay_job_follow(struct replay_job *j, pid_t pid);
 /* Its result; -ETIMEDOUT when it was left running; -ECHILD when it died
  * (said).  Frees j. */
 int replay_job_wait(struct replay_job *j, uint64_t deadline_us, bool (*give_up)(void *userdata), void *userdata,
@@ -104,6 +125,25 @@ int replay_job_wait(struct replay_job *j, uint64_t deadline_us, bool (*give_up)(
 /* Start and wait; where no process can be had, the same here. */
 int replay_bounded(struct replay_args *a, const struct readset *rs, uint64_t deadline_us,
                    bool (*give_up)(void *userdata), void *userdata, struct replay_result *ret);
+
+/* pace-cli.c, in the replay's process once it planned: pace the lookups
+ * of rs that lie on a share (taken out of plan's), following the process
+ * tree of follow (0: every process but this one), with BPF where it may,
+ * else by the clock.  *ret NULL when there is nothing to pace; -ENOMEM. */
+struct pace_run;
+int pace_run_start(const struct replay_args *a, const struct readset *rs, struct plan *plan, pid_t follow,
+                   struct pace_run **ret);
+/* Through the sequence; or (following every process) quiet for 10 s. */
+bool pace_run_done(struct pace_run *pr);
+bool pace_run_following(const struct pace_run *pr);
+/* Stop pacing: its figures; then free it (slow when it followed with BPF:
+ * after the results are out). */
+void pace_run_stop(struct pace_run *pr, struct pace_stats *ret);
+void pace_run_free(struct pace_run *pr);
+
+/* The pacing, as an info line, or as the object "paced" (when it was). */
+void say_paced(const struct replay_result *res);
+void json_pace(struct json *j, const struct replay_result *res);
 
 /* replay --dry-run: the plan, as text or one JSON object, on stdout. */
 void print_plan(const struct device_profile *dev, const struct plan *plan, const struct engine_options *eo,

@@ -29,6 +29,9 @@ void replay_args_init(struct replay_args *a)
         a->threads_given = false;
         a->verbose = false;
         a->nice = 0;
+        a->pace = PACE_AUTO;
+        a->follow_pid = 0;
+        a->wake_fd = -1;
         a->skip_reasons = NULL;
 }
 
@@ -119,6 +122,12 @@ int replay_args_parse(struct replay_args *a, int c, const char *arg, const char 
                 return 1;
         case 'v':
                 a->verbose = true;
+                return 1;
+        case REPLAY_OPT_PACE:
+                a->pace = PACE_ON;
+                return 1;
+        case REPLAY_OPT_NO_PACE:
+                a->pace = PACE_OFF;
                 return 1;
         case REPLAY_OPT_MAX_EVICT:
                 if (parse_u64(arg, &v) < 0 || v > 100)
@@ -215,6 +224,7 @@ struct replay_job {
 
 struct job_out {
         struct replay_result res;
+        pid_t follow_pid;           /* set by the caller before go */
         uint8_t skips[];
 };
 
@@ -226,6 +236,7 @@ static int job_main(void *userdata, void *shared)
         struct replay_job *j = userdata;
         struct job_out *out = shared;
         _cleanup_plan_ struct plan *plan = NULL;
+        struct pace_run *pace = NULL;
         struct device_profile dev;
         int r;
 
@@ -241,6 +252,9 @@ static int job_main(void *userdata, void *shared)
                 bounded_wait_go(shared);
         if (j->a->nice > 0)
                 (void)setpriority(PRIO_PROCESS, 0, j->a->nice);
+        /* the lookups on a share, paced beside the replay and after it */
+        if (pace_run_start(j->a, j->rs, plan, out->follow_pid ? out->follow_pid : j->a->follow_pid, &pace) < 0)
+                log_warning("out of memory: the lookups are not paced");
         j->a->engine.stop = stop_asked;
         j->a->engine.stop_userdata = shared;
         j->a->engine.skip_reasons = j->a->skip_reasons ? out->skips : NULL;
@@ -249,6 +263,20 @@ static int job_main(void *userdata, void *shared)
                 /* the text, not the child's pointer to it */
                 snprintf(out->res.fell_back, sizeof(out->res.fell_back), "%s", out->res.st.fell_back);
                 out->res.st.fell_back = NULL;
+        }
+        if (pace) {
+                /* until the caller stops it (run: the command ended), or
+                 * the start is through */
+                while (!bounded_stopping(shared) && !pace_run_done(pace)) {
+                        struct timespec ts = { 0, 2 * 1000 * 1000 };
+                        nanosleep(&ts, NULL);
+                }
+                out->res.paced = true;
+                out->res.pace_followed = pace_run_following(pace);
+                pace_run_stop(pace, &out->res.pace);
+                out->res.st.lookups += out->res.pace.warmed;
+                bounded_say_done(shared, r);    /* the caller need not wait for this: */
+                pace_run_free(pace);
         }
         return r;
 }
@@ -282,6 +310,11 @@ bool replay_job_planned(struct replay_job *j, uint64_t until_us)
 
 void replay_job_go(struct replay_job *j) { bounded_go(j->b); }
 
+void replay_job_follow(struct replay_job *j, pid_t pid)
+{
+        ((struct job_out *)bounded_shared(j->b))->follow_pid = pid;
+}
+
 int replay_job_wait(struct replay_job *j, uint64_t deadline_us, bool (*give_up)(void *userdata), void *userdata,
                     struct replay_result *ret)
 {
@@ -289,6 +322,8 @@ int replay_job_wait(struct replay_job *j, uint64_t deadline_us, bool (*give_up)(
         int sig, r;
 
         replay_job_go(j);       /* (held or not: it goes now) */
+        if (j->a->wake_fd >= 0)
+                bounded_watch_fd(j->b, j->a->wake_fd);
         r = bounded_wait(j->b, deadline_us, give_up, userdata, 1000000, &sig);
         *ret = (struct replay_result){ .st.stopped = true };
         if (r >= 0 || r == -EINTR) {
@@ -343,6 +378,31 @@ int replay_bounded(struct replay_args *a, const struct readset *rs, uint64_t dea
         return engine_run(rs, plan, &a->engine, &ret->st);
 }
 
+void say_paced(const struct replay_result *res)
+{
+        const struct pace_stats *p = &res->pace;
+        log_info("paced %" PRIu64 " lookups on a share %s: %" PRIu64 " warmed (%" PRIu64 " again after they "
+                 "expired), %" PRIu64 " left to the start (listings, and what it had at once when recorded); "
+                 "the start reached %" PRIu64 " of them (%" PRIu64 " of its lookups seen)", p->sequence,
+                 res->pace_followed ? "following the start's own" : "by the recorded timeline (no BPF here)",
+                 p->warmed, p->rewarmed, p->skipped, p->reached, p->observed);
+}
+
+void json_pace(struct json *j, const struct replay_result *res)
+{
+        if (!res->paced)
+                return;
+        json_object_open(j, "paced");
+        json_bool(j, "followed", res->pace_followed);
+        json_u64(j, "sequence", res->pace.sequence);
+        json_u64(j, "warmed", res->pace.warmed);
+        json_u64(j, "rewarmed", res->pace.rewarmed);
+        json_u64(j, "observed", res->pace.observed);
+        json_u64(j, "reached", res->pace.reached);
+        json_u64(j, "left_to_the_start", res->pace.skipped);
+        json_object_close(j);
+}
+
 void print_replay_stats(const struct replay_result *res, const struct replay_args *a, const struct readset *rs,
                         bool json)
 {
@@ -372,6 +432,7 @@ void print_replay_stats(const struct replay_result *res, const struct replay_arg
                 json_u64(&j, "bytes_skipped", st->bytes_skipped);
                 json_u64(&j, "bytes_not_resident", st->bytes_missing);
                 json_u64(&j, "lookups", st->lookups);
+                json_pace(&j, res);
                 json_bool(&j, "stopped_early", st->stopped);
                 if (st->fell_back)
                         json_string(&j, "io_uring_unavailable", st->fell_back);
@@ -385,6 +446,8 @@ void print_replay_stats(const struct replay_result *res, const struct replay_arg
         log_info("replayed %s in %" PRIu64 " requests from %" PRIu64 " files in %.1f ms; %s already cached; %" PRIu64
                  " lookups", format_bytes(st->bytes, b1), st->reads, st->files_opened, st->elapsed_us / 1e3,
                  format_bytes(st->bytes_cached, b2), st->lookups);
+        if (res->paced)
+                say_paced(res);
         if (st->files_changed || st->files_missing || st->files_not_regular || st->files_error || st->files_refused)
                 log_info("skipped %" PRIu64 " files (%s): %" PRIu64 " changed, %" PRIu64 " missing, %" PRIu64
                          " no longer regular files, %" PRIu64 " unreadable, %" PRIu64 " refused (pseudo-files, "

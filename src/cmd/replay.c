@@ -38,6 +38,12 @@ static void replay_help(void)
                "      --no-lookups      do not stat the recorded lookup paths\n"
                "      --all-lookups     stat every one (default on a local filesystem:\n"
                "                        per directory the first, then one in 64)\n"
+               "      --pace            on a share, keep the lookups of a start that comes\n"
+               "                        next (readset replay --pace FILE & PROGRAM) warm\n"
+               "                        while it runs, following its lookups (root, BPF) or\n"
+               "                        else the recorded timeline; returns once the start\n"
+               "                        is through (10 s quiet).  'readset run' does this\n"
+               "                        better: it knows which process is the start\n"
                "      --device KIND     plan for KIND: rotational, solid, or a profile\n"
                "                        saved by readset probe -o (default: what probe --save\n"
                "                        kept for the device, else sysfs's settings)\n"
@@ -100,6 +106,8 @@ int cmd_replay(int argc, char **argv)
         }
         if (optind + 1 != argc)
                 return log_usage("replay", optind == argc ? "missing read-set FILE" : "too many arguments");
+        if (a.pace != PACE_ON)
+                a.pace = PACE_OFF;      /* without --pace: every lookup at once, and done */
         t_start = now_us();
         r = cmd_load_readset(argv[optind], &rs);
         if (r < 0)

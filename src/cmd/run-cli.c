@@ -168,9 +168,10 @@ void run_record_start(struct run_recording *rr, struct child *c, void (*release)
         }
 }
 
-static void say_stats(const struct engine_stats *st, const struct readset_usage *u, const struct readset *old,
+static void say_stats(const struct replay_result *res, const struct readset_usage *u, const struct readset *old,
                       const struct replay_args *a, bool json)
 {
+        const struct engine_stats *st = &res->st;
         bool have_old = old != NULL;
         double hit = readset_usage_hit_ratio(u), used = 100.0 * readset_usage_used(u);
         char b1[32], b2[32], b3[32];
@@ -192,6 +193,7 @@ static void say_stats(const struct engine_stats *st, const struct readset_usage 
                         json_double(&j, "read_set_used", used / 100.0);
                 if (have_old)
                         json_skipped(&j, a, old);
+                json_pace(&j, res);
                 json_object_close(&j);
                 json_end(&j);
                 return;
@@ -203,6 +205,8 @@ static void say_stats(const struct engine_stats *st, const struct readset_usage 
                  have_old ? 100.0 * hit : 0.0);
         if (have_old)
                 log_info("%.1f%% of the read set was used this time", used);
+        if (res->paced && !a->verbose)  /* (-v says it after the command) */
+                say_paced(res);
 }
 
 /* The recording kept as the read set, or why not. */
@@ -234,7 +238,7 @@ static void judge(const struct child *c, char *const *cmd, struct readset *cur, 
 
 void run_record_finish(struct run_recording *rr, const struct child *c, char *const *cmd, bool ran,
                        const struct readset *old, const char *auto_file, uint64_t stale_percent,
-                       const struct engine_stats *stats, const struct replay_args *a, bool json)
+                       const struct replay_result *stats, const struct replay_args *a, bool json)
 {
         _cleanup_readset_ struct readset *cur = NULL;
         struct readset_usage u = { 0 };

@@ -48,4 +48,4 @@ void run_record_start(struct run_recording *rr, struct child *c, void (*release)
  * the set-up thread: before child_close(). */
 void run_record_finish(struct run_recording *rr, const struct child *c, char *const *cmd, bool ran,
                        const struct readset *old, const char *auto_file, uint64_t stale_percent,
-                       const struct engine_stats *stats, const struct replay_args *a, bool json);
+                       const struct replay_result *stats, const struct replay_args *a, bool json);

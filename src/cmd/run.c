@@ -55,13 +55,18 @@ static void run_help(void)
                "  -T, --threads N         replay threads (default: 4 per CPU, at most 16; 2 on a\n"
                "                          rotational device)\n"
                "      --no-lookups        do not stat the recorded lookup paths\n"
+               "      --no-pace           on a share, warm every lookup at once instead of\n"
+               "                          keeping those CMD is about to make warm while it\n"
+               "                          runs (followed through BPF as root, else by the\n"
+               "                          recorded timeline)\n"
                "      --all-lookups       stat every one (default on a local filesystem:\n"
                "                          per directory the first, then one in 64)\n"
                "      --device KIND       plan for KIND: rotational, solid, or a profile\n"
                "                          saved by readset probe -o (default: what probe --save\n"
                "                          kept for the device, else sysfs's settings)\n"
                "  --allow-untrusted       as root, read files others can change too (docs/SECURITY.md)\n"
-               "  -v, --verbose           name every file the replay skipped, and why\n"
+               "  -v, --verbose           name every file the replay skipped, and why; say how\n"
+               "                          the lookups on a share were paced\n"
                "  -h, --help              show this help\n", DEFAULT_STALE_PERCENT, DEFAULT_NICE);
 }
 
@@ -162,6 +167,11 @@ int cmd_run(int argc, char **argv)
         }
         if (arg_stats || arg_auto)
                 run_record_start(&rr, &child, release_command);
+        /* the lookups on a share are paced by the command's own */
+        a.follow_pid = child.pid;
+        a.wake_fd = child.pidfd;        /* its end is noticed at once */
+        if (job)
+                replay_job_follow(job, child.pid);
         /* the replay (and, after the start, its decoding and planning) runs
          * at a lower CPU priority: it mostly waits for the device, and where
          * it would compete for the CPU, the command wins */
@@ -199,11 +209,13 @@ int cmd_run(int argc, char **argv)
         /* once the command is over, before --json's line (it is the last) */
         if (a.verbose && rs)
                 say_skipped(&a, rs);
+        if (a.verbose && res.paced)
+                say_paced(&res);
         /* the recording finished while signals still go to the command (it
          * is gone: they reach nobody), then they stop readset again */
         if (rr.on)
                 run_record_finish(&rr, &child, cmd, !exec_errno, rs, arg_auto ? file : NULL, arg_stale,
-                                  arg_stats ? &res.st : NULL, &a, arg_json);
+                                  arg_stats ? &res : NULL, &a, arg_json);
         replay_args_free(&a);
         child_close(&child);
         run_loaded_free(&ld);

@@ -42,6 +42,8 @@ struct lookups {
         uint64_t unresolved;       /* relative names whose directory was not known: not kept */
         int err;
         bool all;                  /* every process: those not seen starting are asked for their cwd */
+        void (*observe)(void *userdata, uint32_t op, int32_t result, const char *path);
+        void *observe_userdata;
         /* last readdir, to fold repeated getdents64 calls into one lookup */
         uint32_t last_dir_tgid;
         int last_dir_fd;
@@ -64,17 +66,36 @@ static struct proc *proc_get(struct lookups *l, uint32_t tgid, bool create)
         return &l->procs[l->n_procs++];
 }
 
+static int proc_set_fd(struct lookups *l, uint32_t tgid, int fd, const char *path);
+
 static const char *proc_fd_path(struct lookups *l, uint32_t tgid, int fd)
 {
+        uint32_t self = tgid;
+
         /* Look in the process, then in its ancestors (fds are inherited). */
         for (int depth = 0; depth < 64; depth++) {
                 struct proc *p = proc_get(l, tgid, false);
                 if (!p)
-                        return NULL;
+                        break;
                 for (size_t i = p->n_fds; i-- > 0;)
                         if (p->fds[i].fd == fd)
                                 return p->fds[i].path[0] ? p->fds[i].path : NULL;
                 tgid = p->parent;
+        }
+        /* Following a start as it runs (lookups_observe()), one opened
+         * before we looked is asked of /proc: the process still runs, and a
+         * wrong guess (the fd closed and reused since) only misplaces where
+         * it is.  A recording never guesses: such names are counted. */
+        if (l->observe && fd >= 0) {
+                char link[64], target[PATH_MAX];
+                ssize_t k;
+                snprintf(link, sizeof(link), "/proc/%u/fd/%d", self, fd);
+                k = readlink(link, target, sizeof(target) - 1);
+                if (k > 0 && target[0] == '/' && strncmp(target, "/proc/", 6) != 0) {
+                        target[k] = 0;
+                        if (proc_set_fd(l, self, fd, target) == 0)
+                                return proc_fd_path(l, self, fd);
+                }
         }
         return NULL;
 }
@@ -307,6 +328,10 @@ static int on_record(void *ctx, void *data, size_t size)
                 l->last_dir_tgid = 0;
         if (r->ts < l->start_ns)
                 return 0;       /* before the recording began (its state above still counts) */
+        if (l->observe) {
+                l->observe(l->observe_userdata, op, result, path);
+                return 0;
+        }
         return readset_add_lookup(l->out, (r->ts - l->start_ns) / 1000,
                                   op, result, r->tgid, path);
 }
@@ -398,12 +423,21 @@ int lookups_follow(struct lookups *l, pid_t pid)
 {
         __u32 tgid = (__u32)pid;
         __u8 one = 1;
-        char cwd[PATH_MAX];
+        char cwd[PATH_MAX], link[64];
         struct proc *p = proc_get(l, tgid, true);
+        ssize_t k;
 
         if (!p)
                 return -ENOMEM;
-        if (getcwd(cwd, sizeof(cwd))) {
+        /* a process already running may have changed directory */
+        snprintf(link, sizeof(link), "/proc/%d/cwd", (int)pid);
+        k = readlink(link, cwd, sizeof(cwd) - 1);
+        if (k > 0 && cwd[0] == '/') {
+                cwd[k] = 0;
+                p->cwd = strdup(cwd);
+                if (!p->cwd)
+                        return -ENOMEM;
+        } else if (getcwd(cwd, sizeof(cwd))) {
                 p->cwd = strdup(cwd);
                 if (!p->cwd)
                         return -ENOMEM;
@@ -424,6 +458,13 @@ int lookups_ignore(struct lookups *l, pid_t pid)
 }
 
 void lookups_set_start(struct lookups *l, uint64_t start_ns) { l->start_ns = start_ns; }
+
+void lookups_observe(struct lookups *l, void (*fn)(void *userdata, uint32_t op, int32_t result, const char *path),
+                     void *userdata)
+{
+        l->observe = fn;
+        l->observe_userdata = userdata;
+}
 int lookups_fd(struct lookups *l) { return ring_buffer__epoll_fd(l->rb); }
 
 int lookups_drain(struct lookups *l)
@@ -492,6 +533,10 @@ int lookups_open(struct lookups **ret, bool all) { (void)ret; (void)all; return 
 int lookups_follow(struct lookups *l, pid_t pid) { (void)l; (void)pid; return -EOPNOTSUPP; }
 int lookups_ignore(struct lookups *l, pid_t pid) { (void)l; (void)pid; return -EOPNOTSUPP; }
 void lookups_set_start(struct lookups *l, uint64_t s) { (void)l; (void)s; }
+void lookups_observe(struct lookups *l, void (*fn)(void *, uint32_t, int32_t, const char *), void *u)
+{
+        (void)l; (void)fn; (void)u;
+}
 int lookups_fd(struct lookups *l) { (void)l; return -1; }
 int lookups_drain(struct lookups *l) { (void)l; return 0; }
 int lookups_finish(struct lookups *l, struct readset *rs) { (void)l; (void)rs; return -EOPNOTSUPP; }

@@ -21,6 +21,10 @@ int lookups_follow(struct lookups *l, pid_t pid);
 /* Recording every process: leave pid out too (the guardian). */
 int lookups_ignore(struct lookups *l, pid_t pid);
 void lookups_set_start(struct lookups *l, uint64_t start_ns);
+/* Hand each lookup to fn as it is drained (op an RS_LOOKUP_*, path
+ * absolute) instead of keeping it: following a start as it runs. */
+void lookups_observe(struct lookups *l, void (*fn)(void *userdata, uint32_t op, int32_t result, const char *path),
+                     void *userdata);
 int lookups_fd(struct lookups *l);
 int lookups_drain(struct lookups *l);
 /* Drain what is left and append the lookups to rs (sets rs->lookups_lost). */

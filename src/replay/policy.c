@@ -131,7 +131,9 @@ static bool is_share(const char *fstype)
  * program needs); python3 and the boot tree were unchanged. */
 #define LOCAL_LOOKUP_STRIDE 64
 
-uint32_t replay_lookup_stride(const struct mounts *mt, const char *dir, size_t len)
+/* The mount holding dir (len bytes): the last-mounted of those whose point
+ * is the longest prefix of it. */
+static const struct mount_ent *mount_holding(const struct mounts *mt, const char *dir, size_t len)
 {
         const struct mount_ent *best = NULL;
         size_t best_len = 0;
@@ -147,7 +149,19 @@ uint32_t replay_lookup_stride(const struct mounts *mt, const char *dir, size_t l
                         best_len = ml;
                 }
         }
-        return best && is_share(best->fstype) ? 1 : LOCAL_LOOKUP_STRIDE;
+        return best;
+}
+
+uint32_t replay_lookup_stride(const struct mounts *mt, const char *dir, size_t len)
+{
+        const struct mount_ent *m = mount_holding(mt, dir, len);
+        return m && is_share(m->fstype) ? 1 : LOCAL_LOOKUP_STRIDE;
+}
+
+bool replay_on_share(const struct mounts *mt, const char *path)
+{
+        const struct mount_ent *m = mount_holding(mt, path, strlen(path));
+        return m && is_share(m->fstype);
 }
 
 static uint32_t stride_of(void *userdata, const char *dir, size_t len)

@@ -62,6 +62,9 @@ int replay_memory_budget(uint32_t evict_percent, uint64_t *ret);
  * the directory's blocks and its neighbours' inodes).  The mount holding
  * dir is the last-mounted one whose point is the longest prefix of it. */
 uint32_t replay_lookup_stride(const struct mounts *mt, const char *dir, size_t len);
+/* Is path on such a share (where a lookup's answer is kept only briefly:
+ * paced, replay/pace.h)? */
+bool replay_on_share(const struct mounts *mt, const char *path);
 
 /* The plan of a replay of rs on dev with o: within the memory budget and
  * o->max_bytes, lookups thinned where the file system is local, sorted by

@@ -107,7 +107,9 @@ static void *warmer_main(void *arg)
                 return NULL;
         for (size_t i = j->tid; i < plan->n_lookups; i += j->n) {
                 const struct rs_lookup *l = &e->rs->lookups[plan->lookups[i]];
-                if (atomic_load(&e->stop))
+                struct engine_stats ignored = { 0 };
+                /* the fill threads may be done: the stop callback is asked here too */
+                if (engine_stopping(e, &ignored, (j->done & 15) == 0))
                         break;
                 if (l->op == RS_LOOKUP_READDIR && l->result == 0)
                         list_dir(l->path, j->dents, sizeof(j->dents));

@@ -15,6 +15,11 @@
 #include "util/util.h"
 #include "util/banned.h"
 
+/* How often the caller looks, waiting: at the clock and give_up(); once it
+ * asked the child to stop, more often. */
+#define POLL_MS 10
+#define POLL_STOPPING_MS 1
+
 /* Before the caller's bytes: what the two processes say to each other. */
 struct header {
         atomic_bool stop, done, ready, go;
@@ -27,6 +32,7 @@ struct bounded {
         size_t size;
         pid_t pid;
         int pidfd;
+        int watch_fd;           /* readable: ask give_up() at once (-1: none) */
 };
 
 static struct header *header_of(const void *shared)
@@ -36,6 +42,12 @@ static struct header *header_of(const void *shared)
 
 bool bounded_stopping(const void *shared) { return atomic_load(&header_of(shared)->stop); }
 void bounded_say_ready(void *shared) { atomic_store(&header_of(shared)->ready, true); }
+
+void bounded_say_done(void *shared, int r)
+{
+        header_of(shared)->r = r;
+        atomic_store(&header_of(shared)->done, true);
+}
 bool bounded_ready(struct bounded *b) { return atomic_load(&b->h->ready); }
 void bounded_go(struct bounded *b) { atomic_store(&b->h->go, true); }
 void *bounded_shared(struct bounded *b) { return b->h + 1; }
@@ -77,6 +89,7 @@ struct bounded *bounded_start(int (*fn)(void *userdata, void *shared), void *use
         }
         if (b->pid == 0) {
                 sigset_t all;
+                int r;
 
                 /* it ends with its caller; signals are the caller's to pass
                  * on; no descriptor of the caller's stays open in it */
@@ -89,12 +102,14 @@ struct bounded *bounded_start(int (*fn)(void *userdata, void *shared), void *use
                 sigdelset(&all, SIGABRT);
                 pthread_sigmask(SIG_BLOCK, &all, NULL);
                 (void)close_range(3, ~0U, 0);
-                b->h->r = fn(userdata, b->h + 1);
-                atomic_store(&b->h->done, true);
+                r = fn(userdata, b->h + 1);
+                if (!atomic_load(&b->h->done))
+                        bounded_say_done(b->h + 1, r);
                 fflush(NULL);
                 _exit(0);
         }
         b->pidfd = (int)syscall(SYS_pidfd_open, b->pid, 0);
+        b->watch_fd = -1;
         return b;
 }
 
@@ -110,16 +125,22 @@ int bounded_wait(struct bounded *b, uint64_t deadline_us, bool (*give_up)(void *
 
                 if (waitpid(b->pid, &status, WNOHANG) == b->pid)
                         break;
+                /* its results are final: what is left is its exit, which
+                 * its own teardown may make slow (releasing BPF programs
+                 * waits for RCU grace periods); it ends alone */
+                if (atomic_load(&b->h->done))
+                        return b->h->r;
                 if (b->pidfd >= 0) {
-                        /* readable when it ends: no 10 ms lost on every replay */
-                        struct pollfd p = { b->pidfd, POLLIN, 0 };
-                        (void)poll(&p, 1, 10);
+                        /* readable when it ends (or when what give_up()
+                         * watches does): no 10 ms lost on every replay */
+                        struct pollfd p[2] = { { b->pidfd, POLLIN, 0 }, { b->watch_fd, POLLIN, 0 } };
+                        (void)poll(p, b->watch_fd >= 0 ? 2 : 1, until ? POLL_STOPPING_MS : POLL_MS);
                 } else {
-                        struct timespec ts = { 0, 10 * 1000 * 1000 };
+                        struct timespec ts = { 0, (until ? POLL_STOPPING_MS : POLL_MS) * 1000 * 1000 };
                         nanosleep(&ts, NULL);
                 }
                 if (atomic_load(&b->h->done))
-                        continue;       /* returned: only its exit is left */
+                        continue;
                 now = now_us();
                 if (!until && ((deadline_us && now >= deadline_us) || (give_up && give_up(give_up_userdata)))) {
                         atomic_store(&b->h->stop, true);
@@ -141,6 +162,8 @@ int bounded_wait(struct bounded *b, uint64_t deadline_us, bool (*give_up)(void *
         }
         return -ECHILD;
 }
+
+void bounded_watch_fd(struct bounded *b, int fd) { b->watch_fd = fd; }
 
 void bounded_free(struct bounded *b)
 {

@@ -32,6 +32,9 @@ void *bounded_shared(struct bounded *b);
  * did (a crash: *ret_signal says which). */
 int bounded_wait(struct bounded *b, uint64_t deadline_us, bool (*give_up)(void *userdata), void *give_up_userdata,
                  uint64_t grace_us, int *ret_signal);
+/* While waiting, also poll fd (a pidfd of what give_up() asks about): once
+ * it is readable, give_up() is asked at once rather than within 10 ms. */
+void bounded_watch_fd(struct bounded *b, int fd);
 /* Has fn said so, by bounded_say_ready() (a step it reached)? */
 bool bounded_ready(struct bounded *b);
 void bounded_free(struct bounded *b);
@@ -40,5 +43,10 @@ void bounded_free(struct bounded *b);
  * for the caller's go (bounded_go()) or a stop. */
 bool bounded_stopping(const void *shared);
 void bounded_say_ready(void *shared);
+/* Its results (the shared bytes, r as fn's result) are final: the caller
+ * goes on without waiting for its exit, while it tears down what is slow
+ * to (fn's return does the same; a child that said so is reaped by
+ * whoever inherits it). */
+void bounded_say_done(void *shared, int r);
 void bounded_wait_go(const void *shared);
 void bounded_go(struct bounded *b);

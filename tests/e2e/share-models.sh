@@ -49,6 +49,7 @@ for client in strict smb nfs; do
         esac
         # a listing: readdirplus primes names and attributes, or it does not
         costs listings 1 "listing 12 entries" ls "$m/list"
+        costs listings 1 "the same listing again (listings are not kept)" ls "$m/list"
         case $client in
         strict) costs names 12 "stat of every listed entry" stat "$m"/list/e* ;;
         *)      costs names 0 "stat of every listed entry (primed by the listing)" stat "$m"/list/e* ;;

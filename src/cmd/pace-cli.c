@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: MIT */
+/* Pacing the lookups of a start on a share (replay/pace.h), in the replay's
+ * own process: which lookups are paced, and how the start's progress is
+ * followed -- its lookups as it makes them, from the recorder's BPF program
+ * (root): those of one process tree (run: the command's), or of every
+ * process but readset's own (replay --pace: a program started beside it);
+ * without it, the recorded timeline from the start. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "record/lookups.h"
+#include "replay/pace.h"
+#include "util/mounts.h"
+#include "util/util.h"
+#include "util/banned.h"
+
+/* replay --pace: the start seen doing nothing of its read set for this
+ * long is over (or never came) */
+#define PACE_IDLE_US 10000000
+#define FOLLOW_POLL_MS 2
+
+struct pace_run {
+        struct pacer *pacer;
+        struct lookups *lookups;  /* NULL: by the clock */
+        pthread_t follower;
+        bool follower_started;
+        atomic_bool stop;
+        atomic_uint_fast64_t last_seen_us;
+        uint64_t started_us;
+        bool until_idle;
+        bool *on_share;           /* per lookup */
+};
+
+static bool wanted(void *userdata, size_t i) { return ((const bool *)userdata)[i]; }
+
+static void observed(void *userdata, uint32_t op, int32_t result, const char *path)
+{
+        struct pace_run *pr = userdata;
+        pace_observed(pr->pacer, path, op == RS_LOOKUP_READDIR && result == 0);
+        atomic_store(&pr->last_seen_us, now_us());
+}
+
+static void *follow_main(void *arg)
+{
+        struct pace_run *pr = arg;
+
+        int errs = 0, last = 0;
+        while (!atomic_load(&pr->stop)) {
+                struct timespec ts = { 0, FOLLOW_POLL_MS * 1000000L };
+                int r = lookups_drain(pr->lookups);
+                if (r < 0) { errs++; last = r; }
+                nanosleep(&ts, NULL);
+        }
+        if (getenv("READSET_DEBUG")) log_info("debug: follower drain errors %d (last %d)", errs, last);
+        return NULL;
+}
+
+/* Which of rs's lookups lie on a share; how many.  The plan's own lookups
+ * on a share are taken out: the pacer makes them, when they are needed. */
+static size_t mark_shared(const struct readset *rs, struct plan *plan, bool *on_share)
+{
+        _cleanup_(mounts_free) struct mounts mt = { 0 };
+        size_t n = 0, kept = 0;
+
+        if (mounts_read(&mt) < 0)
+                return 0;
+        for (size_t i = 0; i < rs->n_lookups; i++) {
+                /* consecutive lookups mostly share a directory: ask once per run of one */
+                const char *p = rs->lookups[i].path, *q = i ? rs->lookups[i - 1].path : NULL;
+                const char *slash = strrchr(p, '/');
+                size_t dl = slash ? (size_t)(slash - p) : 0;
+                if (p[0] != '/')
+                        continue;
+                if (q && strncmp(p, q, dl + 1) == 0 && !strchr(q + dl + 1, '/'))
+                        on_share[i] = on_share[i - 1];
+                else
+                        on_share[i] = replay_on_share(&mt, p);
+                n += on_share[i];
+        }
+        for (size_t i = 0; n && i < plan->n_lookups; i++)
+                if (!on_share[plan->lookups[i]])
+                        plan->lookups[kept++] = plan->lookups[i];
+        if (n)
+                plan->n_lookups = kept;
+        return n;
+}
+
+int pace_run_start(const struct replay_args *a, const struct readset *rs, struct plan *plan, pid_t follow,
+                   struct pace_run **ret)
+{
+        struct pace_run *pr;
+        struct pace_options po = { .wanted = wanted };
+        int r;
+
+        *ret = NULL;
+        if (a->pace == PACE_OFF || !a->engine.lookups || rs->n_lookups == 0)
+                return 0;
+        pr = calloc(1, sizeof(*pr));
+        if (!pr || !(pr->on_share = calloc(rs->n_lookups, sizeof(bool)))) {
+                free(pr);
+                return -ENOMEM;
+        }
+        if (mark_shared(rs, plan, pr->on_share) == 0) {
+                free(pr->on_share);
+                free(pr);
+                return 0;       /* all local: the engine warms them at once */
+        }
+        po.wanted_userdata = pr->on_share;
+        uint64_t t0 = now_us();
+        pr->until_idle = follow == 0;
+        /* the start's own lookups, where BPF may be used; else the clock */
+        if (lookups_open(&pr->lookups, follow == 0) < 0)
+                pr->lookups = NULL;
+        else if (follow > 0 && lookups_follow(pr->lookups, follow) < 0) {
+                lookups_close(pr->lookups);
+                pr->lookups = NULL;
+        }
+        po.follow = pr->lookups != NULL;
+        if (getenv("PACE_T")) po.threads = (uint32_t)strtoul(getenv("PACE_T"), NULL, 10);
+        if (getenv("PACE_W")) po.window = (uint32_t)strtoul(getenv("PACE_W"), NULL, 10);
+        if (getenv("PACE_CLOCK")) po.follow = false;
+        if (getenv("READSET_DEBUG")) log_info("debug: pace setup %.1f ms, following %d (%s)", (now_us() - t0) / 1e3, (int)follow, pr->lookups ? "bpf" : "clock");
+        r = pace_start(rs, &po, &pr->pacer);
+        if (r < 0 || !pr->pacer) {
+                lookups_close(pr->lookups);
+                free(pr->on_share);
+                free(pr);
+                return r;
+        }
+        pr->started_us = now_us();
+        atomic_store(&pr->last_seen_us, pr->started_us);
+        if (pr->lookups) {
+                lookups_observe(pr->lookups, observed, pr);
+                pr->follower_started = pthread_create(&pr->follower, NULL, follow_main, pr) == 0;
+        }
+        *ret = pr;
+        return 0;
+}
+
+bool pace_run_done(struct pace_run *pr)
+{
+        if (!pr || !pr->pacer || pace_finished(pr->pacer))
+                return true;
+        /* replay --pace, following: the start went quiet, or never came */
+        return pr->until_idle && pr->lookups && now_us() - atomic_load(&pr->last_seen_us) > PACE_IDLE_US;
+}
+
+bool pace_run_following(const struct pace_run *pr) { return pr && pr->lookups; }
+
+void pace_run_stop(struct pace_run *pr, struct pace_stats *ret)
+{
+        *ret = (struct pace_stats){ 0 };
+        if (!pr || !pr->pacer)
+                return;
+        atomic_store(&pr->stop, true);
+        if (pr->follower_started)
+                pthread_join(pr->follower, NULL);
+        pr->follower_started = false;
+        pace_stop(pr->pacer, ret);
+        pr->pacer = NULL;
+}
+
+void pace_run_free(struct pace_run *pr)
+{
+        struct pace_stats ignored;
+
+        if (!pr)
+                return;
+        pace_run_stop(pr, &ignored);
+        lookups_close(pr->lookups);     /* slow: its programs are released after RCU grace periods */
+        free(pr->on_share);
+        free(pr);
+}

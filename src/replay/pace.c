@@ -1,0 +1,358 @@
+/* SPDX-License-Identifier: MIT */
+#include "replay/pace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/util.h"
+#include "util/banned.h"
+
+#define NONE UINT32_MAX
+/* state[]: 0 never warmed, CLAIMED being warmed, else when its answer came
+ * (microseconds since the start, + 1) */
+#define CLAIMED UINT64_MAX
+#define SKIPPED (UINT64_MAX - 1)   /* not worth warming with this client (see learn()) */
+/* how far ahead of where the start is a lookup of it may move it: a path it
+ * makes everywhere (a library directory) does not jump it to the end */
+#define MAX_JUMP(window) (4 * (size_t)(window))
+#define IDLE_WAIT_US 20000
+
+struct pacer {
+        const struct readset *rs;
+        struct pace_options o;
+        uint32_t *seq;            /* lookup indices, in recorded order */
+        uint32_t *next_same;      /* per position: the next one of the same path, or NONE */
+        size_t n;
+        uint32_t *slots;          /* hash of (path, listing or not): its first position, or NONE */
+        size_t cap;
+        _Atomic uint64_t *state;
+        atomic_size_t progress;   /* positions before it are behind the start */
+        uint64_t t0;
+        atomic_bool stop;
+        pthread_mutex_t lock;
+        pthread_cond_t cond;      /* progress moved, or stop */
+        pthread_t *threads;
+        unsigned n_threads;
+        atomic_uint_fast64_t warmed, rewarmed, observed;
+        uint64_t skipped;
+};
+
+/* A lookup the recorded start made and went on from within this long was
+ * answered from the client's cache then (primed by a listing, or repeated):
+ * warming it ahead of the start would only add a round trip, and one in
+ * the way of the listing that answers it.  A round trip is 200 us and more
+ * on the slowest-to-fastest shares measured (bench/share). */
+#define ANSWERED_US 100
+
+static uint64_t hash_str(const char *s)
+{
+        uint64_t h = 1469598103934665603ULL;  /* FNV-1a */
+        for (; *s; s++)
+                h = (h ^ (uint8_t)*s) * 1099511628211ULL;
+        return h;
+}
+
+static bool is_listing(const struct rs_lookup *l) { return l->op == RS_LOOKUP_READDIR && l->result == 0; }
+
+/* the slot of path as a listing or as another lookup: holding its first
+ * position, or NONE (free) */
+static size_t slot_of(const struct pacer *p, const char *path, bool listing)
+{
+        size_t i = (hash_str(path) + listing) & (p->cap - 1);
+        for (; p->slots[i] != NONE; i = (i + 1) & (p->cap - 1)) {
+                const struct rs_lookup *l = &p->rs->lookups[p->seq[p->slots[i]]];
+                if (is_listing(l) == listing && strcmp(l->path, path) == 0)
+                        break;
+        }
+        return i;
+}
+
+static uint64_t since_start(const struct pacer *p) { return now_us() - p->t0; }
+
+/* For each lookup, the time until its process's next one (UINT64_MAX for
+ * the last): how long the recorded start waited for it, at most. */
+static int time_to_next(const struct readset *rs, uint64_t *gap)
+{
+        struct { uint32_t pid; size_t last; } *t;
+        size_t cap = 64;
+
+        while (cap < rs->n_lookups * 2)
+                cap *= 2;
+        t = calloc(cap, sizeof(*t));
+        if (!t)
+                return -ENOMEM;
+        for (size_t i = 0; i < rs->n_lookups; i++) {
+                const struct rs_lookup *l = &rs->lookups[i];
+                size_t h = ((size_t)l->pid * 0x9e3779b97f4a7c15ULL) & (cap - 1);
+                gap[i] = UINT64_MAX;
+                while (t[h].pid && t[h].pid != l->pid + 1)
+                        h = (h + 1) & (cap - 1);
+                if (t[h].pid) {
+                        const struct rs_lookup *prev = &rs->lookups[t[h].last];
+                        gap[t[h].last] = l->time_us - prev->time_us;
+                }
+                t[h].pid = l->pid + 1;
+                t[h].last = i;
+        }
+        free(t);
+        return 0;
+}
+
+static int build(struct pacer *p)
+{
+        const struct readset *rs = p->rs;
+        _cleanup_free_ uint32_t *last = NULL;  /* per slot: the path's last position */
+        _cleanup_free_ uint64_t *gap = NULL;   /* per lookup: until its process's next one */
+        size_t want = 0;
+
+        for (size_t i = 0; i < rs->n_lookups; i++)
+                want += rs->lookups[i].path[0] == '/' && (!p->o.wanted || p->o.wanted(p->o.wanted_userdata, i));
+        if (want == 0)
+                return 0;
+        gap = malloc(rs->n_lookups * sizeof(*gap));
+        if (!gap || time_to_next(rs, gap) < 0)
+                return -ENOMEM;
+        for (p->cap = 16; p->cap < want * 2; p->cap *= 2)
+                ;
+        p->seq = malloc(want * sizeof(*p->seq));
+        p->next_same = malloc(want * sizeof(*p->next_same));
+        p->slots = malloc(p->cap * sizeof(*p->slots));
+        last = malloc(p->cap * sizeof(*last));
+        if (!p->seq || !p->next_same || !p->slots || !last)
+                return -ENOMEM;
+        memset(p->slots, 0xff, p->cap * sizeof(*p->slots));
+        for (size_t i = 0; i < rs->n_lookups; i++) {
+                const struct rs_lookup *l = &rs->lookups[i];
+                size_t s;
+
+                if (l->path[0] != '/' || (p->o.wanted && !p->o.wanted(p->o.wanted_userdata, i)))
+                        continue;
+                p->seq[p->n] = (uint32_t)i;     /* so that slot_of() can compare with it */
+                s = slot_of(p, l->path, is_listing(l));
+                if (p->slots[s] != NONE) {
+                        uint32_t prev = last[s];
+                        /* one warming serves every use within a lifetime */
+                        if (l->time_us - rs->lookups[p->seq[prev]].time_us < p->o.lifetime_us)
+                                continue;
+                        p->next_same[prev] = (uint32_t)p->n;
+                } else
+                        p->slots[s] = (uint32_t)p->n;
+                last[s] = (uint32_t)p->n;
+                p->next_same[p->n++] = NONE;
+        }
+        p->state = calloc(p->n, sizeof(*p->state));
+        if (!p->state)
+                return -ENOMEM;
+        /* listings are not warmed: no client here keeps one (NFS's
+         * directory cache aside), so the start's own costs its round trip
+         * anyway, and one made beside it slows it */
+        for (size_t i = 0; i < p->n; i++)
+                if (is_listing(&rs->lookups[p->seq[i]]) || gap[p->seq[i]] < ANSWERED_US) {
+                        p->state[i] = SKIPPED;
+                        p->skipped++;
+                }
+        return 0;
+}
+
+/* Where the start is: observed, or by the recorded timeline. */
+static size_t where(struct pacer *p)
+{
+        size_t lo = 0, hi = p->n;
+        uint64_t t;
+
+        if (p->o.follow)
+                return atomic_load(&p->progress);
+        t = since_start(p);
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (p->rs->lookups[p->seq[mid]].time_us <= t)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return lo;
+}
+
+void pace_observed(struct pacer *p, const char *path, bool listing)
+{
+        size_t at, s;
+        uint32_t pos;
+
+        if (!p || !p->n || path[0] != '/')
+                return;
+        at = atomic_load(&p->progress);
+        s = slot_of(p, path, listing);
+        for (pos = p->slots[s]; pos != NONE && pos < at; pos = p->next_same[pos])
+                ;
+        if (pos == NONE || pos >= at + MAX_JUMP(p->o.window))
+                return;
+        atomic_fetch_add(&p->observed, 1);
+        /* only ever forward (several processes of the start report at once) */
+        while (at < (size_t)pos + 1 && !atomic_compare_exchange_weak(&p->progress, &at, (size_t)pos + 1))
+                ;
+        pthread_mutex_lock(&p->lock);
+        pthread_cond_broadcast(&p->cond);
+        pthread_mutex_unlock(&p->lock);
+}
+
+bool pace_finished(struct pacer *p)
+{
+        if (!p || !p->n)
+                return true;
+        if (p->o.follow)
+                return atomic_load(&p->progress) >= p->n;
+        return since_start(p) > p->rs->lookups[p->seq[p->n - 1]].time_us + p->o.lifetime_us;
+}
+
+/* Claim the first position ahead of the start that was never warmed or
+ * whose answer has expired; else say when the next one expires. */
+static bool pick(struct pacer *p, size_t *ret, bool *again, uint64_t *next_expiry)
+{
+        size_t from = where(p), to = MIN(p->n, from + p->o.window);
+        uint64_t now = since_start(p) + 1;
+
+        *next_expiry = UINT64_MAX;
+        for (size_t i = from; i < to; i++) {
+                uint64_t s = atomic_load(&p->state[i]), expires;
+                if (s == CLAIMED || s == SKIPPED)
+                        continue;
+                /* a lookup repeated by the start after its lifetime has a
+                 * position of its own: no need to hold this one past it */
+                expires = s + p->o.lifetime_us;
+                if (s != 0 && now < expires) {
+                        *next_expiry = MIN(*next_expiry, expires);
+                        continue;
+                }
+                if (atomic_compare_exchange_strong(&p->state[i], &s, CLAIMED)) {
+                        *ret = i;
+                        *again = s != 0;
+                        return true;
+                }
+        }
+        return false;
+}
+
+static void *pace_main(void *arg)
+{
+        struct pacer *p = arg;
+
+        while (!atomic_load(&p->stop)) {
+                uint64_t next_expiry;
+                size_t i;
+                bool again;
+
+                if (pick(p, &i, &again, &next_expiry)) {
+                        const struct rs_lookup *l = &p->rs->lookups[p->seq[i]];
+                        struct stat st;
+                        (void)fstatat(AT_FDCWD, l->path, &st, AT_SYMLINK_NOFOLLOW);
+                        atomic_store(&p->state[i], since_start(p) + 1);
+                        atomic_fetch_add(&p->warmed, 1);
+                        if (again)
+                                atomic_fetch_add(&p->rewarmed, 1);
+                        continue;
+                }
+                /* nothing to do until the start moves or an answer expires */
+                {
+                        uint64_t wait = IDLE_WAIT_US, now = since_start(p) + 1;
+                        struct timespec ts;
+                        if (next_expiry != UINT64_MAX && next_expiry > now)
+                                wait = MIN(wait, next_expiry - now);
+                        clock_gettime(CLOCK_REALTIME, &ts);
+                        ts.tv_nsec += (long)(wait % 1000000) * 1000;
+                        ts.tv_sec += (time_t)(wait / 1000000) + ts.tv_nsec / 1000000000;
+                        ts.tv_nsec %= 1000000000;
+                        pthread_mutex_lock(&p->lock);
+                        if (!atomic_load(&p->stop))
+                                (void)pthread_cond_timedwait(&p->cond, &p->lock, &ts);
+                        pthread_mutex_unlock(&p->lock);
+                }
+        }
+        return NULL;
+}
+
+static void pacer_free(struct pacer *p)
+{
+        if (!p)
+                return;
+        free(p->seq);
+        free(p->next_same);
+        free(p->slots);
+        free(p->state);
+        free(p->threads);
+        pthread_mutex_destroy(&p->lock);
+        pthread_cond_destroy(&p->cond);
+        free(p);
+}
+
+int pace_start(const struct readset *rs, const struct pace_options *o, struct pacer **ret)
+{
+        struct pacer *p = calloc(1, sizeof(*p));
+        pthread_attr_t attr;
+        int r;
+
+        *ret = NULL;
+        if (!p)
+                return -ENOMEM;
+        p->rs = rs;
+        p->o = *o;
+        if (!p->o.threads)
+                p->o.threads = PACE_DEFAULT_THREADS;
+        if (!p->o.window)
+                p->o.window = PACE_DEFAULT_WINDOW;
+        if (!p->o.lifetime_us)
+                p->o.lifetime_us = PACE_DEFAULT_LIFETIME_US;
+        pthread_mutex_init(&p->lock, NULL);
+        pthread_cond_init(&p->cond, NULL);
+        r = build(p);
+        if (r < 0 || p->n == 0) {
+                pacer_free(p);
+                return r;
+        }
+        p->threads = calloc(p->o.threads, sizeof(*p->threads));
+        if (!p->threads) {
+                pacer_free(p);
+                return -ENOMEM;
+        }
+        p->t0 = now_us();
+        pthread_attr_init(&attr);
+        (void)pthread_attr_setstacksize(&attr, 256 << 10);   /* they only stat */
+        for (unsigned i = 0; i < p->o.threads; i++) {
+                if (pthread_create(&p->threads[p->n_threads], &attr, pace_main, p) != 0)
+                        break;
+                p->n_threads++;
+        }
+        pthread_attr_destroy(&attr);
+        if (p->n_threads == 0) {
+                pacer_free(p);
+                return -EAGAIN;
+        }
+        *ret = p;
+        return 0;
+}
+
+void pace_stop(struct pacer *p, struct pace_stats *ret)
+{
+        if (ret)
+                *ret = (struct pace_stats){ 0 };
+        if (!p)
+                return;
+        atomic_store(&p->stop, true);
+        pthread_mutex_lock(&p->lock);
+        pthread_cond_broadcast(&p->cond);
+        pthread_mutex_unlock(&p->lock);
+        for (unsigned i = 0; i < p->n_threads; i++)
+                pthread_join(p->threads[i], NULL);
+        if (ret)
+                *ret = (struct pace_stats){ .sequence = p->n, .warmed = atomic_load(&p->warmed),
+                                            .rewarmed = atomic_load(&p->rewarmed),
+                                            .observed = atomic_load(&p->observed), .reached = where(p),
+                                            .skipped = p->skipped };
+        pacer_free(p);
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/* Paced lookups: on a share, a client keeps the answer to a lookup only
+ * for a while (NFS 3 s for attributes, SMB and FUSE 1 s), so that warming
+ * every recorded lookup at the start is lost on a start that lasts longer.
+ * The pacer keeps warm a window of the lookups the start is about to make,
+ * just ahead of where it is: it follows the start's progress (the recorded
+ * lookups it was seen making, pace_observed(); or, where nothing is
+ * observed, the recorded timeline from its beginning), warms what lies
+ * ahead in parallel, and warms again what expired before the start got
+ * there.  It warms what the recorded start waited for: neither listings
+ * (no client modelled keeps them: the start's own costs the same) nor what
+ * the client answered at once (a listing's entries where the listing
+ * brings their attributes).  Its threads only stat; a server that stops answering
+ * leaves them waiting, which is why it runs in the replay's own process
+ * (util/bounded.h). */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "model/readset.h"
+
+struct pace_options {
+        uint32_t threads;         /* warming threads (0: PACE_DEFAULT_THREADS) */
+        uint32_t window;          /* lookups ahead of the start kept warm (0: PACE_DEFAULT_WINDOW) */
+        uint64_t lifetime_us;     /* how long the client keeps an answer (0: PACE_DEFAULT_LIFETIME_US) */
+        bool follow;              /* progress comes from pace_observed(); else from the clock */
+        /* which of rs's lookups to pace (by index; NULL: every absolute one) */
+        bool (*wanted)(void *userdata, size_t lookup);
+        void *wanted_userdata;
+};
+
+/* 32 lookups in flight: a 2 ms round trip then warms 16 000 a second,
+ * faster than a start makes them */
+#define PACE_DEFAULT_THREADS 32
+#define PACE_DEFAULT_WINDOW 512
+/* the shortest of the clients' defaults (SMB actimeo, libfuse's timeouts);
+ * a longer one only makes some warming a cache hit */
+#define PACE_DEFAULT_LIFETIME_US 1000000
+
+struct pace_stats {
+        uint64_t sequence;        /* lookups paced (repeats within a lifetime folded) */
+        uint64_t warmed;          /* stats and listings made, re-warming included */
+        uint64_t rewarmed;        /* of them, again after the answer expired */
+        uint64_t observed;        /* lookups of the start matched to the sequence */
+        uint64_t reached;         /* how far the start got: index into the sequence */
+        uint64_t skipped;         /* not warmed: listings, and what the recorded start had answered at once */
+};
+
+struct pacer;
+
+/* Build the sequence from rs (which must outlive the pacer) and start the
+ * threads, the clock at 0.  -ENOMEM; 0 with *ret NULL when nothing is to be
+ * paced. */
+int pace_start(const struct readset *rs, const struct pace_options *o, struct pacer **ret);
+/* The start looked path up, or listed it (absolute, as the recorder makes it). */
+void pace_observed(struct pacer *p, const char *path, bool listing);
+/* Has the start gone through the whole sequence? */
+bool pace_finished(struct pacer *p);
+/* Stop the threads and wait for them (a thread stuck on a server that does
+ * not answer keeps this waiting: call it in a process that can be left). */
+void pace_stop(struct pacer *p, struct pace_stats *ret);
