@@ -720,11 +720,7 @@ int main(int argc, char **argv)
                         dev.dfd = -1;
                 dev.trace = getenv("SLOWDEV_TRACE") != NULL;
                 ops = &disk_ops;
-        } else if (strcmp(argv[1], "share") == 0) {
-                ops = share_setup(argv[2], argv[3]);
-                if (!ops)
-                        return usage();
-        } else
+        } else if (strcmp(argv[1], "share") != 0)
                 return usage();
 
         signal(SIGUSR1, on_signal);
@@ -733,12 +729,13 @@ int main(int argc, char **argv)
         prctl(PR_SET_TIMERSLACK, 1UL);  /* wake up on time: the models are in microseconds */
         cpu_set_t cpus;         /* the CPUs this daemon may run on (a cpuset may allow fewer) */
         ncpus = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) > 0 ? CPU_COUNT(&cpus) : 1;
+        if (strcmp(argv[1], "share") == 0)
+                return share_main(argc, argv);
+        ops = &disk_ops;
 
         fuse_opt_add_arg(&args, argv[0]);
         for (int i = 5; i < argc; i++)
                 fuse_opt_add_arg(&args, argv[i]);
-        if (ops != &disk_ops)
-                fuse_opt_add_arg(&args, "-oro");
         f = fuse_new(&args, ops, sizeof(*ops), NULL);
         if (!f)
                 return 1;

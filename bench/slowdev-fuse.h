@@ -26,6 +26,7 @@ void sleep_until_us_relaxed(double t_us);
 /* the connection settings every mode wants */
 void slowdev_conn_init(struct fuse_conn_info *conn, struct fuse_config *cfg);
 
-/* "rtt=US,mbps=N,client=MODEL,names=S,attrs=S,negative=S" and the source
- * directory; NULL (with a message) when either is wrong */
-const struct fuse_operations *share_setup(const char *spec, const char *source);
+/* slowdev-fuse share SPEC SOURCE MOUNTPOINT [FUSE options]: serve until
+ * unmounted (SPEC "rtt=US,mbps=N,client=MODEL,names=S,attrs=S,negative=S");
+ * the exit status; 2 when the arguments are wrong */
+int share_main(int argc, char **argv);

@@ -5,13 +5,13 @@
  * link).  What the client caches, and for how long, is the client model's;
  * the kernel's FUSE caches are the client's caches, set to its lifetimes:
  *
- *   names     how long a name found stays trusted (entry_timeout): past it,
- *             every component of a path walked through is asked again
- *   attrs     how long attributes stay trusted (attr_timeout): past it, a
- *             stat asks for the last component's attributes again
- *   negative  how long "no such file" stays trusted (negative_timeout)
+ *   names     how long a name found stays trusted (the entry timeout): past
+ *             it, every component of a path walked through is asked again
+ *   attrs     how long attributes stay trusted (the attribute timeout), for
+ *             files and for directories: past it, a stat asks again
+ *   negative  how long "no such file" stays trusted (a negative entry)
  *   listing   whether a directory listing brings the entries' names and
- *             attributes with it (FUSE readdirplus: NFS READDIRPLUS, SMB's
+ *             attributes with it (readdirplus: NFS READDIRPLUS, SMB's
  *             directory search results primed into the dcache); a listing
  *             itself is never kept (NFS keeps it in the directory's page
  *             cache while the directory is unchanged: not modelled, so
@@ -21,15 +21,20 @@
  *
  * Opens always cost a round trip (NFS close-to-open revalidation, SMB's
  * CREATE); a file's data stays in the page cache while the file is
- * unchanged since its last open.  The models and their sources (the kernel's
- * client code, nfs(5), mount.cifs(8)) are in docs/SLOWDEV.md.
+ * unchanged since its last open.  Lookups in one directory are answered in
+ * parallel, as Linux's clients make them (see writev() below).  The models and their sources (the kernel's client code,
+ * nfs(5), mount.cifs(8)) are in docs/SLOWDEV.md.
  *
  * Counters of the requests answered, by kind, are read from the hidden
  * file /.slowdev-stats (not listed, answered without delay). */
+#include "slowdev-fuse.h"     /* first: FUSE_USE_VERSION */
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fuse_lowlevel.h>
 #include <inttypes.h>
+#include <linux/fuse.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -38,61 +43,74 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "slowdev-fuse.h"
+#ifndef MIN
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#endif
 
-#define STATS_PATH "/.slowdev-stats"
+#define STATS_NAME ".slowdev-stats"
+#define STATS_INO UINT64_MAX        /* a node id no inode of ours has */
 
 struct client_model {
         const char *name;
-        double names, attrs, negative;  /* seconds */
+        double names, attrs, dir_attrs, negative;  /* seconds */
         bool listing_primes;
         bool access_cached;
 };
 
 static const struct client_model models[] = {
         /* the field report's client: per-path lookups, no negative cache */
-        { "strict", 1.0, 1.0, 0.0, false, false },
+        { "strict", 1.0, 1.0, 1.0, 0.0, false, false },
         /* Linux cifs.ko defaults: actimeo=1 for files and directories; a
          * negative dentry trusted for one second (HZ); FIND results primed */
-        { "smb", 1.0, 1.0, 1.0, true, true },
+        { "smb", 1.0, 1.0, 1.0, 1.0, true, true },
         /* Linux nfs defaults: names and negative entries trusted while the
          * directory's attributes are (acdirmin=30), file attributes for
          * acregmin=3; READDIRPLUS (rdirplus) */
-        { "nfs", 30.0, 3.0, 30.0, true, true },
+        { "nfs", 30.0, 3.0, 30.0, 30.0, true, true },
 };
 
 enum counter { C_NAMES, C_MISSING, C_OPENS, C_READS, C_LISTINGS, C_READLINKS, C_ACCESS, C_STATFS, C_N };
+static bool want_parallel_dirops;       /* (see writev() below) */
+
 static const char *const counter_names[C_N] = {
         "names", "missing", "opens", "reads", "listings", "readlinks", "access", "statfs",
 };
 
-/* what the last open (or listing) of an inode saw: its data (listing) is
- * kept while this holds */
+/* An inode of the source the kernel knows (until it forgets it): its node
+ * id is the struct's address; the root's is FUSE_ROOT_ID. */
+struct inode {
+        int fd;                 /* O_PATH */
+        dev_t dev;
+        ino_t ino;
+        uint64_t nlookup;
+        struct inode *next;     /* in its hash chain */
+};
+
+/* what the last open of an inode saw: its data is kept while this holds */
 struct seen {
         ino_t ino;
         struct timespec mtime;
         off_t size;
-        double at_us;
-};
-
-struct seen_table {
-        struct seen *s;         /* open addressing by inode */
-        size_t n, cap;
 };
 
 static struct {
         struct client_model m;
-        int src_fd;
         double rtt_us;
         double link_mbps;       /* link bandwidth, bytes per us */
-        pthread_mutex_t lock;
+        pthread_mutex_t lock;   /* the counters, the link, the tables */
         double link_free_us;    /* when the link finishes its current transfer */
         uint64_t trips, bytes, count[C_N];
-        struct seen_table opened;
-} share = { .lock = PTHREAD_MUTEX_INITIALIZER, .src_fd = -1 };
+        struct inode root;
+        struct inode **inodes;  /* hash by (dev, ino) */
+        size_t n_inodes, cap_inodes;
+        struct seen *seen;      /* open addressing by inode */
+        size_t n_seen, cap_seen;
+} share = { .lock = PTHREAD_MUTEX_INITIALIZER, .root = { .fd = -1 } };
 
 static void counted(enum counter c)
 {
@@ -128,14 +146,6 @@ static void share_delay(uint64_t payload)
         sleep_until_us_relaxed(done);
 }
 
-/* "/a/b" -> "a/b" relative to the source directory ("." for the root) */
-static const char *rel(const char *path)
-{
-        while (*path == '/')
-                path++;
-        return *path ? path : ".";
-}
-
 static int stats_text(char *buf, size_t size)
 {
         int n;
@@ -149,148 +159,349 @@ static int stats_text(char *buf, size_t size)
         return n < 0 || (size_t)n >= size ? -EOVERFLOW : n;
 }
 
-static int share_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
+/* ---- inodes ----------------------------------------------------------- */
+
+static struct inode *inode_of(fuse_ino_t ino)
 {
-        (void)fi;
-        if (strcmp(path, STATS_PATH) == 0) {
-                memset(st, 0, sizeof(*st));
-                st->st_mode = S_IFREG | 0444;
-                st->st_nlink = 1;
-                st->st_ino = UINT32_MAX;
-                return 0;
+        return ino == FUSE_ROOT_ID ? &share.root : (struct inode *)(uintptr_t)ino;
+}
+
+static size_t inode_hash(dev_t dev, ino_t ino, size_t cap)
+{
+        return (size_t)((ino * 0x9e3779b97f4a7c15ULL) ^ dev) & (cap - 1);
+}
+
+/* The inode of st (name in parent), looked up once more; NULL: ENOMEM. */
+static struct inode *inode_ref(struct inode *parent, const char *name, const struct stat *st)
+{
+        struct inode *i;
+        size_t h;
+
+        if (st->st_dev == share.root.dev && st->st_ino == share.root.ino) {
+                pthread_mutex_lock(&share.lock);
+                share.root.nlookup++;
+                pthread_mutex_unlock(&share.lock);
+                return &share.root;
+        }
+        pthread_mutex_lock(&share.lock);
+        if (share.n_inodes * 2 >= share.cap_inodes) {
+                size_t cap = share.cap_inodes ? share.cap_inodes * 2 : 4096;
+                struct inode **n = calloc(cap, sizeof(*n));
+                if (!n) {
+                        pthread_mutex_unlock(&share.lock);
+                        return NULL;
+                }
+                for (size_t j = 0; j < share.cap_inodes; j++)
+                        while (share.inodes[j]) {
+                                struct inode *x = share.inodes[j];
+                                share.inodes[j] = x->next;
+                                h = inode_hash(x->dev, x->ino, cap);
+                                x->next = n[h];
+                                n[h] = x;
+                        }
+                free(share.inodes);
+                share.inodes = n;
+                share.cap_inodes = cap;
+        }
+        h = inode_hash(st->st_dev, st->st_ino, share.cap_inodes);
+        for (i = share.inodes[h]; i && (i->dev != st->st_dev || i->ino != st->st_ino); i = i->next)
+                ;
+        if (i) {
+                i->nlookup++;
+                pthread_mutex_unlock(&share.lock);
+                return i;
+        }
+        pthread_mutex_unlock(&share.lock);
+        /* opened outside the lock: then entered, unless another thread was first */
+        {
+                int fd = openat(parent->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                struct inode *n;
+                if (fd < 0)
+                        return NULL;
+                pthread_mutex_lock(&share.lock);
+                for (i = share.inodes[h]; i && (i->dev != st->st_dev || i->ino != st->st_ino); i = i->next)
+                        ;
+                if (i) {
+                        i->nlookup++;
+                        pthread_mutex_unlock(&share.lock);
+                        close(fd);
+                        return i;
+                }
+                n = calloc(1, sizeof(*n));
+                if (!n) {
+                        pthread_mutex_unlock(&share.lock);
+                        close(fd);
+                        return NULL;
+                }
+                *n = (struct inode){ .fd = fd, .dev = st->st_dev, .ino = st->st_ino, .nlookup = 1,
+                                     .next = share.inodes[h] };
+                share.inodes[h] = n;
+                share.n_inodes++;
+                pthread_mutex_unlock(&share.lock);
+                return n;
+        }
+}
+
+static void inode_forget(fuse_ino_t ino, uint64_t n)
+{
+        struct inode *i = inode_of(ino), **pp;
+
+        if (ino == STATS_INO)
+                return;
+        pthread_mutex_lock(&share.lock);
+        i->nlookup = i->nlookup > n ? i->nlookup - n : 0;
+        if (i->nlookup == 0 && i != &share.root) {
+                for (pp = &share.inodes[inode_hash(i->dev, i->ino, share.cap_inodes)]; *pp && *pp != i;
+                     pp = &(*pp)->next)
+                        ;
+                if (*pp) {
+                        *pp = i->next;
+                        share.n_inodes--;
+                }
+                close(i->fd);
+                free(i);
+        }
+        pthread_mutex_unlock(&share.lock);
+}
+
+/* the inode reopened as something to read: /proc/self/fd of its O_PATH fd */
+static int reopen(const struct inode *i, int flags)
+{
+        char p[64];
+        snprintf(p, sizeof(p), "/proc/self/fd/%d", i->fd);
+        return open(p, flags | O_CLOEXEC);
+}
+
+static double attr_timeout(const struct stat *st) { return S_ISDIR(st->st_mode) ? share.m.dir_attrs : share.m.attrs; }
+
+static void stats_attr(struct stat *st)
+{
+        memset(st, 0, sizeof(*st));
+        st->st_ino = STATS_INO;
+        st->st_mode = S_IFREG | 0444;
+        st->st_nlink = 1;
+}
+
+/* ---- the requests ----------------------------------------------------- */
+
+/* An entry for name in parent found with st: its inode referenced. */
+static int entry_for(struct inode *parent, const char *name, const struct stat *st_in, struct fuse_entry_param *e)
+{
+        struct stat st = *st_in;        /* (it may be e->attr) */
+        struct inode *i = inode_ref(parent, name, &st);
+
+        if (!i)
+                return -ENOMEM;
+        memset(e, 0, sizeof(*e));
+        e->ino = i == &share.root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)i;
+        e->attr = st;
+        e->attr_timeout = attr_timeout(&st);
+        e->entry_timeout = share.m.names;
+        return 0;
+}
+
+static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+        struct inode *p = inode_of(parent);
+        struct fuse_entry_param e;
+        struct stat st;
+        int r;
+
+        if (parent == FUSE_ROOT_ID && strcmp(name, STATS_NAME) == 0) {
+                memset(&e, 0, sizeof(e));
+                e.ino = STATS_INO;
+                stats_attr(&e.attr);
+                fuse_reply_entry(req, &e);
+                return;
         }
         counted(C_NAMES);
         share_delay(0);
-        if (fstatat(share.src_fd, rel(path), st, AT_SYMLINK_NOFOLLOW) < 0) {
-                if (errno == ENOENT)
+        if (fstatat(p->fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                r = errno;
+                if (r == ENOENT) {
                         counted(C_MISSING);
-                return -errno;
+                        if (share.m.negative > 0) {
+                                memset(&e, 0, sizeof(e));
+                                e.entry_timeout = share.m.negative;     /* ino 0: a negative entry */
+                                fuse_reply_entry(req, &e);
+                                return;
+                        }
+                }
+                fuse_reply_err(req, r);
+                return;
         }
-        return 0;
+        r = entry_for(p, name, &st, &e);
+        if (r < 0)
+                fuse_reply_err(req, -r);
+        else
+                fuse_reply_entry(req, &e);
 }
 
-static int share_readlink(const char *path, char *buf, size_t size)
+static void ll_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
+        inode_forget(ino, nlookup);
+        fuse_reply_none(req);
+}
+
+static void ll_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
+{
+        for (size_t k = 0; k < count; k++)
+                inode_forget(forgets[k].ino, forgets[k].nlookup);
+        fuse_reply_none(req);
+}
+
+static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+        struct stat st;
+        (void)fi;
+
+        if (ino == STATS_INO) {
+                stats_attr(&st);
+                fuse_reply_attr(req, &st, 0);
+                return;
+        }
+        counted(C_NAMES);
+        share_delay(0);
+        if (fstatat(inode_of(ino)->fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+                fuse_reply_err(req, errno);
+        else
+                fuse_reply_attr(req, &st, attr_timeout(&st));
+}
+
+static void ll_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+        char buf[4096];
         ssize_t k;
+
         counted(C_READLINKS);
         share_delay(0);
-        k = readlinkat(share.src_fd, rel(path), buf, size - 1);
-        if (k < 0)
-                return -errno;
+        k = readlinkat(inode_of(ino)->fd, "", buf, sizeof(buf) - 1);
+        if (k < 0) {
+                fuse_reply_err(req, errno);
+                return;
+        }
         buf[k] = 0;
-        return 0;
+        fuse_reply_readlink(req, buf);
 }
 
-static int share_access(const char *path, int mask)
+static void ll_access(fuse_req_t req, fuse_ino_t ino, int mask)
 {
+        char p[64];
+
+        if (ino == STATS_INO) {
+                fuse_reply_err(req, mask & (W_OK | X_OK) ? EACCES : 0);
+                return;
+        }
         if (!share.m.access_cached) {
                 counted(C_ACCESS);
                 share_delay(0);
         }
-        return faccessat(share.src_fd, rel(path), mask, 0) < 0 ? -errno : 0;
+        snprintf(p, sizeof(p), "/proc/self/fd/%d", inode_of(ino)->fd);
+        fuse_reply_err(req, access(p, mask) < 0 ? errno : 0);
 }
 
-/* The entry of st's inode in t (zeroed: new), or NULL (out of memory);
- * under share.lock. */
-static struct seen *seen_entry(struct seen_table *t, const struct stat *st)
+/* Was the file unchanged since its last open?  Then its data is kept.
+ * (Remembers this open either way.) */
+static bool unchanged_since_last_open(const struct stat *st)
 {
+        bool same = false;
         size_t i;
 
-        if (t->n * 2 >= t->cap) {
-                size_t cap = t->cap ? t->cap * 2 : 4096;
+        pthread_mutex_lock(&share.lock);
+        if (share.n_seen * 2 >= share.cap_seen) {
+                size_t cap = share.cap_seen ? share.cap_seen * 2 : 4096;
                 struct seen *n = calloc(cap, sizeof(*n));
-                if (!n)
-                        return NULL;
-                for (size_t j = 0; j < t->cap; j++)
-                        if (t->s[j].ino) {
-                                size_t k = (size_t)t->s[j].ino * 0x9e3779b97f4a7c15ULL % cap;
+                if (!n) {
+                        pthread_mutex_unlock(&share.lock);
+                        return false;
+                }
+                for (size_t j = 0; j < share.cap_seen; j++)
+                        if (share.seen[j].ino) {
+                                size_t k = (size_t)share.seen[j].ino * 0x9e3779b97f4a7c15ULL % cap;
                                 while (n[k].ino)
                                         k = (k + 1) % cap;
-                                n[k] = t->s[j];
+                                n[k] = share.seen[j];
                         }
-                free(t->s);
-                t->s = n;
-                t->cap = cap;
+                free(share.seen);
+                share.seen = n;
+                share.cap_seen = cap;
         }
-        i = (size_t)st->st_ino * 0x9e3779b97f4a7c15ULL % t->cap;
-        while (t->s[i].ino && t->s[i].ino != st->st_ino)
-                i = (i + 1) % t->cap;
-        if (!t->s[i].ino)
-                t->n++;
-        return &t->s[i];
-}
-
-/* Is the inode unchanged since it was last seen in t (within max_age_us of
- * then; < 0: any age)?  Remembers this time either way. */
-static bool unchanged_since(struct seen_table *t, const struct stat *st, double max_age_us)
-{
-        double now = mono_us();
-        struct seen *e;
-        bool same = false;
-
-        pthread_mutex_lock(&share.lock);
-        e = seen_entry(t, st);
-        if (e) {
-                same = e->ino && e->size == st->st_size && e->mtime.tv_sec == st->st_mtim.tv_sec &&
-                       e->mtime.tv_nsec == st->st_mtim.tv_nsec && (max_age_us < 0 || now - e->at_us <= max_age_us);
-                if (!same)
-                        *e = (struct seen){ st->st_ino, st->st_mtim, st->st_size, now };
-        }
+        i = (size_t)st->st_ino * 0x9e3779b97f4a7c15ULL % share.cap_seen;
+        while (share.seen[i].ino && share.seen[i].ino != st->st_ino)
+                i = (i + 1) % share.cap_seen;
+        if (share.seen[i].ino)
+                same = share.seen[i].size == st->st_size && share.seen[i].mtime.tv_sec == st->st_mtim.tv_sec &&
+                       share.seen[i].mtime.tv_nsec == st->st_mtim.tv_nsec;
+        else
+                share.n_seen++;
+        share.seen[i] = (struct seen){ st->st_ino, st->st_mtim, st->st_size };
         pthread_mutex_unlock(&share.lock);
         return same;
 }
 
-static int share_open(const char *path, struct fuse_file_info *fi)
+static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
         struct stat st;
         int fd;
 
-        if (strcmp(path, STATS_PATH) == 0) {
-                fi->direct_io = 1;
-                return (fi->flags & O_ACCMODE) == O_RDONLY ? 0 : -EACCES;
+        if ((fi->flags & O_ACCMODE) != O_RDONLY) {
+                fuse_reply_err(req, ino == STATS_INO ? EACCES : EROFS);
+                return;
         }
-        if ((fi->flags & O_ACCMODE) != O_RDONLY)
-                return -EROFS;
+        if (ino == STATS_INO) {
+                fi->direct_io = 1;
+                fi->fh = UINT64_MAX;
+                fuse_reply_open(req, fi);
+                return;
+        }
         counted(C_OPENS);
         share_delay(0);
-        fd = openat(share.src_fd, rel(path), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-                return -errno;
-        if (fstat(fd, &st) == 0 && unchanged_since(&share.opened, &st, -1))
+        fd = reopen(inode_of(ino), O_RDONLY);     /* (the kernel opens no symlink) */
+        if (fd < 0) {
+                fuse_reply_err(req, errno);
+                return;
+        }
+        if (fstat(fd, &st) == 0 && unchanged_since_last_open(&st))
                 fi->keep_cache = 1;
         fi->fh = (uint64_t)fd;
-        return 0;
+        fuse_reply_open(req, fi);
 }
 
-static int share_read(const char *path, char *buf, size_t len, off_t off, struct fuse_file_info *fi)
+static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
+        char *buf;
         ssize_t k;
 
-        if (strcmp(path, STATS_PATH) == 0) {
+        if (ino == STATS_INO) {
                 char text[1024];
                 int n = stats_text(text, sizeof(text));
-                if (n < 0)
-                        return n;
-                if (off >= n)
-                        return 0;
-                if (len > (size_t)(n - off))
-                        len = (size_t)(n - off);
-                memcpy(buf, text + off, len);
-                return (int)len;
+                if (n < 0 || off >= n)
+                        fuse_reply_buf(req, text, 0);
+                else
+                        fuse_reply_buf(req, text + off, MIN(size, (size_t)(n - off)));
+                return;
+        }
+        buf = malloc(size ? size : 1);
+        if (!buf) {
+                fuse_reply_err(req, ENOMEM);
+                return;
         }
         counted(C_READS);
-        k = pread((int)fi->fh, buf, len, off);
-        if (k < 0)
-                return -errno;
-        share_delay((uint64_t)k);
-        return (int)k;
+        k = pread((int)fi->fh, buf, size, off);
+        if (k < 0) {
+                fuse_reply_err(req, errno);
+        } else {
+                share_delay((uint64_t)k);
+                fuse_reply_buf(req, buf, (size_t)k);
+        }
+        free(buf);
 }
 
-static int share_release(const char *path, struct fuse_file_info *fi)
+static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-        if (strcmp(path, STATS_PATH) != 0)
+        if (ino != STATS_INO)
                 close((int)fi->fh);
-        return 0;
+        fuse_reply_err(req, 0);
 }
 
 /* A listing being read: the source directory, and how much of it went
@@ -300,44 +511,49 @@ struct listing {
         uint64_t bytes, replies;
 };
 
-static int share_opendir(const char *path, struct fuse_file_info *fi)
+static void ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
         struct listing *l = calloc(1, sizeof(*l));
         int fd;
 
-        if (!l)
-                return -ENOMEM;
-        fd = openat(share.src_fd, rel(path), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (!l) {
+                fuse_reply_err(req, ENOMEM);
+                return;
+        }
+        fd = reopen(inode_of(ino), O_RDONLY | O_DIRECTORY);
         if (fd < 0 || !(l->d = fdopendir(fd))) {
                 int e = errno;
                 if (fd >= 0)
                         close(fd);
                 free(l);
-                return -e;
+                fuse_reply_err(req, e);
+                return;
         }
         fi->fh = (uint64_t)(uintptr_t)l;
-        return 0;
+        fuse_reply_open(req, fi);
 }
 
-static int share_releasedir(const char *path, struct fuse_file_info *fi)
+static void ll_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
         struct listing *l = (struct listing *)(uintptr_t)fi->fh;
-        (void)path;
+        (void)ino;
         closedir(l->d);
         free(l);
-        return 0;
+        fuse_reply_err(req, 0);
 }
 
-/* With offsets, so that the library hands the entries' attributes to the
- * kernel as they are (readdirplus) instead of looking each one up. */
-static int share_readdir(const char *path, void *buf, fuse_fill_dir_t fill, off_t off, struct fuse_file_info *fi,
-                         enum fuse_readdir_flags flags)
+static void readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi,
+                           bool plus)
 {
         struct listing *l = (struct listing *)(uintptr_t)fi->fh;
-        bool plus = share.m.listing_primes && (flags & FUSE_READDIR_PLUS);
-        struct dirent *e;
-        (void)path;
+        struct inode *dir = inode_of(ino);
+        char *buf = malloc(size ? size : 1);
+        size_t used = 0;
 
+        if (!buf) {
+                fuse_reply_err(req, ENOMEM);
+                return;
+        }
         if (off == 0) {
                 rewinddir(l->d);
                 l->bytes = 0;
@@ -345,42 +561,86 @@ static int share_readdir(const char *path, void *buf, fuse_fill_dir_t fill, off_
         } else
                 seekdir(l->d, off);
         for (;;) {
-                long at;
+                struct fuse_entry_param e = { 0 };
+                struct dirent *d;
+                bool dots, full = false;
+                size_t need;
+                long next;
+
                 errno = 0;
-                if (!(e = readdir(l->d)))
-                        return errno ? -errno : 0;
-                struct stat st = { .st_ino = e->d_ino, .st_mode = (mode_t)DTTOIF(e->d_type) };
-                bool full = plus && strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
-                            fstatat(dirfd(l->d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0;
-                at = telldir(l->d);
-                if (fill(buf, e->d_name, &st, at, full ? FUSE_FILL_DIR_PLUS : 0))
-                        return 0;       /* the kernel's buffer is full: it asks again from here */
+                if (!(d = readdir(l->d)))
+                        break;
+                next = telldir(l->d);
+                dots = strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0;
+                e.attr.st_ino = d->d_ino;
+                e.attr.st_mode = (mode_t)DTTOIF(d->d_type);
+                if (plus && !dots && fstatat(dirfd(l->d), d->d_name, &e.attr, AT_SYMLINK_NOFOLLOW) == 0)
+                        full = true;
+                need = plus ? fuse_add_direntry_plus(req, NULL, 0, d->d_name, NULL, 0)
+                            : fuse_add_direntry(req, NULL, 0, d->d_name, NULL, 0);
+                if (used + need > size) {
+                        seekdir(l->d, off);     /* this one goes in the next reply */
+                        break;
+                }
+                if (plus) {
+                        /* the entry handed over is a lookup of it: referenced */
+                        if (full && entry_for(dir, d->d_name, &e.attr, &e) < 0)
+                                full = false;
+                        if (!full) {
+                                struct stat keep = e.attr;
+                                memset(&e, 0, sizeof(e));
+                                e.attr = keep;
+                        }
+                        used += fuse_add_direntry_plus(req, buf + used, size - used, d->d_name, &e, next);
+                } else
+                        used += fuse_add_direntry(req, buf + used, size - used, d->d_name, &e.attr, next);
+                off = next;
                 /* a listing with attributes is about twice the bytes; one
                  * round trip per 64 KiB reply */
-                l->bytes += (full ? 160 : 64) + strlen(e->d_name);
+                l->bytes += (full ? 160 : 64) + strlen(d->d_name);
                 if (l->bytes > l->replies * 65536) {
                         l->replies++;
                         counted(C_LISTINGS);
                         share_delay(0);
                 }
         }
+        fuse_reply_buf(req, buf, used);
+        free(buf);
 }
 
-static int share_statfs(const char *path, struct statvfs *st)
+static void ll_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
-        (void)path;
+        readdir_common(req, ino, size, off, fi, false);
+}
+
+static void ll_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+        readdir_common(req, ino, size, off, fi, share.m.listing_primes);
+}
+
+static void ll_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+        struct statvfs st;
+        (void)ino;
         counted(C_STATFS);
         share_delay(0);
-        return fstatvfs(share.src_fd, st) < 0 ? -errno : 0;
+        if (fstatvfs(share.root.fd, &st) < 0)
+                fuse_reply_err(req, errno);
+        else
+                fuse_reply_statfs(req, &st);
 }
 
-static void *share_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
+static void ll_init(void *userdata, struct fuse_conn_info *conn)
 {
-        slowdev_conn_init(conn, cfg);
-        cfg->entry_timeout = share.m.names;
-        cfg->attr_timeout = share.m.attrs;
-        cfg->negative_timeout = share.m.negative;
-        cfg->auto_cache = 0;    /* share_open decides what data is kept */
+        (void)userdata;
+        conn->max_readahead = 1 << 20;
+        if (conn->capable & FUSE_CAP_ASYNC_READ)
+                conn->want |= FUSE_CAP_ASYNC_READ;
+        /* lookups in one directory at once, as the clients modelled make them */
+        if (conn->capable & FUSE_CAP_PARALLEL_DIROPS) {
+                conn->want |= FUSE_CAP_PARALLEL_DIROPS;
+                want_parallel_dirops = true;
+        }
         if (share.m.listing_primes && (conn->capable & FUSE_CAP_READDIRPLUS)) {
                 conn->want |= FUSE_CAP_READDIRPLUS;
                 conn->want &= ~(unsigned)FUSE_CAP_READDIRPLUS_AUTO;   /* every listing, as rdirplus */
@@ -388,22 +648,50 @@ static void *share_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
                 conn->want &= ~(unsigned)(FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO);
         if (getenv("SLOWDEV_TRACE"))
                 fprintf(stderr, "share: capable %#x want %#x\n", conn->capable, conn->want);
-        return NULL;
 }
 
-static const struct fuse_operations share_ops = {
-        .init = share_init,
-        .getattr = share_getattr,
-        .readlink = share_readlink,
-        .access = share_access,
-        .open = share_open,
-        .read = share_read,
-        .release = share_release,
-        .opendir = share_opendir,
-        .readdir = share_readdir,
-        .releasedir = share_releasedir,
-        .statfs = share_statfs,
+static const struct fuse_lowlevel_ops share_ops = {
+        .init = ll_init,
+        .lookup = ll_lookup,
+        .forget = ll_forget,
+        .forget_multi = ll_forget_multi,
+        .getattr = ll_getattr,
+        .readlink = ll_readlink,
+        .access = ll_access,
+        .open = ll_open,
+        .read = ll_read,
+        .release = ll_release,
+        .opendir = ll_opendir,
+        .readdir = ll_readdir,
+        .readdirplus = ll_readdirplus,
+        .releasedir = ll_releasedir,
+        .statfs = ll_statfs,
 };
+
+/* ---- parallel lookups ------------------------------------------------- */
+
+/* Without FUSE_PARALLEL_DIROPS in the reply to INIT, the kernel makes the
+ * lookups in one directory one after another (fuse_lock_inode()), where
+ * NFS and SMB clients make them at once: 8 stats in one directory took 8
+ * round trips.  libfuse 3.14 (Debian 12) never sends the flag, whatever
+ * the file system asks for (its do_init() has no line for it).  So the one
+ * reply to INIT the daemon writes gets it here: libfuse writes its replies
+ * with writev(), which this definition takes the place of. */
+static atomic_bool init_replied;
+
+ssize_t writev(int fd, const struct iovec *iov, int n)
+{
+        if (want_parallel_dirops && n == 2 && !atomic_load(&init_replied) &&
+            iov[0].iov_len == sizeof(struct fuse_out_header) && iov[1].iov_len >= 16) {
+                struct fuse_init_out *o = iov[1].iov_base;
+                if (((const struct fuse_out_header *)iov[0].iov_base)->error == 0 && o->major == FUSE_KERNEL_VERSION)
+                        o->flags |= FUSE_PARALLEL_DIROPS;
+                atomic_store(&init_replied, true);
+        }
+        return syscall(SYS_writev, fd, iov, n);
+}
+
+/* ---- set-up --------------------------------------------------------------- */
 
 static bool parse_seconds(const char *v, double *out)
 {
@@ -415,7 +703,7 @@ static bool parse_seconds(const char *v, double *out)
         return true;
 }
 
-const struct fuse_operations *share_setup(const char *spec, const char *source)
+static bool parse_spec(const char *spec)
 {
         char *copy = strdup(spec), *save = NULL, *tok;
         double names = -1, attrs = -1, negative = -1;
@@ -424,25 +712,22 @@ const struct fuse_operations *share_setup(const char *spec, const char *source)
 
         share.link_mbps = 117;  /* 1 GbE payload rate */
         for (tok = ok ? strtok_r(copy, ",", &save) : NULL; ok && tok; tok = strtok_r(NULL, ",", &save)) {
-                char *eq = strchr(tok, '=');
+                char *eq = strchr(tok, '='), *end;
                 if (!eq) {
                         ok = false;
                         break;
                 }
                 *eq++ = 0;
                 if (strcmp(tok, "rtt") == 0) {
-                        char *end;
                         share.rtt_us = strtod(eq, &end);
                         ok = end != eq && !*end && share.rtt_us >= 0 && share.rtt_us <= 1e6;
                         have_rtt = true;
                 } else if (strcmp(tok, "mbps") == 0) {
-                        char *end;
                         share.link_mbps = strtod(eq, &end);
                         ok = end != eq && !*end && share.link_mbps >= 0;
-                } else if (strcmp(tok, "client") == 0) {
+                } else if (strcmp(tok, "client") == 0)
                         client = spec + (eq - copy);
-                        ok = true;
-                } else if (strcmp(tok, "names") == 0)
+                else if (strcmp(tok, "names") == 0)
                         ok = parse_seconds(eq, &names);
                 else if (strcmp(tok, "attrs") == 0)
                         ok = parse_seconds(eq, &attrs);
@@ -465,18 +750,59 @@ const struct fuse_operations *share_setup(const char *spec, const char *source)
                 fprintf(stderr, "slowdev-fuse: bad share settings '%s'\n", spec);
         free(copy);
         if (!ok || !have_rtt)
-                return NULL;
+                return false;
         /* lifetimes set for a test override the model's */
         if (names >= 0)
                 share.m.names = names;
         if (attrs >= 0)
-                share.m.attrs = attrs;
+                share.m.attrs = share.m.dir_attrs = attrs;
         if (negative >= 0)
                 share.m.negative = negative;
-        share.src_fd = open(source, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (share.src_fd < 0) {
-                fprintf(stderr, "slowdev-fuse: cannot open '%s': %s\n", source, strerror(errno));
-                return NULL;
+        return true;
+}
+
+int share_main(int argc, char **argv)
+{
+        struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
+        struct fuse_loop_config *cfg;
+        struct fuse_session *se;
+        struct stat st;
+        int r = 1;
+
+        if (argc < 5 || !parse_spec(argv[2]))
+                return 2;
+        share.root.fd = open(argv[3], O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (share.root.fd < 0 || fstat(share.root.fd, &st) < 0) {
+                fprintf(stderr, "slowdev-fuse: cannot open '%s': %s\n", argv[3], strerror(errno));
+                return 1;
         }
-        return &share_ops;
+        share.root.dev = st.st_dev;
+        share.root.ino = st.st_ino;
+        fuse_opt_add_arg(&args, argv[0]);
+        for (int i = 5; i < argc; i++)
+                fuse_opt_add_arg(&args, argv[i]);
+        fuse_opt_add_arg(&args, "-oro");
+        se = fuse_session_new(&args, &share_ops, sizeof(share_ops), NULL);
+        if (!se)
+                goto out;
+        if (fuse_set_signal_handlers(se) != 0)
+                goto out_destroy;
+        if (fuse_session_mount(se, argv[4]) != 0)
+                goto out_signals;
+        /* tell bench/slowdev we are serving */
+        fprintf(stdout, "ready\n");
+        fflush(stdout);
+        cfg = fuse_loop_cfg_create();
+        fuse_loop_cfg_set_max_threads(cfg, 256);
+        fuse_loop_cfg_set_idle_threads(cfg, 64);
+        r = fuse_session_loop_mt(se, cfg) == 0 ? 0 : 1;
+        fuse_loop_cfg_destroy(cfg);
+        fuse_session_unmount(se);
+out_signals:
+        fuse_remove_signal_handlers(se);
+out_destroy:
+        fuse_session_destroy(se);
+out:
+        fuse_opt_free_args(&args);
+        return r;
 }

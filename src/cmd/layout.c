@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "layout/checksum.h"
 #include "cmd/report-cli.h"
 #include "layout/layout.h"
 #include "report/profiles.h"
@@ -586,6 +587,9 @@ int cmd_layout(int argc, char **argv)
                 return e > 0 ? 0 : e;
         if (!a.dry && geteuid() != 0)
                 return log_error("layout moves files' data and needs root (--dry-run does not)");
+        if (!a.dry && !a.undo && checksum_available() < 0)
+                return log_error("layout checks every file it moves by SHA-256, with OpenSSL's libcrypto, which "
+                                 "cannot be opened (install libssl3)");
         if (cmd_load_readset(a.path, &rs) < 0)
                 return CMD_FAILED;
         e = layout_find_fs(rs, a.under, &fs);

@@ -49,23 +49,19 @@ static void *follow_main(void *arg)
 {
         struct pace_run *pr = arg;
 
-        int errs = 0, last = 0;
         while (!atomic_load(&pr->stop)) {
                 struct timespec ts = { 0, FOLLOW_POLL_MS * 1000000L };
-                int r = lookups_drain(pr->lookups);
-                if (r < 0) { errs++; last = r; }
+                (void)lookups_drain(pr->lookups);
                 nanosleep(&ts, NULL);
         }
-        if (getenv("READSET_DEBUG")) log_info("debug: follower drain errors %d (last %d)", errs, last);
         return NULL;
 }
 
-/* Which of rs's lookups lie on a share; how many.  The plan's own lookups
- * on a share are taken out: the pacer makes them, when they are needed. */
-static size_t mark_shared(const struct readset *rs, struct plan *plan, bool *on_share)
+/* Which of rs's lookups lie on a share; how many. */
+static size_t mark_shared(const struct readset *rs, bool *on_share)
 {
         _cleanup_(mounts_free) struct mounts mt = { 0 };
-        size_t n = 0, kept = 0;
+        size_t n = 0;
 
         if (mounts_read(&mt) < 0)
                 return 0;
@@ -82,11 +78,6 @@ static size_t mark_shared(const struct readset *rs, struct plan *plan, bool *on_
                         on_share[i] = replay_on_share(&mt, p);
                 n += on_share[i];
         }
-        for (size_t i = 0; n && i < plan->n_lookups; i++)
-                if (!on_share[plan->lookups[i]])
-                        plan->lookups[kept++] = plan->lookups[i];
-        if (n)
-                plan->n_lookups = kept;
         return n;
 }
 
@@ -95,6 +86,7 @@ int pace_run_start(const struct replay_args *a, const struct readset *rs, struct
 {
         struct pace_run *pr;
         struct pace_options po = { .wanted = wanted };
+        size_t kept = 0;
         int r;
 
         *ret = NULL;
@@ -105,37 +97,58 @@ int pace_run_start(const struct replay_args *a, const struct readset *rs, struct
                 free(pr);
                 return -ENOMEM;
         }
-        if (mark_shared(rs, plan, pr->on_share) == 0) {
+        po.wanted_userdata = pr->on_share;
+        if (getenv("PACE_T")) po.threads = (uint32_t)strtoul(getenv("PACE_T"), NULL, 10);
+        if (getenv("PACE_W")) po.window = (uint32_t)strtoul(getenv("PACE_W"), NULL, 10);
+        /* all local: the engine warms them at once */
+        if (mark_shared(rs, pr->on_share) == 0) {
                 free(pr->on_share);
                 free(pr);
-                return 0;       /* all local: the engine warms them at once */
+                return 0;
         }
-        po.wanted_userdata = pr->on_share;
-        uint64_t t0 = now_us();
+        r = pace_start(rs, &po, &pr->pacer);
+        if (r < 0) {
+                free(pr->on_share);
+                free(pr);
+                return r;
+        }
+        /* the plan's own lookups on a share are the pacer's now; with too
+         * few worth pacing, the engine makes those at once (not the rest:
+         * a listing, or what the start had at once, costs a round trip for
+         * nothing, and gets in the way of the start's own listing) */
+        if (!pr->pacer) {
+                _cleanup_free_ bool *worth = malloc(rs->n_lookups * sizeof(bool));
+                if (!worth || pace_worth(rs, worth) < 0) {
+                        free(pr->on_share);
+                        free(pr);
+                        return -ENOMEM;
+                }
+                for (size_t i = 0; i < plan->n_lookups; i++)
+                        if (!pr->on_share[plan->lookups[i]] || worth[plan->lookups[i]])
+                                plan->lookups[kept++] = plan->lookups[i];
+                plan->n_lookups = kept;
+                free(pr->on_share);
+                free(pr);
+                return 0;
+        }
+        for (size_t i = 0; i < plan->n_lookups; i++)
+                if (!pr->on_share[plan->lookups[i]])
+                        plan->lookups[kept++] = plan->lookups[i];
+        plan->n_lookups = kept;
         pr->until_idle = follow == 0;
-        /* the start's own lookups, where BPF may be used; else the clock */
-        if (lookups_open(&pr->lookups, follow == 0) < 0)
+        pr->started_us = now_us();
+        atomic_store(&pr->last_seen_us, pr->started_us);
+        /* the start's own lookups, where BPF may be used (meanwhile, and
+         * else, the recorded timeline) */
+        if (getenv("PACE_CLOCK") || lookups_open(&pr->lookups, follow == 0) < 0)
                 pr->lookups = NULL;
         else if (follow > 0 && lookups_follow(pr->lookups, follow) < 0) {
                 lookups_close(pr->lookups);
                 pr->lookups = NULL;
         }
-        po.follow = pr->lookups != NULL;
-        if (getenv("PACE_T")) po.threads = (uint32_t)strtoul(getenv("PACE_T"), NULL, 10);
-        if (getenv("PACE_W")) po.window = (uint32_t)strtoul(getenv("PACE_W"), NULL, 10);
-        if (getenv("PACE_CLOCK")) po.follow = false;
-        if (getenv("READSET_DEBUG")) log_info("debug: pace setup %.1f ms, following %d (%s)", (now_us() - t0) / 1e3, (int)follow, pr->lookups ? "bpf" : "clock");
-        r = pace_start(rs, &po, &pr->pacer);
-        if (r < 0 || !pr->pacer) {
-                lookups_close(pr->lookups);
-                free(pr->on_share);
-                free(pr);
-                return r;
-        }
-        pr->started_us = now_us();
-        atomic_store(&pr->last_seen_us, pr->started_us);
         if (pr->lookups) {
                 lookups_observe(pr->lookups, observed, pr);
+                pace_follow(pr->pacer);
                 pr->follower_started = pthread_create(&pr->follower, NULL, follow_main, pr) == 0;
         }
         *ret = pr;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* A file's content as a SHA-256 digest (OpenSSL's), read through the page
+/* A file's content as a SHA-256 digest (OpenSSL's libcrypto, opened when
+ * first needed), read through the page
  * cache or, to check what the device holds, around it (O_DIRECT). */
 #pragma once
 
@@ -10,6 +11,8 @@ struct layout_sum {
         uint8_t d[32];
 };
 
+/* Can digests be made (OpenSSL's libcrypto could be opened)?  -ELIBACC. */
+int checksum_available(void);
 /* The digest of fd's first size bytes (a file shorter than that: -ESTALE);
  * direct: read from the device, not the page cache (the kernel writes
  * dirty pages back first).  -errno. */

@@ -34,6 +34,7 @@ struct pacer {
         size_t cap;
         _Atomic uint64_t *state;
         atomic_size_t progress;   /* positions before it are behind the start */
+        atomic_bool following;    /* progress from pace_observed(), else the clock */
         uint64_t t0;
         atomic_bool stop;
         pthread_mutex_t lock;
@@ -105,6 +106,17 @@ static int time_to_next(const struct readset *rs, uint64_t *gap)
         return 0;
 }
 
+int pace_worth(const struct readset *rs, bool *worth)
+{
+        _cleanup_free_ uint64_t *gap = malloc((rs->n_lookups ? rs->n_lookups : 1) * sizeof(*gap));
+
+        if (!gap || time_to_next(rs, gap) < 0)
+                return -ENOMEM;
+        for (size_t i = 0; i < rs->n_lookups; i++)
+                worth[i] = !is_listing(&rs->lookups[i]) && gap[i] >= ANSWERED_US;
+        return 0;
+}
+
 static int build(struct pacer *p)
 {
         const struct readset *rs = p->rs;
@@ -167,7 +179,7 @@ static size_t where(struct pacer *p)
         size_t lo = 0, hi = p->n;
         uint64_t t;
 
-        if (p->o.follow)
+        if (atomic_load(&p->following))
                 return atomic_load(&p->progress);
         t = since_start(p);
         while (lo < hi) {
@@ -178,6 +190,13 @@ static size_t where(struct pacer *p)
                         hi = mid;
         }
         return lo;
+}
+
+void pace_follow(struct pacer *p)
+{
+        /* from where the clock had it (its lookups seen from now on move it on) */
+        atomic_store(&p->progress, where(p));
+        atomic_store(&p->following, true);
 }
 
 void pace_observed(struct pacer *p, const char *path, bool listing)
@@ -206,7 +225,7 @@ bool pace_finished(struct pacer *p)
 {
         if (!p || !p->n)
                 return true;
-        if (p->o.follow)
+        if (atomic_load(&p->following))
                 return atomic_load(&p->progress) >= p->n;
         return since_start(p) > p->rs->lookups[p->seq[p->n - 1]].time_us + p->o.lifetime_us;
 }
@@ -311,7 +330,7 @@ int pace_start(const struct readset *rs, const struct pace_options *o, struct pa
         pthread_mutex_init(&p->lock, NULL);
         pthread_cond_init(&p->cond, NULL);
         r = build(p);
-        if (r < 0 || p->n == 0) {
+        if (r < 0 || p->n - p->skipped < PACE_MIN) {
                 pacer_free(p);
                 return r;
         }

@@ -24,7 +24,6 @@ struct pace_options {
         uint32_t threads;         /* warming threads (0: PACE_DEFAULT_THREADS) */
         uint32_t window;          /* lookups ahead of the start kept warm (0: PACE_DEFAULT_WINDOW) */
         uint64_t lifetime_us;     /* how long the client keeps an answer (0: PACE_DEFAULT_LIFETIME_US) */
-        bool follow;              /* progress comes from pace_observed(); else from the clock */
         /* which of rs's lookups to pace (by index; NULL: every absolute one) */
         bool (*wanted)(void *userdata, size_t lookup);
         void *wanted_userdata;
@@ -50,9 +49,16 @@ struct pace_stats {
 struct pacer;
 
 /* Build the sequence from rs (which must outlive the pacer) and start the
- * threads, the clock at 0.  -ENOMEM; 0 with *ret NULL when nothing is to be
- * paced. */
+ * threads, the clock at 0, following the recorded timeline.  -ENOMEM; 0
+ * with *ret NULL when fewer than PACE_MIN lookups are worth warming (then
+ * they are best made at once). */
+#define PACE_MIN 16
 int pace_start(const struct readset *rs, const struct pace_options *o, struct pacer **ret);
+/* Which of rs's lookups are worth warming on a share (n_lookups entries):
+ * not listings, nor what the recorded start had at once.  -ENOMEM. */
+int pace_worth(const struct readset *rs, bool *worth);
+/* From now on, follow the start's progress from pace_observed(). */
+void pace_follow(struct pacer *p);
 /* The start looked path up, or listed it (absolute, as the recorder makes it). */
 void pace_observed(struct pacer *p, const char *path, bool listing);
 /* Has the start gone through the whole sequence? */
