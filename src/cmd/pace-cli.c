@@ -98,8 +98,6 @@ int pace_run_start(const struct replay_args *a, const struct readset *rs, struct
                 return -ENOMEM;
         }
         po.wanted_userdata = pr->on_share;
-        if (getenv("PACE_T")) po.threads = (uint32_t)strtoul(getenv("PACE_T"), NULL, 10);
-        if (getenv("PACE_W")) po.window = (uint32_t)strtoul(getenv("PACE_W"), NULL, 10);
         /* all local: the engine warms them at once */
         if (mark_shared(rs, pr->on_share) == 0) {
                 free(pr->on_share);
@@ -140,7 +138,7 @@ int pace_run_start(const struct replay_args *a, const struct readset *rs, struct
         atomic_store(&pr->last_seen_us, pr->started_us);
         /* the start's own lookups, where BPF may be used (meanwhile, and
          * else, the recorded timeline) */
-        if (getenv("PACE_CLOCK") || lookups_open(&pr->lookups, follow == 0) < 0)
+        if (lookups_open(&pr->lookups, follow == 0) < 0)
                 pr->lookups = NULL;
         else if (follow > 0 && lookups_follow(pr->lookups, follow) < 0) {
                 lookups_close(pr->lookups);
