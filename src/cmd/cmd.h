@@ -44,6 +44,7 @@ struct replay_args {
         enum pace_mode pace;
         pid_t follow_pid;         /* the start whose lookups pace (0: every process but readset's) */
         int wake_fd;              /* readable once the replay's give_up() should be asked (-1: none) */
+        bool leave_at_give_up;    /* its results unneeded: once give_up() says so, left at once */
 };
 
 #define REPLAY_OPT_ALL_LOOKUPS 0x100

@@ -32,6 +32,7 @@ void replay_args_init(struct replay_args *a)
         a->pace = PACE_AUTO;
         a->follow_pid = 0;
         a->wake_fd = -1;
+        a->leave_at_give_up = false;
         a->skip_reasons = NULL;
 }
 
@@ -324,9 +325,14 @@ int replay_job_wait(struct replay_job *j, uint64_t deadline_us, bool (*give_up)(
         replay_job_go(j);       /* (held or not: it goes now) */
         if (j->a->wake_fd >= 0)
                 bounded_watch_fd(j->b, j->a->wake_fd);
-        r = bounded_wait(j->b, deadline_us, give_up, userdata, 1000000, &sig);
+        r = bounded_wait(j->b, deadline_us, give_up, userdata, j->a->leave_at_give_up ? 0 : 1000000, &sig);
         *ret = (struct replay_result){ .st.stopped = true };
-        if (r >= 0 || r == -EINTR) {
+        if (r == -ETIMEDOUT && j->a->leave_at_give_up && give_up && give_up(userdata) &&
+            !(deadline_us && now_us() >= deadline_us)) {
+                /* left as asked (it ends with the caller): nothing to report */
+                ret->planned_ok = out->res.planned_ok;
+                r = 0;
+        } else if (r >= 0 || r == -EINTR) {
                 if (r >= 0) {
                         *ret = out->res;
                         ret->st.fell_back = ret->fell_back[0] ? ret->fell_back : NULL;

@@ -11,6 +11,7 @@
 #include "cmd/run-cli.h"
 #include "model/compare.h"
 #include "model/format.h"
+#include "model/readset.h"
 #include "model/store.h"
 #include "record/recorder.h"
 #include "util/child.h"
@@ -19,6 +20,10 @@
 
 #define DEFAULT_STALE_PERCENT 50
 #define DEFAULT_NICE 10   /* the replay's CPU priority: below the command's */
+/* On a rotational device, plan before the command starts only a read set
+ * of this many bytes or more (the 7.6 s against 4.0 s were 260 MB; a
+ * program of a few MB waited 2-3 ms for its plan and gained nothing) */
+#define PLAN_FIRST_MIN_BYTES (16ULL << 20)
 
 static void run_help(void)
 {
@@ -149,8 +154,17 @@ int cmd_run(int argc, char **argv)
                 return r;
         a.nice = (int)arg_nice;
         if (ld.plan_first) {
+                struct readset_totals t;
                 if (run_decode(&ld, arg_auto != NULL, false, &rs) < 0)
                         return CMD_FAILED;
+                /* a small read set: the head has little to be fought over,
+                 * and the command's start is not put off for the plan */
+                if (rs) {
+                        readset_totals(rs, &t);
+                        ld.plan_first = t.regular_bytes >= PLAN_FIRST_MIN_BYTES;
+                }
+        }
+        if (ld.plan_first) {
                 if (rs && replay_args_skips(&a, rs) < 0)
                         log_warning("out of memory: skips are counted, not named");
                 if (rs && (job = replay_job_start(&a, rs, true, &r)) &&
@@ -170,6 +184,8 @@ int cmd_run(int argc, char **argv)
         /* the lookups on a share are paced by the command's own */
         a.follow_pid = child.pid;
         a.wake_fd = child.pidfd;        /* its end is noticed at once */
+        /* nobody to tell what it did: once the command ends, run does too */
+        a.leave_at_give_up = !arg_stats && !a.verbose;
         if (job)
                 replay_job_follow(job, child.pid);
         /* the replay (and, after the start, its decoding and planning) runs

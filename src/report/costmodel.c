@@ -88,8 +88,8 @@ static double seek_curve(const struct cost_profile *p, uint64_t d)
                 return p->seek_us[0] * (double)d / (double)p->seek_dist[0];
         for (size_t i = 1; i < p->n_seek; i++)
                 if (d <= p->seek_dist[i]) {
-                        double a = sqrt((double)p->seek_dist[i - 1]), b = sqrt((double)p->seek_dist[i]);
-                        double t = (sqrt((double)d) - a) / (b - a);
+                        double a = __builtin_sqrt((double)p->seek_dist[i - 1]), b = __builtin_sqrt((double)p->seek_dist[i]);
+                        double t = (__builtin_sqrt((double)d) - a) / (b - a);
                         return p->seek_us[i - 1] + t * (p->seek_us[i] - p->seek_us[i - 1]);
                 }
         return p->seek_us[p->n_seek - 1];
