@@ -54,6 +54,8 @@ static void *follow_main(void *arg)
                 (void)lookups_drain(pr->lookups);
                 nanosleep(&ts, NULL);
         }
+        /* what the start did up to its end is in the ring already */
+        (void)lookups_drain(pr->lookups);
         return NULL;
 }
 

@@ -388,10 +388,11 @@ void say_paced(const struct replay_result *res)
 {
         const struct pace_stats *p = &res->pace;
         log_info("paced %" PRIu64 " lookups on a share %s: %" PRIu64 " warmed (%" PRIu64 " again after they "
-                 "expired), %" PRIu64 " left to the start (listings, and what it had at once when recorded); "
+                 "expired), %" PRIu64 " left to the start (listings, what it had at once when recorded%s); "
                  "the start reached %" PRIu64 " of them (%" PRIu64 " of its lookups seen)", p->sequence,
                  res->pace_followed ? "following the start's own" : "by the recorded timeline (no BPF here)",
-                 p->warmed, p->rewarmed, p->skipped, p->reached, p->observed);
+                 p->warmed, p->rewarmed, p->skipped,
+                 p->negatives_kept == 0 ? ", failed lookups: this client keeps none" : "", p->reached, p->observed);
 }
 
 void json_pace(struct json *j, const struct replay_result *res)
@@ -406,6 +407,8 @@ void json_pace(struct json *j, const struct replay_result *res)
         json_u64(j, "observed", res->pace.observed);
         json_u64(j, "reached", res->pace.reached);
         json_u64(j, "left_to_the_start", res->pace.skipped);
+        if (res->pace.negatives_kept >= 0)
+                json_bool(j, "client_keeps_failed_lookups", res->pace.negatives_kept);
         json_object_close(j);
 }
 

@@ -18,7 +18,7 @@
 /* state[]: 0 never warmed, CLAIMED being warmed, else when its answer came
  * (microseconds since the start, + 1) */
 #define CLAIMED UINT64_MAX
-#define SKIPPED (UINT64_MAX - 1)   /* not worth warming with this client (see learn()) */
+#define SKIPPED (UINT64_MAX - 1)   /* left to the start: a listing, or answered at once when recorded */
 /* how far ahead of where the start is a lookup of it may move it: a path it
  * makes everywhere (a library directory) does not jump it to the end */
 #define MAX_JUMP(window) (4 * (size_t)(window))
@@ -41,15 +41,26 @@ struct pacer {
         pthread_cond_t cond;      /* progress moved, or stop */
         pthread_t *threads;
         unsigned n_threads;
-        atomic_uint_fast64_t warmed, rewarmed, observed;
+        atomic_uint_fast64_t warmed, rewarmed, observed, skipped_later;
         uint64_t skipped;
+        /* does the client keep a failed lookup?  Samples for and against
+         * (learn_negative()) */
+        atomic_int negative_kept, negative_lost;
 };
+
+/* Learnt from this many failed lookups that went to the server (took
+ * LEARN_MIN_US or more): looked up again at once, one the client keeps
+ * comes back as a cache hit (~10 us, under LEARN_HIT_US), one it does not,
+ * in a round trip again (200 us and more on the shares measured) */
+#define LEARN_SAMPLES 3
+#define LEARN_MIN_US 100
+#define LEARN_HIT_US 50
 
 /* A lookup the recorded start made and went on from within this long was
  * answered from the client's cache then (primed by a listing, or repeated):
  * warming it ahead of the start would only add a round trip, and one in
  * the way of the listing that answers it.  A round trip is 200 us and more
- * on the slowest-to-fastest shares measured (bench/share). */
+ * on the fastest share measured (bench/share, 0.2 ms). */
 #define ANSWERED_US 100
 
 static uint64_t hash_str(const char *s)
@@ -173,6 +184,13 @@ static int build(struct pacer *p)
         return 0;
 }
 
+/* 1 kept, 0 not, -1 not known yet */
+static int negatives_kept(struct pacer *p)
+{
+        int yes = atomic_load(&p->negative_kept), no = atomic_load(&p->negative_lost);
+        return yes + no < LEARN_SAMPLES ? -1 : yes > no;
+}
+
 /* Where the start is: observed, or by the recorded timeline. */
 static size_t where(struct pacer *p)
 {
@@ -194,8 +212,8 @@ static size_t where(struct pacer *p)
 
 void pace_follow(struct pacer *p)
 {
-        /* from where the clock had it (its lookups seen from now on move it on) */
-        atomic_store(&p->progress, where(p));
+        /* from the start: the clock's guess could only be wrong ahead of it
+         * (where it would stay), and the start's lookups soon say where it is */
         atomic_store(&p->following, true);
 }
 
@@ -242,6 +260,13 @@ static bool pick(struct pacer *p, size_t *ret, bool *again, uint64_t *next_expir
                 uint64_t s = atomic_load(&p->state[i]), expires;
                 if (s == CLAIMED || s == SKIPPED)
                         continue;
+                /* a failed lookup the client does not keep: the start pays
+                 * its round trip whatever was done before */
+                if (p->rs->lookups[p->seq[i]].result < 0 && negatives_kept(p) == 0) {
+                        if (atomic_compare_exchange_strong(&p->state[i], &s, SKIPPED))
+                                atomic_fetch_add(&p->skipped_later, 1);
+                        continue;
+                }
                 /* a lookup repeated by the start after its lifetime has a
                  * position of its own: no need to hold this one past it */
                 expires = s + p->o.lifetime_us;
@@ -258,6 +283,29 @@ static bool pick(struct pacer *p, size_t *ret, bool *again, uint64_t *next_expir
         return false;
 }
 
+/* The failed lookup of path just took first_us (>= LEARN_MIN_US: it went to
+ * the server, its directories' names perhaps too): twice again, to see
+ * whether the client kept it.  Kept, both come back as cache hits; not,
+ * both wait a round trip again; anything between is no sample. */
+static void learn_negative(struct pacer *p, const char *path, uint64_t first_us)
+{
+        uint64_t t[2];
+
+        if (first_us < LEARN_MIN_US || negatives_kept(p) >= 0)
+                return;
+        for (int k = 0; k < 2; k++) {
+                struct stat st;
+                uint64_t t0 = now_us();
+                if (fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) == 0)
+                        return;         /* it exists now: no sample */
+                t[k] = now_us() - t0;
+        }
+        if (MAX(t[0], t[1]) < LEARN_HIT_US)
+                atomic_fetch_add(&p->negative_kept, 1);
+        else if (MIN(t[0], t[1]) >= LEARN_HIT_US)
+                atomic_fetch_add(&p->negative_lost, 1);
+}
+
 static void *pace_main(void *arg)
 {
         struct pacer *p = arg;
@@ -270,7 +318,9 @@ static void *pace_main(void *arg)
                 if (pick(p, &i, &again, &next_expiry)) {
                         const struct rs_lookup *l = &p->rs->lookups[p->seq[i]];
                         struct stat st;
-                        (void)fstatat(AT_FDCWD, l->path, &st, AT_SYMLINK_NOFOLLOW);
+                        uint64_t t = now_us();
+                        if (fstatat(AT_FDCWD, l->path, &st, AT_SYMLINK_NOFOLLOW) < 0 && l->result < 0)
+                                learn_negative(p, l->path, now_us() - t);
                         atomic_store(&p->state[i], since_start(p) + 1);
                         atomic_fetch_add(&p->warmed, 1);
                         if (again)
@@ -340,6 +390,7 @@ int pace_start(const struct readset *rs, const struct pace_options *o, struct pa
                 return -ENOMEM;
         }
         p->t0 = now_us();
+        atomic_store(&p->following, o->follow);
         pthread_attr_init(&attr);
         (void)pthread_attr_setstacksize(&attr, 256 << 10);   /* they only stat */
         for (unsigned i = 0; i < p->o.threads; i++) {
@@ -356,6 +407,14 @@ int pace_start(const struct readset *rs, const struct pace_options *o, struct pa
         return 0;
 }
 
+void pace_snapshot(struct pacer *p, struct pace_stats *ret)
+{
+        *ret = (struct pace_stats){ .sequence = p->n, .warmed = atomic_load(&p->warmed),
+                                    .rewarmed = atomic_load(&p->rewarmed), .observed = atomic_load(&p->observed),
+                                    .reached = where(p), .skipped = p->skipped + atomic_load(&p->skipped_later),
+                                    .negatives_kept = negatives_kept(p) };
+}
+
 void pace_stop(struct pacer *p, struct pace_stats *ret)
 {
         if (ret)
@@ -369,9 +428,6 @@ void pace_stop(struct pacer *p, struct pace_stats *ret)
         for (unsigned i = 0; i < p->n_threads; i++)
                 pthread_join(p->threads[i], NULL);
         if (ret)
-                *ret = (struct pace_stats){ .sequence = p->n, .warmed = atomic_load(&p->warmed),
-                                            .rewarmed = atomic_load(&p->rewarmed),
-                                            .observed = atomic_load(&p->observed), .reached = where(p),
-                                            .skipped = p->skipped };
+                pace_snapshot(p, ret);
         pacer_free(p);
 }

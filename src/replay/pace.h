@@ -10,7 +10,9 @@
  * there.  It warms what the recorded start waited for: neither listings
  * (no client modelled keeps them: the start's own costs the same) nor what
  * the client answered at once (a listing's entries where the listing
- * brings their attributes).  Its threads only stat; a server that stops answering
+ * brings their attributes), nor, once it has seen that the client keeps no
+ * failed lookup (looked up again at once, one costs a round trip again),
+ * failed lookups.  Its threads only stat; a server that stops answering
  * leaves them waiting, which is why it runs in the replay's own process
  * (util/bounded.h). */
 #pragma once
@@ -24,6 +26,8 @@ struct pace_options {
         uint32_t threads;         /* warming threads (0: PACE_DEFAULT_THREADS) */
         uint32_t window;          /* lookups ahead of the start kept warm (0: PACE_DEFAULT_WINDOW) */
         uint64_t lifetime_us;     /* how long the client keeps an answer (0: PACE_DEFAULT_LIFETIME_US) */
+        bool follow;              /* follow pace_observed() from the first moment, not the clock until
+                                   * pace_follow() */
         /* which of rs's lookups to pace (by index; NULL: every absolute one) */
         bool (*wanted)(void *userdata, size_t lookup);
         void *wanted_userdata;
@@ -43,7 +47,9 @@ struct pace_stats {
         uint64_t rewarmed;        /* of them, again after the answer expired */
         uint64_t observed;        /* lookups of the start matched to the sequence */
         uint64_t reached;         /* how far the start got: index into the sequence */
-        uint64_t skipped;         /* not warmed: listings, and what the recorded start had answered at once */
+        uint64_t skipped;         /* not warmed: listings, what the recorded start had at once, and
+                                   * failed lookups where the client keeps none */
+        int negatives_kept;       /* the client keeps failed lookups: 1, 0, -1 not learnt */
 };
 
 struct pacer;
@@ -63,6 +69,8 @@ void pace_follow(struct pacer *p);
 void pace_observed(struct pacer *p, const char *path, bool listing);
 /* Has the start gone through the whole sequence? */
 bool pace_finished(struct pacer *p);
+/* Its figures so far. */
+void pace_snapshot(struct pacer *p, struct pace_stats *ret);
 /* Stop the threads and wait for them (a thread stuck on a server that does
  * not answer keeps this waiting: call it in a process that can be left). */
 void pace_stop(struct pacer *p, struct pace_stats *ret);

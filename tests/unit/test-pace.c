@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: MIT */
+/* replay/pace.c: the sequence (repeats within a lifetime folded; listings
+ * and what the recorded start had at once left out), following the start
+ * (forward only, no far jumps), the window, warming again what expired.
+ * No check depends on how fast this machine is: the waits are for
+ * something to happen at all, bounded by a generous deadline. */
+#include <string.h>
+#include <time.h>
+
+#include "model/readset.h"
+#include "replay/pace.h"
+#include "util/util.h"
+#include "tests.h"
+
+#define N 40            /* lookups worth warming */
+
+static void path_of(char *buf, size_t size, int i)
+{
+        snprintf(buf, size, "/nonexistent-readset-test/d%d/p%02d", i % 4, i);
+}
+
+/* N stats 1 ms apart (the start waited for each), each after a stat of a
+ * neighbour it had at once (10 us before it), then a listing, a repeat of
+ * the first within the lifetime, and a name that is not absolute */
+static struct readset *make(void)
+{
+        struct readset *rs = readset_new();
+        char p[128];
+        uint64_t t = 0;
+
+        if (!rs)
+                return NULL;
+        for (int i = 0; i < N; i++) {
+                path_of(p, sizeof(p), i);
+                strcat(p, ".at-once");
+                CHECK_EQ(readset_add_lookup(rs, t, RS_LOOKUP_STAT, -2, 7, p), 0);
+                path_of(p, sizeof(p), i);
+                CHECK_EQ(readset_add_lookup(rs, t + 10, RS_LOOKUP_STAT, -2, 7, p), 0);
+                t += 1000;
+        }
+        CHECK_EQ(readset_add_lookup(rs, t, RS_LOOKUP_READDIR, 0, 7, "/nonexistent-readset-test/d0"), 0);
+        path_of(p, sizeof(p), 0);
+        CHECK_EQ(readset_add_lookup(rs, t + 1000, RS_LOOKUP_STAT, -2, 7, p), 0);    /* folded */
+        CHECK_EQ(readset_add_lookup(rs, t + 2000, RS_LOOKUP_STAT, -2, 7, "relative"), 0); /* never paced */
+        return rs;
+}
+
+static void sleep_ms(long ms)
+{
+        struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+        nanosleep(&ts, NULL);
+}
+
+static void test_sequence_and_following(void)
+{
+        struct readset *rs = make();
+        /* window 8: a lookup moves the start at most 32 positions on */
+        struct pace_options o = { .threads = 4, .window = 8, .lifetime_us = 1000000, .follow = true };
+        struct pace_stats st;
+        struct pacer *p = NULL;
+        char path[128];
+
+        CHECK(rs != NULL);
+        if (!rs)
+                return;
+        CHECK_EQ(pace_start(rs, &o, &p), 0);
+        CHECK(p != NULL);
+        if (!p) {
+                readset_free(rs);
+                return;
+        }
+        CHECK(!pace_finished(p));
+        /* the start made lookup 10: it is past the first 11 */
+        path_of(path, sizeof(path), 10);
+        pace_observed(p, path, false);
+        /* one far ahead (position 79, more than 32 on): not where it is */
+        path_of(path, sizeof(path), 39);
+        pace_observed(p, path, false);
+        /* one behind: it never goes back */
+        path_of(path, sizeof(path), 3);
+        pace_observed(p, path, false);
+        /* a listing of a path only stat'ed is not that stat */
+        path_of(path, sizeof(path), 11);
+        pace_observed(p, path, true);
+        pace_snapshot(p, &st);
+        /* 40 + 40 at once + the listing; the repeat folded, the relative one left out */
+        CHECK_EQ(st.sequence, 2 * N + 1);
+        CHECK_EQ(st.skipped, N + 1);
+        CHECK_EQ(st.observed, 1);
+        CHECK_EQ(st.reached, 2 * 10 + 2);      /* positions: each neighbour, then its stat */
+        /* from there, step by step to the end */
+        for (int i = 11; i < N; i++) {
+                path_of(path, sizeof(path), i);
+                pace_observed(p, path, false);
+        }
+        pace_observed(p, "/nonexistent-readset-test/d0", true);
+        CHECK(pace_finished(p));
+        pace_stop(p, &st);
+        CHECK_EQ(st.reached, st.sequence);
+        CHECK_EQ(st.observed, 1 + (N - 11) + 1);
+        readset_free(rs);
+}
+
+static void test_window_and_rewarming(void)
+{
+        struct readset *rs = make();
+        struct pace_options o = { .threads = 4, .window = 8, .lifetime_us = 20000, .follow = true };
+        struct pace_stats st = { 0 };
+        struct pacer *p = NULL;
+        uint64_t until = now_us() + 20000000;
+
+        CHECK(rs != NULL);
+        if (!rs)
+                return;
+        CHECK_EQ(pace_start(rs, &o, &p), 0);
+        CHECK(p != NULL);
+        if (!p) {
+                readset_free(rs);
+                return;
+        }
+        /* a start that makes nothing: it stays at 0 */
+        /* its window is warmed, and warmed again once the answers expire */
+        while (now_us() < until) {
+                pace_snapshot(p, &st);
+                if (st.rewarmed >= 8)
+                        break;
+                sleep_ms(10);
+        }
+        pace_stop(p, &st);
+        CHECK(st.rewarmed >= 8);
+        /* what was warmed for the first time lies in the window (8
+         * positions, 4 of them neighbours the start had at once) */
+        CHECK(st.warmed - st.rewarmed <= 4);
+        CHECK(st.warmed > st.rewarmed);
+        CHECK_EQ(st.reached, 0);
+        readset_free(rs);
+}
+
+static void test_too_few(void)
+{
+        struct readset *rs = readset_new();
+        struct pace_options o = { 0 };
+        struct pacer *p = (struct pacer *)1;
+
+        CHECK(rs != NULL);
+        if (!rs)
+                return;
+        for (int i = 0; i < PACE_MIN - 1; i++) {
+                char path[128];
+                path_of(path, sizeof(path), i);
+                CHECK_EQ(readset_add_lookup(rs, (uint64_t)i * 1000, RS_LOOKUP_STAT, 0, 7, path), 0);
+        }
+        /* fewer than PACE_MIN worth it: no pacer (the engine makes them at once) */
+        CHECK_EQ(pace_start(rs, &o, &p), 0);
+        CHECK(p == NULL);
+        readset_free(rs);
+}
+
+static void test_worth(void)
+{
+        struct readset *rs = make();
+        bool *w;
+
+        CHECK(rs != NULL);
+        if (!rs)
+                return;
+        w = calloc(rs->n_lookups, sizeof(bool));
+        CHECK(w != NULL);
+        if (w) {
+                CHECK_EQ(pace_worth(rs, w), 0);
+                CHECK(!w[0]);           /* the neighbour, 10 us before the next */
+                CHECK(w[1]);            /* waited for (990 us to the next) */
+                CHECK(!w[2 * N]);       /* the listing */
+                CHECK(w[2 * N + 2]);    /* the last of its process: waited for, as far as anyone knows */
+        }
+        free(w);
+        readset_free(rs);
+}
+
+int main(void)
+{
+        test_sequence_and_following();
+        test_window_and_rewarming();
+        test_too_few();
+        test_worth();
+        TESTS_DONE();
+}
