@@ -41,8 +41,9 @@ static bool wanted(void *userdata, size_t i) { return ((const bool *)userdata)[i
 static void observed(void *userdata, uint32_t op, int32_t result, const char *path)
 {
         struct pace_run *pr = userdata;
-        pace_observed(pr->pacer, path, op == RS_LOOKUP_READDIR && result == 0);
-        atomic_store(&pr->last_seen_us, now_us());
+        /* (following every process, the others' lookups are not the start's) */
+        if (pace_observed(pr->pacer, path, op == RS_LOOKUP_READDIR && result == 0))
+                atomic_store(&pr->last_seen_us, now_us());
 }
 
 static void *follow_main(void *arg)

@@ -217,19 +217,19 @@ void pace_follow(struct pacer *p)
         atomic_store(&p->following, true);
 }
 
-void pace_observed(struct pacer *p, const char *path, bool listing)
+bool pace_observed(struct pacer *p, const char *path, bool listing)
 {
         size_t at, s;
         uint32_t pos;
 
         if (!p || !p->n || path[0] != '/')
-                return;
+                return false;
         at = atomic_load(&p->progress);
         s = slot_of(p, path, listing);
         for (pos = p->slots[s]; pos != NONE && pos < at; pos = p->next_same[pos])
                 ;
         if (pos == NONE || pos >= at + MAX_JUMP(p->o.window))
-                return;
+                return false;
         atomic_fetch_add(&p->observed, 1);
         /* only ever forward (several processes of the start report at once) */
         while (at < (size_t)pos + 1 && !atomic_compare_exchange_weak(&p->progress, &at, (size_t)pos + 1))
@@ -237,6 +237,7 @@ void pace_observed(struct pacer *p, const char *path, bool listing)
         pthread_mutex_lock(&p->lock);
         pthread_cond_broadcast(&p->cond);
         pthread_mutex_unlock(&p->lock);
+        return true;
 }
 
 bool pace_finished(struct pacer *p)

@@ -65,8 +65,9 @@ int pace_start(const struct readset *rs, const struct pace_options *o, struct pa
 int pace_worth(const struct readset *rs, bool *worth);
 /* From now on, follow the start's progress from pace_observed(). */
 void pace_follow(struct pacer *p);
-/* The start looked path up, or listed it (absolute, as the recorder makes it). */
-void pace_observed(struct pacer *p, const char *path, bool listing);
+/* The start looked path up, or listed it (absolute, as the recorder makes
+ * it).  Was it one of the sequence's, where the start may be? */
+bool pace_observed(struct pacer *p, const char *path, bool listing);
 /* Has the start gone through the whole sequence? */
 bool pace_finished(struct pacer *p);
 /* Its figures so far. */

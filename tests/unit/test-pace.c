@@ -72,16 +72,18 @@ static void test_sequence_and_following(void)
         CHECK(!pace_finished(p));
         /* the start made lookup 10: it is past the first 11 */
         path_of(path, sizeof(path), 10);
-        pace_observed(p, path, false);
+        CHECK(pace_observed(p, path, false));
         /* one far ahead (position 79, more than 32 on): not where it is */
         path_of(path, sizeof(path), 39);
-        pace_observed(p, path, false);
+        CHECK(!pace_observed(p, path, false));
         /* one behind: it never goes back */
         path_of(path, sizeof(path), 3);
-        pace_observed(p, path, false);
+        CHECK(!pace_observed(p, path, false));
         /* a listing of a path only stat'ed is not that stat */
         path_of(path, sizeof(path), 11);
-        pace_observed(p, path, true);
+        CHECK(!pace_observed(p, path, true));
+        /* nor a path it never made */
+        CHECK(!pace_observed(p, "/nonexistent-readset-test/other", false));
         pace_snapshot(p, &st);
         /* 40 + 40 at once + the listing; the repeat folded, the relative one left out */
         CHECK_EQ(st.sequence, 2 * N + 1);
