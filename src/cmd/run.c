@@ -179,8 +179,6 @@ int cmd_run(int argc, char **argv)
                 run_loaded_free(&ld);
                 return log_errno(r, "cannot fork");
         }
-        if (arg_stats || arg_auto)
-                run_record_start(&rr, &child, release_command);
         /* the lookups on a share are paced by the command's own */
         a.follow_pid = child.pid;
         a.wake_fd = child.pidfd;        /* its end is noticed at once */
@@ -195,15 +193,25 @@ int cmd_run(int argc, char **argv)
                 (void)setpriority(PRIO_PROCESS, 0, (int)arg_nice);
         /* (a recording needs the old read set, to tell whether it went
          * stale, even if the command is done already) */
-        if (ld.buf && !ld.plan_first && (rr.on || !child_done(&child)))
+        if (ld.buf && !ld.plan_first && (arg_stats || arg_auto || !child_done(&child)))
                 (void)run_decode(&ld, arg_auto != NULL, true, &rs);
         /* planned (unless it was) and replayed in a process of its own: the
          * files are touched there, so that a share whose server is slow or
          * gone never keeps run past the command's end (1 s after it, the
-         * replay is left) */
-        if (job || (rs && !ld.plan_first && !child_done(&child))) {
-                if (!job && replay_args_skips(&a, rs) < 0)
+         * replay is left).  Its process is forked before the recorder's
+         * set-up thread exists: a fork beside a running thread may copy a
+         * lock that thread holds (ASan's allocator's did: the replay's
+         * process waited on it forever, once in ten runs). */
+        if (!job && rs && !ld.plan_first && !child_done(&child)) {
+                if (replay_args_skips(&a, rs) < 0)
                         log_warning("out of memory: skips are counted, not named");
+                job = replay_job_start(&a, rs, false, &r);
+                if (!job)
+                        log_warning_errno(r, "cannot start the replay's process; replaying here");
+        }
+        if (arg_stats || arg_auto)
+                run_record_start(&rr, &child, release_command);
+        if (job || (rs && !ld.plan_first && !child_done(&child))) {
                 if (job)
                         r = replay_job_wait(job, 0, command_done, &child, &res);
                 else

@@ -43,7 +43,7 @@ sync; echo 3 >/proc/sys/vm/drop_caches
 "$READSET" run --stats --json "$TMP/p.readset" -- "$TMP/start.sh" >/dev/null 2>"$TMP/run.err" ||
         fail "run: $(cat "$TMP/run.err")"
 tail -n 1 "$TMP/run.err" >"$TMP/run.json"
-"$PY" - "$TMP/run.json" <<'PYEOF' || fail "run's pacing: $(cat "$TMP/run.json")"
+"$PY" - "$TMP/run.json" <<'PYEOF' || fail "run's pacing: $(cat "$TMP/run.err")"
 import json, sys
 p = json.load(open(sys.argv[1]))["paced"]
 print("run:", p)
@@ -71,7 +71,7 @@ rpid=$!
 sleep 1
 "$TMP/start.sh" >/dev/null
 wait $rpid || fail "replay --pace: $(cat "$TMP/replay.err")"
-"$PY" - "$TMP/replay.json" <<'PYEOF' || fail "replay's pacing: $(cat "$TMP/replay.json")"
+"$PY" - "$TMP/replay.json" <<'PYEOF' || fail "replay's pacing: $(cat "$TMP/replay.json" "$TMP/replay.err")"
 import json, sys
 p = json.load(open(sys.argv[1]))["paced"]
 print("replay:", p)
@@ -94,7 +94,7 @@ sync; echo 3 >/proc/sys/vm/drop_caches
 "$READSET" run --stats --json "$TMP/s.readset" -- "$TMP/start.sh" >/dev/null 2>"$TMP/strict.err" ||
         fail "run (strict): $(cat "$TMP/strict.err")"
 tail -n 1 "$TMP/strict.err" >"$TMP/strict.json"
-"$PY" - "$TMP/strict.json" <<'PYEOF' || fail "strict pacing: $(cat "$TMP/strict.json")"
+"$PY" - "$TMP/strict.json" <<'PYEOF' || fail "strict pacing: $(cat "$TMP/strict.err")"
 import json, sys
 p = json.load(open(sys.argv[1]))["paced"]
 print("strict:", p)
