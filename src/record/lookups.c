@@ -186,6 +186,34 @@ static uint32_t op_of(uint32_t nr)
         return 0;
 }
 
+/* tgid's working directory is now path (NULL: one we could not name, so
+ * that names relative to it are counted, not joined to a stale one). */
+static int proc_set_cwd(struct lookups *l, uint32_t tgid, const char *path)
+{
+        struct proc *p = proc_get(l, tgid, true);
+        char *c = NULL;
+
+        if (!p || (path && !(c = strdup(path))))
+                return -ENOMEM;
+        free(p->cwd);
+        p->cwd = c;
+        p->cwd_unknown = !path;
+        return 0;
+}
+
+/* A name that cannot be made absolute: counted, never kept; an fd it
+ * opened names nothing known. */
+static int unresolved_name(struct lookups *l, const struct lookup_record *r)
+{
+        if (op_of(r->nr) && r->ts >= l->start_ns)
+                l->unresolved++;
+        if ((r->nr == NR_open || r->nr == NR_openat || r->nr == NR_openat2) && r->ret >= 0)
+                return proc_set_fd(l, r->tgid, (int)r->ret, NULL);
+        if (r->nr == NR_chdir && r->ret == 0)
+                return proc_set_cwd(l, r->tgid, NULL);
+        return 0;
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
         struct lookups *l = ctx;
@@ -216,14 +244,8 @@ static int on_record(void *ctx, void *data, size_t size)
                 base = proc_fd_path(l, r->tgid, r->dfd);
                 if (!base) {
                         /* an fd we never saw opened (inherited from outside) */
-                        if (r->nr == NR_fchdir && result == 0) {
-                                struct proc *p = proc_get(l, r->tgid, true);
-                                if (!p)
-                                        return -ENOMEM;
-                                free(p->cwd);
-                                p->cwd = NULL;
-                                p->cwd_unknown = true;
-                        }
+                        if (r->nr == NR_fchdir && result == 0)
+                                return proc_set_cwd(l, r->tgid, NULL);
                         if (r->nr == NR_getdents64 && r->ts >= l->start_ns &&
                             !(l->last_dir_tgid == r->tgid && l->last_dir_fd == r->dfd)) {
                                 l->unresolved++;
@@ -232,19 +254,8 @@ static int on_record(void *ctx, void *data, size_t size)
                         }
                         return 0;
                 }
-                if (r->nr == NR_fchdir) {
-                        struct proc *p = proc_get(l, r->tgid, true);
-                        char *c;
-                        if (!p || result < 0)
-                                return p ? 0 : -ENOMEM;
-                        c = strdup(base);
-                        if (!c)
-                                return -ENOMEM;
-                        free(p->cwd);
-                        p->cwd = c;
-                        p->cwd_unknown = false;
-                        return 0;
-                }
+                if (r->nr == NR_fchdir)
+                        return result < 0 ? 0 : proc_set_cwd(l, r->tgid, base);
                 if (l->last_dir_tgid == r->tgid && l->last_dir_fd == r->dfd)
                         return 0;
                 l->last_dir_tgid = r->tgid;
@@ -257,14 +268,8 @@ static int on_record(void *ctx, void *data, size_t size)
                         l->unreadable++;
                         return 0;
                 }
-                if (r->len >= LOOKUP_PATH_MAX) {
-                        /* perhaps cut: a wrong path would be worse than none */
-                        if (op_of(r->nr) && r->ts >= l->start_ns)
-                                l->unresolved++;
-                        if ((r->nr == NR_open || r->nr == NR_openat || r->nr == NR_openat2) && r->ret >= 0)
-                                return proc_set_fd(l, r->tgid, (int)r->ret, NULL);
-                        return 0;
-                }
+                if (r->len >= LOOKUP_PATH_MAX)
+                        return unresolved_name(l, r);   /* perhaps cut: a wrong path would be worse than none */
                 {
                         size_t have = MIN(size - offsetof(struct lookup_record, path), (size_t)LOOKUP_PATH_MAX);
                         memcpy(name, r->path, have);
@@ -277,44 +282,16 @@ static int on_record(void *ctx, void *data, size_t size)
                         if (base)
                                 k = snprintf(path, sizeof(path), "%s%s%s", base,
                                              base[strlen(base) - 1] == '/' ? "" : "/", name);
-                        if (!base || k < 0 || (size_t)k >= sizeof(path)) {
-                                /* never kept as a bare name: counted (show) */
-                                if (op_of(r->nr) && r->ts >= l->start_ns)
-                                        l->unresolved++;
-                                if ((r->nr == NR_open || r->nr == NR_openat || r->nr == NR_openat2) && r->ret >= 0)
-                                        return proc_set_fd(l, r->tgid, (int)r->ret, NULL);
-                                if (r->nr == NR_chdir && result == 0) {
-                                        struct proc *p = proc_get(l, r->tgid, true);
-                                        if (!p)
-                                                return -ENOMEM;
-                                        free(p->cwd);
-                                        p->cwd = NULL;
-                                        p->cwd_unknown = true;
-                                }
-                                return 0;
-                        }
+                        if (!base || k < 0 || (size_t)k >= sizeof(path))
+                                return unresolved_name(l, r);   /* never kept as a bare name */
                 }
         }
 
         if (r->nr == NR_chdir) {
-                struct proc *p = proc_get(l, r->tgid, true);
-                char *c;
-                if (!p)
-                        return -ENOMEM;
-                if (result == 0 && strncmp(path, "/proc/", 6) == 0) {
-                        /* /proc/self/fd/N and the like name another directory in every process */
-                        free(p->cwd);
-                        p->cwd = NULL;
-                        p->cwd_unknown = true;
-                } else if (result == 0 && path[0] == '/') {
-                        c = strdup(path);
-                        if (!c)
-                                return -ENOMEM;
-                        free(p->cwd);
-                        p->cwd = c;
-                        p->cwd_unknown = false;
-                }
-                return 0;
+                if (result < 0)
+                        return 0;
+                /* /proc/self/fd/N and the like name another directory in every process */
+                return proc_set_cwd(l, r->tgid, path[0] == '/' && strncmp(path, "/proc/", 6) != 0 ? path : NULL);
         }
         if ((r->nr == NR_open || r->nr == NR_openat || r->nr == NR_openat2) && r->ret >= 0 && path[0] == '/') {
                 int e = proc_set_fd(l, r->tgid, (int)r->ret, path);

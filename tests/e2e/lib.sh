@@ -69,6 +69,19 @@ need_loop() {
         [ -e /dev/loop-control ] || skip "needs loop devices"
 }
 
+# The share tests: the emulator (bench/slowdev up share) at $m, brought
+# down however the test ends.  (The sanitizer suite points at the plain
+# emulator: a sanitized one is too slow to model anything.)
+need_share() {
+        [ -n "${SLOWDEV_FUSE:-}" ] && [ -x "$SLOWDEV_FUSE" ] || skip "slowdev-fuse not built (needs libfuse3-dev)"
+        [ -c /dev/fuse ] || skip "needs /dev/fuse"
+        SLOWDEV_FUSE=${READSET_SLOWDEV_FUSE:-$SLOWDEV_FUSE}
+        export SLOWDEV_FUSE
+        SLOWDEV="$SRCDIR/bench/slowdev"
+        m=$TMP/share
+        trap '"$SLOWDEV" down "$m" >/dev/null 2>&1 || true; cleanup' EXIT
+}
+
 # The layout tests: what they need, and their FIEMAP and tree helper.
 need_layout() {
         need_root

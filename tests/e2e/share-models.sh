@@ -7,13 +7,7 @@
 # no check depends on how fast this machine is.
 . "$(dirname "$0")/lib.sh"
 need_root; need_python
-[ -n "${SLOWDEV_FUSE:-}" ] && [ -x "$SLOWDEV_FUSE" ] || skip "slowdev-fuse not built (needs libfuse3-dev)"
-[ -c /dev/fuse ] || skip "needs /dev/fuse"
-SLOWDEV_FUSE=${READSET_SLOWDEV_FUSE:-$SLOWDEV_FUSE}
-export SLOWDEV_FUSE
-SLOWDEV="$SRCDIR/bench/slowdev"
-m=$TMP/share
-trap '"$SLOWDEV" down "$m" >/dev/null 2>&1 || true; cleanup' EXIT
+need_share
 
 mkdir -p "$TMP/src/a/b/c" "$TMP/src/list"
 echo original >"$TMP/src/a/b/c/file"   # 9 bytes, as each change below

@@ -10,13 +10,7 @@
 # the 2 ms round trip is 40 times a cache hit.
 . "$(dirname "$0")/lib.sh"
 need_root; need_tracefs; need_bpf; need_python
-[ -n "${SLOWDEV_FUSE:-}" ] && [ -x "$SLOWDEV_FUSE" ] || skip "slowdev-fuse not built (needs libfuse3-dev)"
-[ -c /dev/fuse ] || skip "needs /dev/fuse"
-SLOWDEV_FUSE=${READSET_SLOWDEV_FUSE:-$SLOWDEV_FUSE}
-export SLOWDEV_FUSE
-SLOWDEV="$SRCDIR/bench/slowdev"
-m=$TMP/share
-trap '"$SLOWDEV" down "$m" >/dev/null 2>&1 || true; cleanup' EXIT
+need_share
 
 mkdir -p "$TMP/src/first" "$TMP/src/second"
 for i in $(seq 1 24); do echo "$i" >"$TMP/src/first/f$i"; echo "$i" >"$TMP/src/second/g$i"; done

@@ -51,24 +51,34 @@ static void sleep_ms(long ms)
         nanosleep(&ts, NULL);
 }
 
+/* make()'s read set and a pacer on it, or false (checks failed, nothing left) */
+static bool start(const struct pace_options *o, struct readset **rs, struct pacer **p)
+{
+        *rs = make();
+        *p = NULL;
+        CHECK(*rs != NULL);
+        if (!*rs)
+                return false;
+        CHECK_EQ(pace_start(*rs, o, p), 0);
+        CHECK(*p != NULL);
+        if (!*p) {
+                readset_free(*rs);
+                return false;
+        }
+        return true;
+}
+
 static void test_sequence_and_following(void)
 {
-        struct readset *rs = make();
+        struct readset *rs;
         /* window 8: a lookup moves the start at most 32 positions on */
         struct pace_options o = { .threads = 4, .window = 8, .lifetime_us = 1000000, .follow = true };
         struct pace_stats st;
-        struct pacer *p = NULL;
+        struct pacer *p;
         char path[128];
 
-        CHECK(rs != NULL);
-        if (!rs)
+        if (!start(&o, &rs, &p))
                 return;
-        CHECK_EQ(pace_start(rs, &o, &p), 0);
-        CHECK(p != NULL);
-        if (!p) {
-                readset_free(rs);
-                return;
-        }
         CHECK(!pace_finished(p));
         /* the start made lookup 10: it is past the first 11 */
         path_of(path, sizeof(path), 10);
@@ -105,21 +115,14 @@ static void test_sequence_and_following(void)
 
 static void test_window_and_rewarming(void)
 {
-        struct readset *rs = make();
+        struct readset *rs;
         struct pace_options o = { .threads = 4, .window = 8, .lifetime_us = 20000, .follow = true };
         struct pace_stats st = { 0 };
-        struct pacer *p = NULL;
+        struct pacer *p;
         uint64_t until = now_us() + 20000000;
 
-        CHECK(rs != NULL);
-        if (!rs)
+        if (!start(&o, &rs, &p))
                 return;
-        CHECK_EQ(pace_start(rs, &o, &p), 0);
-        CHECK(p != NULL);
-        if (!p) {
-                readset_free(rs);
-                return;
-        }
         /* a start that makes nothing: it stays at 0 */
         /* its window is warmed, and warmed again once the answers expire */
         while (now_us() < until) {
