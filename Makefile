@@ -3,7 +3,7 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 BUILD ?= build
 
-.PHONY: all deps build check demo bench fuzz install clean
+.PHONY: all deps build check demo bench fuzz install deb clean
 
 all: build
 
@@ -36,6 +36,10 @@ install: $(BUILD)/build.ninja
 	meson configure $(BUILD) --prefix=$(PREFIX) >/dev/null
 	ninja -C $(BUILD)
 	DESTDIR=$(DESTDIR) meson install -C $(BUILD) --no-rebuild
+
+# the Debian package, built with Debian's tools; prints its path
+deb:
+	@BUILD=$(BUILD) sh scripts/deb.sh
 
 clean:
 	rm -rf $(BUILD) build-asan build-fuzz

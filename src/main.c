@@ -30,6 +30,7 @@ static const struct verb verbs[] = {
         { "run", cmd_run, "start a command and replay its read set beside it", false },
         { "report", cmd_report, "show why a cold start is slow and what it costs elsewhere", false },
         { "layout", cmd_layout, "lay a read set's files out on disk in access order (ext4)", false },
+        { "boot", cmd_boot, "record the boot and replay it at the next one (systemd)", false },
         { "probe", cmd_probe, "measure what a read request costs on a device", false },
         { "build", cmd_build, "build a read set from a saved tracefs text trace", false },
 };

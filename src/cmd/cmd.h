@@ -161,3 +161,4 @@ int cmd_run(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_layout(int argc, char **argv);
+int cmd_boot(int argc, char **argv);

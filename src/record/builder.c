@@ -36,6 +36,8 @@ struct rs_builder {
         uint32_t *table;      /* open addressing: key index + 1, 0 = empty */
         size_t table_size;    /* power of two */
         uint64_t n_events;
+        uint64_t max_stored;  /* events kept at most (0: no limit) */
+        uint64_t n_stored, n_dropped;
 };
 
 struct rs_builder *builder_new(void)
@@ -107,6 +109,12 @@ int builder_add(struct rs_builder *b, const struct rs_event *ev)
 
         if (ev->end_page <= ev->first_page || ev->kind > RS_EV_FILL)
                 return -EINVAL;
+        if (b->max_stored && b->n_stored >= b->max_stored) {
+                /* full: what is kept stays, the rest is counted */
+                b->n_events++;
+                b->n_dropped++;
+                return 0;
+        }
         k = builder_get_key(b, ev->kdev, ev->ino);
         if (!k)
                 return -ENOMEM;
@@ -130,8 +138,12 @@ int builder_add(struct rs_builder *b, const struct rs_event *ev)
         if (grow_array(&k->ev, &k->cap_ev, k->n_ev + 1, sizeof(*k->ev)) < 0)
                 return -ENOMEM;
         k->ev[k->n_ev++] = (struct pev){ ev->first_page, ev->end_page, ev->time_us, ev->kind };
+        b->n_stored++;
         return 0;
 }
+
+void builder_set_limit(struct rs_builder *b, uint64_t max_events) { b->max_stored = max_events; }
+uint64_t builder_n_dropped(const struct rs_builder *b) { return b->n_dropped; }
 
 uint64_t builder_n_events(const struct rs_builder *b) { return b->n_events; }
 size_t builder_n_keys(const struct rs_builder *b) { return b->n_keys; }

@@ -32,6 +32,12 @@ static inline void builder_freep(struct rs_builder **p) { builder_free(*p); }
 
 int builder_add(struct rs_builder *b, const struct rs_event *ev);
 uint64_t builder_n_events(const struct rs_builder *b);
+/* Keep at most max_events events (each a new range of a file; 0: no
+ * limit, the default), so that whatever is recorded the builder's memory
+ * stays bounded (about 40 bytes an event); the events past it are counted
+ * and dropped. */
+void builder_set_limit(struct rs_builder *b, uint64_t max_events);
+uint64_t builder_n_dropped(const struct rs_builder *b);
 
 /* Keys the builder has seen, in first-seen order, so the caller can resolve
  * them to paths.  Returns the number of keys. */

@@ -87,7 +87,7 @@ const volatile __u32 trace_all = 0;
 
 struct {
         __uint(type, BPF_MAP_TYPE_HASH);
-        __uint(max_entries, 64);
+        __uint(max_entries, 1024);  /* readset's processes and threads */
         __type(key, __u32);   /* tgid */
         __type(value, __u8);
 } ignored SEC(".maps");
@@ -255,6 +255,12 @@ static int on_fork(__u32 parent, __u32 child)
         /* Runs in the parent.  A new thread's id joins the map too: harmless,
          * its process is traced already. */
         (void)parent;
+        /* following every process but readset's own: what readset starts
+         * (the boot's replay) is its own too */
+        if (trace_all && bpf_map_lookup_elem(&ignored, &ptgid)) {
+                bpf_map_update_elem(&ignored, &child, &one, BPF_ANY);
+                return 0;
+        }
         if (!tgid_traced(ptgid))
                 return 0;
         if (!trace_all)

@@ -32,6 +32,7 @@ struct proc {
 };
 
 struct lookups {
+        uint64_t max_kept, dropped;   /* lookups_set_limit() */
         struct lookups_bpf *skel;
         struct ring_buffer *rb;
         uint64_t start_ns;
@@ -309,9 +310,15 @@ static int on_record(void *ctx, void *data, size_t size)
                 l->observe(l->observe_userdata, op, result, path);
                 return 0;
         }
+        if (l->max_kept && l->out->n_lookups >= l->max_kept) {
+                l->dropped++;
+                return 0;
+        }
         return readset_add_lookup(l->out, (r->ts - l->start_ns) / 1000,
                                   op, result, r->tgid, path);
 }
+
+void lookups_set_limit(struct lookups *l, uint64_t max_lookups) { l->max_kept = max_lookups; }
 
 /* Which layout does this kernel's sched_process_fork record have?  Read its
  * format rather than guess from the version: 0 = comm arrays inline,
@@ -471,7 +478,7 @@ int lookups_finish(struct lookups *l, struct readset *rs)
                 if (bpf_map_lookup_elem(bpf_map__fd(l->skel->maps.counters), &i, &v) == 0)
                         lost += v;
         }
-        rs->lookups_lost = lost;
+        rs->lookups_lost = lost + l->dropped;
         rs->lookups_unresolved = l->unresolved;
         /* Records arrive in completion order; the read set keeps start order. */
         qsort_safe(l->out->lookups, l->out->n_lookups, sizeof(*l->out->lookups), cmp_lookup_time);
@@ -507,6 +514,7 @@ void lookups_close(struct lookups *l)
 struct lookups { int unused; };
 
 int lookups_open(struct lookups **ret, bool all) { (void)ret; (void)all; return -EOPNOTSUPP; }
+void lookups_set_limit(struct lookups *l, uint64_t max_lookups) { (void)l; (void)max_lookups; }
 int lookups_follow(struct lookups *l, pid_t pid) { (void)l; (void)pid; return -EOPNOTSUPP; }
 int lookups_ignore(struct lookups *l, pid_t pid) { (void)l; (void)pid; return -EOPNOTSUPP; }
 void lookups_set_start(struct lookups *l, uint64_t s) { (void)l; (void)s; }

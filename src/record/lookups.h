@@ -29,4 +29,6 @@ int lookups_fd(struct lookups *l);
 int lookups_drain(struct lookups *l);
 /* Drain what is left and append the lookups to rs (sets rs->lookups_lost). */
 int lookups_finish(struct lookups *l, struct readset *rs);
+/* Keep at most max_lookups (0: no limit); the rest count as lost. */
+void lookups_set_limit(struct lookups *l, uint64_t max_lookups);
 void lookups_close(struct lookups *l);

@@ -274,6 +274,7 @@ int recorder_open(const struct recorder_options *o, struct recorder **ret, const
                 e = r->wake < 0 ? -errno : -ENOMEM;
                 goto fail;
         }
+        builder_set_limit(r->builder, o->max_events);
         *ret_what = "path resolution (fanotify)";
         e = paths_open(&r->paths, true);
         if (e < 0)
@@ -288,6 +289,8 @@ int recorder_open(const struct recorder_options *o, struct recorder **ret, const
         if (bpf_started)
                 pthread_join(bpf_thread, NULL);
         r->lookups = TAKE_PTR(bpf.l);
+        if (r->lookups && o->max_events)
+                lookups_set_limit(r->lookups, o->max_events);
         r->st.bpf_ns = bpf.ns;
         /* pages are the read set; lookups a bonus, whose absence is said */
         r->st.lookups_error = o->lookups ? bpf.r : 0;
@@ -418,6 +421,7 @@ int recorder_finish(struct recorder *r, struct readset **ret)
                 return -EINVAL;     /* stop first, and once */
         rs->lost_events = r->st.lost_events = tracer_lost(r->tracer);
         r->st.bad_lines = tracer_bad_lines(r->tracer);
+        r->st.dropped_events = builder_n_dropped(r->builder);
         if (r->lookups) {
                 rs->rec_flags |= RS_REC_LOOKUPS;
                 e = lookups_finish(r->lookups, rs);

@@ -23,6 +23,7 @@ struct recorder_options {
         uint64_t buffer_kb;        /* trace buffer per CPU */
         bool lookups;              /* trace path lookups too (BPF) */
         uint64_t max_walk;         /* directory entries the last-resort path search may visit */
+        uint64_t max_events;       /* page events kept at most (0: no limit; builder_set_limit) */
 };
 
 #define RECORDER_DEFAULT_BUFFER_KB 2048
@@ -37,6 +38,7 @@ struct recorder_status {
         int lookups_drain_error;   /* lookup events stopped being read: they are incomplete */
         int paths_drain_error;     /* fanotify stopped being read: names came from the fallbacks */
         uint64_t lost_events;      /* page events the kernel dropped (raise buffer_kb) */
+        uint64_t dropped_events;   /* page events past max_events, not kept */
         uint64_t bad_lines;        /* trace records that did not decode */
         struct paths_stats paths;
         /* set-up and finishing times, in ns (READSET_DEBUG) */

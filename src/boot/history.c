@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: MIT */
+/* The history of starts and the closed loop over it. */
+#include "boot/history.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/util.h"
+#include "util/banned.h"
+
+static const char *const mode_names[_START_MODE_MAX] = {
+        [START_PLAIN] = "plain",
+        [START_RECORD] = "record",
+        [START_REPLAY] = "replay",
+        [START_REPLAY_RECORD] = "replay+record",
+        [START_OFF] = "off",
+};
+
+const char *start_mode_name(uint32_t mode)
+{
+        return mode < _START_MODE_MAX ? mode_names[mode] : "?";
+}
+
+static int mode_from_name(const char *s, uint32_t *ret)
+{
+        for (uint32_t m = 0; m < _START_MODE_MAX; m++)
+                if (strcmp(s, mode_names[m]) == 0) {
+                        *ret = m;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+/* One line: "1 AT MODE TOTAL_US REPLAYED USED HIT DROPPED CHANGED NOTE...",
+ * HIT in thousandths (-1: unknown). */
+static int parse_line(char *line, struct start_entry *e)
+{
+        char mode[32];
+        long hit;
+        int n = 0;
+
+        memset(e, 0, sizeof(*e));
+        if (sscanf(line, "1 %" SCNu64 " %31s %" SCNu64 " %" SCNu64 " %" SCNu64 " %ld %" SCNu64 " %" SCNu64 "%n",
+                   &e->at_unix, mode, &e->total_us, &e->replayed_bytes, &e->used_bytes, &hit, &e->dropped,
+                   &e->changed, &n) != 8)
+                return -EINVAL;
+        if (mode_from_name(mode, &e->mode) < 0 || hit < -1 || hit > 1000)
+                return -EINVAL;
+        e->hit = hit < 0 ? -1 : hit / 1000.0;
+        line += n;
+        line += strspn(line, " ");
+        line[strcspn(line, "\n")] = 0;
+        snprintf(e->note, sizeof(e->note), "%s", line);
+        return 0;
+}
+
+int history_load(const char *path, struct history *h, unsigned *ret_bad)
+{
+        _cleanup_fclose_ FILE *f = NULL;
+        char line[1024];
+        unsigned bad = 0;
+        int fd;
+
+        h->n = 0;
+        *ret_bad = 0;
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        if (fd < 0)
+                return errno == ENOENT ? 0 : -errno;
+        f = fdopen(fd, "r");
+        if (!f) {
+                close(fd);
+                return -errno;
+        }
+        while (fgets(line, sizeof(line), f)) {
+                struct start_entry e;
+                if (parse_line(line, &e) < 0) {
+                        bad++;
+                        continue;
+                }
+                if (h->n == HISTORY_MAX) {
+                        memmove(h->e, h->e + 1, (HISTORY_MAX - 1) * sizeof(*h->e));
+                        h->n--;
+                }
+                h->e[h->n++] = e;
+        }
+        *ret_bad = bad;
+        return ferror(f) ? -EIO : 0;
+}
+
+static int write_lines(FILE *f, void *userdata)
+{
+        const struct history *h = userdata;
+
+        for (size_t i = 0; i < h->n; i++) {
+                const struct start_entry *x = &h->e[i];
+                char note[sizeof(x->note)];
+                /* one line each, whatever the note says */
+                snprintf(note, sizeof(note), "%s", x->note);
+                for (char *p = note; *p; p++)
+                        if (*p == '\n' || *p == '\r')
+                                *p = ' ';
+                fprintf(f, "1 %" PRIu64 " %s %" PRIu64 " %" PRIu64 " %" PRIu64 " %ld %" PRIu64 " %" PRIu64 " %s\n",
+                        x->at_unix, start_mode_name(x->mode), x->total_us, x->replayed_bytes, x->used_bytes,
+                        x->hit < 0 ? -1L : (long)(x->hit * 1000 + 0.5), x->dropped, x->changed, note);
+        }
+        return ferror(f) ? -EIO : 0;
+}
+
+int history_append(const char *path, struct history *h, const struct start_entry *e)
+{
+        if (h->n == HISTORY_MAX) {
+                memmove(h->e, h->e + 1, (HISTORY_MAX - 1) * sizeof(*h->e));
+                h->n--;
+        }
+        h->e[h->n++] = *e;
+        return write_file_atomic(path, 0644, write_lines, h);
+}
+
+/* ---- the loop --------------------------------------------------------- */
+
+void loop_options_default(struct loop_options *o)
+{
+        *o = (struct loop_options){ .trial = 2, .keep_below = 0.97, .retry_after = 16, .baseline_every = 16,
+                                    .record_replays = true, .plain_baseline = false };
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+        uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+        return x < y ? -1 : x > y;
+}
+
+static double median_s(uint64_t *v, size_t n)
+{
+        if (n == 0)
+                return 0;
+        qsort(v, n, sizeof(*v), cmp_u64);
+        return (n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2) / 1e6;
+}
+
+static bool replayed(uint32_t m) { return m == START_REPLAY || m == START_REPLAY_RECORD; }
+static bool measured_plain(uint32_t m) { return m == START_PLAIN || m == START_OFF; }
+
+/* The median of the last 8 measured starts without replay, in seconds
+ * (0: none): plain ones where o says so and there are some, else
+ * recorded ones too.  *ret_plain: how many plain ones there are. */
+static double baseline(const struct loop_options *o, const struct history *h, size_t *ret_plain)
+{
+        uint64_t v[8];
+        size_t n = 0, plain = 0;
+
+        for (size_t i = 0; i < h->n; i++)
+                plain += measured_plain(h->e[i].mode) && h->e[i].total_us;
+        *ret_plain = plain;
+        for (int pass = o->plain_baseline && plain ? 0 : 1; pass < 2 && n == 0; pass++)
+                for (size_t i = h->n; i-- > 0 && n < 8;) {
+                        const struct start_entry *e = &h->e[i];
+                        if (e->total_us && (measured_plain(e->mode) || (pass == 1 && e->mode == START_RECORD)))
+                                v[n++] = e->total_us;
+                }
+        return median_s(v, n);
+}
+
+void loop_decide(const struct loop_options *o, const struct history *h, bool have_plan, const char *stale,
+                 struct loop_decision *d)
+{
+        uint32_t with_replay = o->record_replays ? START_REPLAY_RECORD : START_REPLAY;
+        size_t off = 0, since_base = 0, plain = 0;
+        uint64_t v[8];
+        size_t n = 0;
+
+        *d = (struct loop_decision){ .mode = START_RECORD };
+        if (!have_plan) {
+                snprintf(d->why, sizeof(d->why), "no read set yet: this start records one");
+                return;
+        }
+        if (stale) {
+                d->mode = START_REPLAY_RECORD;
+                snprintf(d->why, sizeof(d->why), "the read set is stale (%s): replayed where it still holds, "
+                         "and recorded anew", stale);
+                return;
+        }
+        d->baseline_s = baseline(o, h, &plain);
+        /* off: the starts since the one that turned it off */
+        while (off < h->n && h->e[h->n - 1 - off].mode == START_OFF)
+                off++;
+        if (off > 0 && off < o->retry_after) {
+                d->mode = START_OFF;
+                d->off = true;
+                snprintf(d->why, sizeof(d->why), "off since %zu starts (tries again after %u): %s", off,
+                         o->retry_after, h->e[h->n - off].note[0] ? h->e[h->n - off].note : "replay did not help");
+                return;
+        }
+        if (off >= o->retry_after) {
+                d->mode = with_replay;
+                snprintf(d->why, sizeof(d->why), "trying replay again after %zu starts off", off);
+                return;
+        }
+        /* on: the replays since the last start without one */
+        for (size_t i = h->n; i-- > 0 && !(h->e[i].mode == START_RECORD || h->e[i].mode == START_OFF);) {
+                if (replayed(h->e[i].mode) && h->e[i].total_us && n < 8)
+                        v[n++] = h->e[i].total_us;
+        }
+        for (size_t i = h->n; i-- > 0 && replayed(h->e[i].mode);)
+                since_base++;
+        if (d->baseline_s <= 0) {
+                d->mode = START_RECORD;
+                snprintf(d->why, sizeof(d->why), "no start without replay measured yet: this one is (and records)");
+                return;
+        }
+        if (o->plain_baseline && !plain && n >= 1) {
+                /* recording costs the start something: one plain start to compare with */
+                d->mode = START_PLAIN;
+                snprintf(d->why, sizeof(d->why), "one start without readset, to measure what replay saves");
+                return;
+        }
+        if (n >= o->trial) {
+                d->replay_s = median_s(v, MIN(n, (size_t)o->trial + 1));
+                if (d->replay_s >= o->keep_below * d->baseline_s) {
+                        d->mode = START_OFF;
+                        d->off = true;
+                        snprintf(d->why, sizeof(d->why),
+                                 "turned off: replay did not help (median %.3f s with it, %.3f s without)",
+                                 d->replay_s, d->baseline_s);
+                        return;
+                }
+        }
+        if (since_base + 1 >= o->baseline_every) {
+                d->mode = o->plain_baseline ? START_PLAIN : START_RECORD;
+                snprintf(d->why, sizeof(d->why), "one start in %u without replay, to measure what replay saves",
+                         o->baseline_every);
+                return;
+        }
+        d->mode = with_replay;
+        if (d->replay_s > 0)
+                snprintf(d->why, sizeof(d->why), "on: median %.3f s with replay, %.3f s without", d->replay_s,
+                         d->baseline_s);
+        else
+                snprintf(d->why, sizeof(d->why), "on: trying replay (%zu of %u starts before judging)", n + 1,
+                         o->trial);
+}

@@ -1,0 +1,430 @@
+/* SPDX-License-Identifier: MIT */
+/* readset boot: record the boot, replay it at the next one, keep it
+ * fresh, and turn itself off where it does not help (the closed loop:
+ * boot/history.h).  `boot start` is what readset-boot.service runs before
+ * sysinit; enable, disable, status and stale are the user's and dpkg's. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "boot/history.h"
+#include "boot/plan.h"
+#include "cmd/boot-cli.h"
+#include "cmd/cmd.h"
+#include "cmd/record-cli.h"
+#include "model/compare.h"
+#include "model/format.h"
+#include "model/store.h"
+#include "record/recorder.h"
+#include "util/json.h"
+#include "util/log.h"
+#include "util/trust.h"
+#include "util/util.h"
+#include "util/banned.h"
+
+#define BOOT_UNIT "readset-boot.service"
+
+static void boot_help(void)
+{
+        printf("usage: readset boot enable|disable|status|stale [OPTIONS]\n"
+               "       readset boot start [OPTIONS]          (what readset-boot.service runs)\n"
+               "\n"
+               "Make boots fast: the next boot is recorded, later boots replay what the last\n"
+               "few read (pages most of them used), before sysinit, with the device's plan,\n"
+               "at best-effort I/O priority, while recording again.  Every boot's duration\n"
+               "(systemd's \"Startup finished\") and hit ratio are kept; where replay does\n"
+               "not make boots faster, it turns itself off and tries again 16 boots later.\n"
+               "A package upgrade marks the read set stale (a dpkg trigger); the next boot\n"
+               "records anew.  'readset=off' on the kernel command line turns readset off\n"
+               "for one boot.  Needs root.\n"
+               "\n"
+               "  enable     boot with readset from the next boot on (readset-boot.service)\n"
+               "  disable    back to a plain boot: the unit disabled, every read set and the\n"
+               "             history removed\n"
+               "  status     whether it is on, what the next boot does and why, the last boots\n"
+               "  stale      mark the read set stale (--why TEXT says why)\n"
+               "  start      the boot's session: replay and/or record until the boot finished\n"
+               "\n"
+               "options:\n"
+               "      --state DIR      keep the read sets and history in DIR (default\n"
+               "                       " BOOT_STATE_DIR ")\n"
+               "  -j, --json           status as JSON on stdout\n"
+               "  -n, --last N         status: the last N boots (default 10)\n"
+               "      --why TEXT       stale: why\n"
+               "      --under DIR      start: keep only files below DIR (a boot driven from\n"
+               "                       outside, e.g. a container's root)\n"
+               "      --finished-from-stdin\n"
+               "                       start: say \"ready\" on stdout once set up, and take\n"
+               "                       the boot as finished at a line on stdin (its duration\n"
+               "                       in seconds, or empty) instead of asking systemd\n"
+               "      --settle MS      start: record MS more after the boot finished (default %d)\n"
+               "  -h, --help           show this help\n", BOOT_SETTLE_MS);
+}
+
+void state_paths(const char *dir, struct state_paths *p)
+{
+        snprintf(p->dir, sizeof(p->dir), "%s", dir);
+        snprintf(p->enabled, sizeof(p->enabled), "%s/enabled", dir);
+        snprintf(p->history, sizeof(p->history), "%s/history", dir);
+        snprintf(p->plan, sizeof(p->plan), "%s/plan.readset", dir);
+        snprintf(p->stale, sizeof(p->stale), "%s/stale", dir);
+        snprintf(p->lock, sizeof(p->lock), "%s/lock", dir);
+        for (int i = 0; i < BOOT_KEEP; i++)
+                snprintf(p->boot[i], sizeof(p->boot[i]), "%s/boot.%d.readset", dir, i);
+}
+
+static int write_text(FILE *f, void *userdata)
+{
+        return fputs(userdata, f) < 0 ? -EIO : 0;
+}
+
+int write_file_atomic_text(const char *path, const char *text)
+{
+        return write_file_atomic(path, 0644, write_text, (void *)text);
+}
+
+/* dir and its parent (/var/lib/readset), 0755 */
+static int make_state_dir(const char *dir)
+{
+        char parent[PATH_MAX];
+        char *slash;
+
+        snprintf(parent, sizeof(parent), "%s", dir);
+        slash = strrchr(parent, '/');
+        if (slash && slash != parent) {
+                *slash = 0;
+                if (mkdir(parent, 0755) < 0 && errno != EEXIST)
+                        return -errno;
+        }
+        return mkdir(dir, 0755) < 0 && errno != EEXIST ? -errno : 0;
+}
+
+bool state_file_exists(const char *path)
+{
+        struct stat st;
+        return lstat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The state directory is root's alone (a directory others can write
+ * would let them choose what root reads at boot). */
+int state_check(const char *dir)
+{
+        char why[512];
+        int r = trust_check_dir(dir, why, sizeof(why));
+
+        if (r == -EPERM)
+                return log_error("refusing the boot state '%s': %s (docs/SECURITY.md)", dir, why);
+        if (r < 0)
+                return log_errno(r, "cannot use '%s'", dir);
+        return 0;
+}
+
+/* "" or the first line of the stale mark, in buf. */
+const char *stale_reason(const struct state_paths *p, char *buf, size_t size)
+{
+        _cleanup_free_ char *s = NULL;
+
+        if (!state_file_exists(p->stale) || read_small_file(p->stale, &s, 4096) < 0)
+                return NULL;
+        s[strcspn(s, "\n")] = 0;
+        snprintf(buf, size, "%s", s[0] ? s : "marked stale");
+        return buf;
+}
+
+static bool systemd_running(void)
+{
+        struct stat st;
+        return stat("/run/systemd/system", &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Run argv, its output to /dev/null unless keep; its exit status, or -errno. */
+static int run_quiet(char *const *argv, bool keep)
+{
+        pid_t pid = fork();
+        int status;
+
+        if (pid < 0)
+                return -errno;
+        if (pid == 0) {
+                if (!keep) {
+                        int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+                        if (fd >= 0) {
+                                dup2(fd, 1);
+                                dup2(fd, 2);
+                        }
+                }
+                execvp(argv[0], argv);
+                _exit(127);
+        }
+        while (waitpid(pid, &status, 0) < 0)
+                if (errno != EINTR)
+                        return -errno;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* ---- enable, disable, stale ------------------------------------------ */
+
+static int boot_enable(const struct boot_args *a)
+{
+        struct state_paths p;
+        int r;
+
+        state_paths(a->state, &p);
+        if (geteuid() != 0)
+                return log_error("readset boot enable needs root");
+        if ((r = make_state_dir(a->state)) < 0)
+                return log_errno(r, "cannot create '%s'", a->state);
+        if ((r = state_check(a->state)) != 0)
+                return r;
+        if (!state_file_exists(p.enabled) && (r = write_file_atomic_text(p.enabled, "1\n")) < 0)
+                return log_errno(r, "cannot write '%s'", p.enabled);
+        if (systemd_running() && !a->under) {
+                char *argv[] = { "systemctl", "enable", "--quiet", BOOT_UNIT, NULL };
+                r = run_quiet(argv, true);
+                if (r != 0) {
+                        unlink(p.enabled);
+                        return log_error("systemctl enable %s failed (is readset installed with its units?)",
+                                         BOOT_UNIT);
+                }
+        }
+        log_info("enabled: the next boot is recorded, later boots replay it ('readset boot status')");
+        return 0;
+}
+
+static int boot_disable(const struct boot_args *a)
+{
+        struct state_paths p;
+        int r = 0;
+
+        state_paths(a->state, &p);
+        if (geteuid() != 0)
+                return log_error("readset boot disable needs root");
+        if (systemd_running()) {
+                char *argv[] = { "systemctl", "disable", "--quiet", BOOT_UNIT, NULL };
+                (void)run_quiet(argv, false);    /* not enabled, or not installed: nothing to undo */
+        }
+        /* what readset made there, by name; anything else stays */
+        const char *files[] = { p.enabled, p.history, p.plan, p.stale, p.lock, p.boot[0], p.boot[1], p.boot[2] };
+        for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+                if (unlink(files[i]) < 0 && errno != ENOENT)
+                        r = log_errno(-errno, "cannot remove '%s'", files[i]);
+        (void)store_remove_left(a->state, p.plan);
+        for (int i = 0; i < BOOT_KEEP; i++)
+                (void)store_remove_left(a->state, p.boot[i]);
+        if (rmdir(a->state) < 0 && errno != ENOENT)
+                log_warning("left '%s': %s (files readset did not make)", a->state, strerror(errno));
+        if (r == 0)
+                log_info("disabled: boots are plain again; its read sets and history are removed");
+        return r;
+}
+
+static int boot_stale(const struct boot_args *a)
+{
+        struct state_paths p;
+        char line[512];
+        int r;
+
+        state_paths(a->state, &p);
+        if (!state_file_exists(p.enabled))
+                return 0;       /* nothing to mark: dpkg calls this whatever the state */
+        if ((r = state_check(a->state)) != 0)
+                return r;
+        snprintf(line, sizeof(line), "%s\n", a->why ? a->why : "marked stale");
+        if ((r = write_file_atomic_text(p.stale, line)) < 0)
+                return log_errno(r, "cannot write '%s'", p.stale);
+        return 0;
+}
+
+/* ---- status ------------------------------------------------------------ */
+
+static void format_when(uint64_t t, char *buf, size_t size)
+{
+        time_t tt = (time_t)t;
+        struct tm tm;
+
+        if (!gmtime_r(&tt, &tm) || !strftime(buf, size, "%Y-%m-%d %H:%M", &tm))
+                snprintf(buf, size, "?");
+}
+
+void loop_for_boot(struct loop_options *o)
+{
+        loop_options_default(o);
+        o->record_replays = true;
+}
+
+static int boot_status(const struct boot_args *a)
+{
+        struct state_paths p;
+        struct history h;
+        struct loop_options lo;
+        struct loop_decision d;
+        struct readset_totals t = { 0 };
+        char stale_buf[512];
+        const char *stale;
+        bool enabled, have_plan;
+        unsigned bad = 0;
+        size_t from;
+        int r;
+
+        state_paths(a->state, &p);
+        enabled = state_file_exists(p.enabled);
+        have_plan = state_file_exists(p.plan);
+        stale = stale_reason(&p, stale_buf, sizeof(stale_buf));
+        if (enabled && (r = state_check(a->state)) != 0)
+                return r;
+        r = history_load(p.history, &h, &bad);
+        if (r < 0)
+                return log_errno(r, "cannot read '%s'", p.history);
+        if (have_plan) {
+                _cleanup_readset_ struct readset *plan = NULL;
+                char why[256];
+                if (format_read(p.plan, &plan, why, sizeof(why)) >= 0)
+                        readset_totals(plan, &t);
+                else
+                        have_plan = false;
+        }
+        loop_for_boot(&lo);
+        loop_decide(&lo, &h, have_plan, stale, &d);
+        from = h.n > a->last ? h.n - a->last : 0;
+        if (a->json) {
+                struct json j;
+                json_begin(&j, stdout, true);
+                json_object_open(&j, NULL);
+                json_bool(&j, "enabled", enabled);
+                json_string(&j, "state", a->state);
+                json_string(&j, "next", enabled ? start_mode_name(d.mode) : "disabled");
+                json_string(&j, "why", enabled ? d.why : "readset boot is not enabled");
+                json_bool(&j, "off", enabled && d.off);
+                json_bool(&j, "stale", stale != NULL);
+                if (stale)
+                        json_string(&j, "stale_why", stale);
+                json_object_open(&j, "read_set");
+                json_bool(&j, "present", have_plan);
+                json_u64(&j, "files", t.files);
+                json_u64(&j, "bytes", t.bytes);
+                json_object_close(&j);
+                json_u64(&j, "history_bad_lines", bad);
+                json_array_open(&j, "boots");
+                for (size_t i = from; i < h.n; i++) {
+                        const struct start_entry *e = &h.e[i];
+                        json_object_open(&j, NULL);
+                        json_u64(&j, "at", e->at_unix);
+                        json_string(&j, "mode", start_mode_name(e->mode));
+                        json_double(&j, "seconds", e->total_us / 1e6);
+                        json_u64(&j, "replayed_bytes", e->replayed_bytes);
+                        json_u64(&j, "used_bytes", e->used_bytes);
+                        if (e->hit >= 0)
+                                json_double(&j, "hit_ratio", e->hit);
+                        json_u64(&j, "dropped_events", e->dropped);
+                        json_u64(&j, "changed_files", e->changed);
+                        json_string(&j, "note", e->note);
+                        json_object_close(&j);
+                }
+                json_array_close(&j);
+                json_object_close(&j);
+                json_end(&j);
+                return 0;
+        }
+        printf("readset boot: %s\n", enabled ? "enabled" : "disabled");
+        if (!enabled)
+                return 0;
+        printf("next boot:    %s (%s)\n", start_mode_name(d.mode), d.why);
+        if (have_plan)
+                printf("read set:     %" PRIu64 " files, %.1f MB%s\n", t.files, t.bytes / 1e6,
+                       stale ? " (stale)" : "");
+        else
+                printf("read set:     none yet\n");
+        if (h.n == 0) {
+                printf("no boot measured yet\n");
+                return 0;
+        }
+        printf("\n%-16s  %-13s  %8s  %9s  %5s  %s\n", "boot (UTC)", "mode", "seconds", "replayed", "hit", "note");
+        for (size_t i = from; i < h.n; i++) {
+                const struct start_entry *e = &h.e[i];
+                char when[32], hit[16], sec[16];
+                format_when(e->at_unix, when, sizeof(when));
+                snprintf(hit, sizeof(hit), e->hit >= 0 ? "%.0f%%" : "-", e->hit * 100);
+                snprintf(sec, sizeof(sec), e->total_us ? "%.3f" : "-", e->total_us / 1e6);
+                printf("%-16s  %-13s  %8s  %7.1f MB  %5s  %s\n", when, start_mode_name(e->mode), sec,
+                       e->replayed_bytes / 1e6, hit, e->note);
+        }
+        if (bad)
+                printf("(%u line%s of the history did not parse and were left out)\n", bad, bad == 1 ? "" : "s");
+        return 0;
+}
+
+/* ---- the verb ------------------------------------------------------------ */
+
+int cmd_boot(int argc, char **argv)
+{
+        static const struct option opts[] = {
+                { "state", required_argument, NULL, 'S' },
+                { "json", no_argument, NULL, 'j' },
+                { "last", required_argument, NULL, 'n' },
+                { "why", required_argument, NULL, 'W' },
+                { "under", required_argument, NULL, 'U' },
+                { "finished-from-stdin", no_argument, NULL, 'F' },
+                { "settle", required_argument, NULL, 's' },
+                { "help", no_argument, NULL, 'h' },
+                {}
+        };
+        struct boot_args a = { .state = BOOT_STATE_DIR, .last = 10, .settle_ms = BOOT_SETTLE_MS };
+        const char *sub;
+        uint64_t v;
+        int c;
+
+        while ((c = getopt_long(argc, argv, "jn:h", opts, NULL)) >= 0) {
+                switch (c) {
+                case 'S': a.state = optarg; break;
+                case 'j': a.json = true; break;
+                case 'n':
+                        if (parse_u64(optarg, &v) < 0 || v == 0 || v > HISTORY_MAX)
+                                return log_usage("boot", "invalid --last '%s' (1..%d)", optarg, HISTORY_MAX);
+                        a.last = (unsigned)v;
+                        break;
+                case 'W': a.why = optarg; break;
+                case 'U': a.under = optarg; break;
+                case 'F': a.from_stdin = true; break;
+                case 's':
+                        if (parse_u64(optarg, &a.settle_ms) < 0 || a.settle_ms > 60000)
+                                return log_usage("boot", "invalid --settle '%s' (0..60000 ms)", optarg);
+                        break;
+                case 'h': boot_help(); return 0;
+                default: return log_usage("boot", "invalid option");
+                }
+        }
+        if (optind != argc - 1)
+                return log_usage("boot", optind >= argc ? "missing what to do (enable, disable, status, stale, start)"
+                                                        : "one thing to do at a time");
+        if (a.state[0] != '/')
+                return log_usage("boot", "--state wants an absolute path");
+        if (a.under && a.under[0] != '/')
+                return log_usage("boot", "--under wants an absolute path");
+        sub = argv[optind];
+        if (strcmp(sub, "enable") == 0)
+                return boot_enable(&a);
+        if (strcmp(sub, "disable") == 0)
+                return boot_disable(&a);
+        if (strcmp(sub, "status") == 0)
+                return boot_status(&a);
+        if (strcmp(sub, "stale") == 0)
+                return boot_stale(&a);
+        if (strcmp(sub, "start") == 0)
+                return boot_session(&a);
+        return log_usage("boot", "unknown '%s' (enable, disable, status, stale, start)", sub);
+}
