@@ -32,7 +32,7 @@ if [ "${READSET_SKIP_ASAN:-0}" != 1 ]; then
         [ -f build-asan/build.ninja ] || meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false \
                 --buildtype=debug >/dev/null
         ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-                READSET_SLOWDEV_FUSE="$PWD/build/slowdev-fuse" run_suite build-asan check-asan --no-suite valgrind
+                READSET_SLOWDEV_FUSE="$PWD/build/slowdev-fuse" run_suite build-asan check-asan --no-suite valgrind --no-suite guest
 fi
 
 if [ "${READSET_SKIP_VALGRIND:-0}" != 1 ]; then

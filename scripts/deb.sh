@@ -3,7 +3,8 @@
 # copy of the tree under build/, check it with lintian, print its path.
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-OUT=$ROOT/${BUILD:-build}
+case ${BUILD:-build} in /*) OUT=$BUILD ;; *) OUT=$ROOT/${BUILD:-build} ;; esac
+mkdir -p "$OUT"
 PKGS="debhelper dpkg-dev fakeroot lintian meson ninja-build pkg-config libzstd-dev zlib1g-dev liburing-dev
       libssl-dev libbpf-dev bpftool clang systemd"
 missing=""

@@ -1,0 +1,91 @@
+#!/bin/sh
+# A real boot, reduced: a Debian guest (bench/guest: debootstrap minbase,
+# systemd, the 6.12 cloud kernel) with readset installed from its .deb
+# (make deb) and 'readset boot enable'd, booted twice under qemu (TCG):
+# the first boot is recorded, the second replays it and records again.
+# Each boot the guest says on its serial console what 'readset boot status
+# --json' and 'systemctl --failed' say, and powers off.  Then the package
+# is purged from the image and nothing of readset may be left.  No timing
+# is asserted (bench/boot measures).
+. "$(dirname "$0")/lib.sh"
+need_root
+command -v qemu-system-x86_64 >/dev/null || skip "needs qemu-system-x86 (make check installs it)"
+command -v debootstrap >/dev/null || skip "needs debootstrap (make check installs it)"
+GUEST=$SRCDIR/bench/guest
+
+BUILD="$TMP/debbuild" sh "$SRCDIR/scripts/deb.sh" >"$TMP/deb.out" 2>&1 || fail "make deb: $(tail -20 "$TMP/deb.out")"
+deb=$(tail -1 "$TMP/deb.out")
+[ -s "$deb" ] || fail "make deb printed no package: $(cat "$TMP/deb.out")"
+
+"$GUEST" root "$TMP/root" >"$TMP/root.out" 2>&1 || fail "guest root: $(cat "$TMP/root.out")"
+cp "$deb" "$TMP/root/tmp/readset.deb"
+chroot "$TMP/root" sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+        --no-install-recommends /tmp/readset.deb' >"$TMP/install.out" 2>&1 ||
+        fail "installing the .deb in the guest: $(tail -20 "$TMP/install.out")"
+rm -f "$TMP/root/tmp/readset.deb"
+[ -L "$TMP/root/etc/systemd/system/sysinit.target.wants/readset-boot.service" ] ||
+        fail "the package did not enable readset-boot.service"
+chroot "$TMP/root" readset boot enable >"$TMP/enable.out" 2>&1 || fail "boot enable: $(cat "$TMP/enable.out")"
+# the guest's reporter: once the boot finished and readset's session ended
+cat >"$TMP/root/etc/systemd/system/readset-test-report.service" <<'UNIT'
+[Unit]
+Description=report readset's boot status on the serial console, then power off
+After=multi-user.target
+[Service]
+Type=simple
+ExecStart=/bin/sh -c 'systemctl is-system-running --wait >/dev/null; while systemctl -q is-active readset-boot.service; do sleep 0.5; done; { systemd-analyze time; echo BEGIN-STATUS; readset boot status --json; echo END-STATUS; echo BEGIN-FAILED; systemctl --failed --no-legend --plain; echo END-FAILED; journalctl -b -u readset-boot.service --no-pager -o cat | sed "s/^/journal: /"; } >/dev/ttyS0 2>&1; systemctl poweroff'
+[Install]
+WantedBy=multi-user.target
+UNIT
+ln -s ../readset-test-report.service "$TMP/root/etc/systemd/system/multi-user.target.wants/readset-test-report.service"
+"$GUEST" image "$TMP/root" "$TMP/guest.img" 1G >"$TMP/image.out" 2>&1 || fail "guest image: $(cat "$TMP/image.out")"
+rm -rf "$TMP/root"
+
+# between the markers of the serial log $1: the status JSON or the failed units
+# (kernel messages that come between are left out)
+between() { tr -d '\r' <"$1" | sed -n "/^$2/,/^$3/p" | sed '1d;$d' | grep -v '^\[ *[0-9.]*\] ' || true; }
+for n in 1 2; do
+        "$GUEST" boot "$TMP/guest.img" "$TMP/serial$n.log" || fail "boot $n: $(tail -30 "$TMP/serial$n.log")"
+        grep -q "Startup finished in" "$TMP/serial$n.log" || fail "boot $n never finished: $(tail -40 "$TMP/serial$n.log")"
+        between "$TMP/serial$n.log" BEGIN-STATUS END-STATUS >"$TMP/status$n.json"
+        between "$TMP/serial$n.log" BEGIN-FAILED END-FAILED >"$TMP/failed$n"
+        [ -s "$TMP/status$n.json" ] || fail "boot $n: no status on the console: $(tail -40 "$TMP/serial$n.log")"
+        [ ! -s "$TMP/failed$n" ] || fail "boot $n left failed units: $(cat "$TMP/failed$n")"
+        grep "journal: " "$TMP/serial$n.log" | tr -d '\r'
+done
+
+$PY - "$TMP/status1.json" "$TMP/status2.json" <<'PYEOF' || fail "the boot status is not what two boots should leave: $(head -c 3000 "$TMP/status1.json" "$TMP/status2.json")"
+import json, sys
+s1, s2 = (json.load(open(p)) for p in sys.argv[1:3])
+def check(c, what):
+    if not c:
+        print("status:", json.dumps(s2, indent=1), file=sys.stderr)
+        sys.exit("FAIL: " + what)
+check(s1["enabled"] and len(s1["boots"]) == 1, "after boot 1: enabled, one boot")
+b1 = s1["boots"][0]
+check(b1["mode"] == "record", f"boot 1 recorded ({b1['mode']}: {b1['note']})")
+check(b1["seconds"] > 0, "boot 1's duration from systemd")
+check(b1["used_bytes"] > 1 << 20, "boot 1 recorded what the boot read (more than 1 MB)")
+check(s1["read_set"]["present"] and s1["read_set"]["files"] > 50, "a read set of the boot (more than 50 files)")
+check(s1["next"] == "replay+record", f"boot 2 is to replay ({s1['next']}: {s1['why']})")
+check(len(s2["boots"]) == 2, "after boot 2: two boots")
+b2 = s2["boots"][1]
+check(b2["mode"] == "replay+record", f"boot 2 replayed and recorded ({b2['mode']}: {b2['note']})")
+check(b2["replayed_bytes"] > 1 << 20, "boot 2 replayed more than 1 MB")
+check(0 < b2.get("hit_ratio", -1) <= 1, "boot 2's hit ratio")
+check(b2["dropped_events"] == 0, "nothing dropped in a small boot")
+print(f"boot 1: {b1['seconds']:.2f} s recorded, {b1['used_bytes']/1e6:.1f} MB; "
+      f"boot 2: {b2['seconds']:.2f} s, {b2['replayed_bytes']/1e6:.1f} MB replayed, hit {b2['hit_ratio']:.0%}")
+PYEOF
+
+# purged from the image: no unit, no file, no read set
+mkdir -p "$TMP/mnt"
+mount -o loop "$TMP/guest.img" "$TMP/mnt" || fail "cannot mount the guest image"
+MNT=$TMP/mnt
+LOOPDEV=$(findmnt -n -o SOURCE "$TMP/mnt")
+chroot "$TMP/mnt" sh -c 'dpkg --purge readset' >"$TMP/purge.out" 2>&1 || fail "dpkg --purge: $(cat "$TMP/purge.out")"
+left=$(cd "$TMP/mnt" && find . -path ./proc -prune -o \( -name '*readset*' ! -name 'readset-test-report.service' \) -print |
+        grep -v '^./var/lib/dpkg/' || true)
+[ -z "$left" ] || fail "purging readset left: $left"
+umount "$TMP/mnt"; MNT=
+echo "ok: two guest boots (recorded, replayed), no failed units, nothing left after purge"
