@@ -209,6 +209,24 @@ static int keep_recording(const struct boot_args *a, struct readset *rs, struct 
         if (a->under) {
                 if (stat(a->under, &st) < 0)
                         return -errno;
+                /* a container's processes name their files as they see them:
+                 * below under here, where the same inode is */
+                for (size_t i = 0; i < rs->n_files; i++) {
+                        struct rs_file *f = &rs->files[i];
+                        char *host = NULL;
+                        struct stat fst;
+                        if (f->kind != RS_FILE_REGULAR || f->dev != st.st_dev || f->path[0] != '/' ||
+                            strncmp(f->path, a->under, strlen(a->under)) == 0)
+                                continue;
+                        if (asprintf(&host, "%s%s", a->under, f->path) < 0)
+                                return -ENOMEM;
+                        if (lstat(host, &fst) == 0 && fst.st_ino == f->ino && fst.st_dev == f->dev) {
+                                free(f->path);
+                                f->path = host;
+                                f->flags &= ~(uint32_t)RS_FILE_DELETED;
+                        } else
+                                free(host);
+                }
                 if ((r = readset_part(rs, st.st_dev, a->under, &part)) < 0)
                         return r;
                 rs = part;

@@ -193,7 +193,7 @@ static int boot_enable(const struct boot_args *a)
                 return r;
         if (!state_file_exists(p.enabled) && (r = write_file_atomic_text(p.enabled, "1\n")) < 0)
                 return log_errno(r, "cannot write '%s'", p.enabled);
-        if (systemd_running() && !a->under) {
+        if (systemd_running() && strcmp(a->state, BOOT_STATE_DIR) == 0) {
                 char *argv[] = { "systemctl", "enable", "--quiet", BOOT_UNIT, NULL };
                 r = run_quiet(argv, true);
                 if (r != 0) {
@@ -214,7 +214,7 @@ static int boot_disable(const struct boot_args *a)
         state_paths(a->state, &p);
         if (geteuid() != 0)
                 return log_error("readset boot disable needs root");
-        if (systemd_running()) {
+        if (systemd_running() && strcmp(a->state, BOOT_STATE_DIR) == 0) {
                 char *argv[] = { "systemctl", "disable", "--quiet", BOOT_UNIT, NULL };
                 (void)run_quiet(argv, false);    /* not enabled, or not installed: nothing to undo */
         }
