@@ -1,0 +1,73 @@
+#!/bin/sh
+# readset boot on this machine, with a state directory of the test's own
+# and the boot's end given on stdin (--finished-from-stdin): enable, a
+# recorded "boot" (a workload run while the session records every
+# process), a replayed one (warmed, with a hit ratio), status (table and
+# JSON), stale (re-recorded), a state directory others can write
+# (refused), a damaged plan (recorded anew, no failure), disable (nothing
+# left).  The real boots are tests/e2e/boot-guest.sh's.
+. "$(dirname "$0")/lib.sh"
+need_root
+need_tracefs
+S=$TMP/state/boot
+mkdir -p "$TMP/data"
+for i in 1 2 3 4 5 6 7 8; do head -c 300000 /dev/urandom >"$TMP/data/f$i"; done
+
+"$READSET" boot enable --state "$S" 2>"$TMP/err" || fail "enable: $(cat "$TMP/err")"
+[ -f "$S/enabled" ] || fail "enable made no state"
+# one "boot": the session, a cold cache, the workload, its end on stdin
+boot() {
+        sync; echo 3 >/proc/sys/vm/drop_caches
+        mkfifo "$TMP/in"
+        "$READSET" boot start --state "$S" --finished-from-stdin --settle 100 <"$TMP/in" >"$TMP/out" 2>"$TMP/session.err" &
+        pid=$!
+        exec 7>"$TMP/in"
+        # ready first (the session says so on stdout)
+        n=0; until grep -q ready "$TMP/out" 2>/dev/null; do
+                kill -0 $pid 2>/dev/null || fail "the session ended before it was ready: $(cat "$TMP/session.err")"
+                n=$((n + 1)); [ $n -lt 600 ] || { kill $pid; fail "the session never got ready"; }
+                sleep 0.1
+        done
+        cat "$TMP"/data/f* >/dev/null
+        echo "$1" >&7
+        exec 7>&-
+        wait $pid || fail "boot start exited $?: $(cat "$TMP/session.err")"
+        rm -f "$TMP/in"
+}
+boot 2.5
+grep -q "this boot: record" "$TMP/session.err" || fail "the first boot did not record: $(cat "$TMP/session.err")"
+[ -f "$S/plan.readset" ] || fail "no plan after a recorded boot"
+"$READSET" show "$S/plan.readset" | grep -q "$TMP/data/f8" || fail "the plan lacks what the boot read"
+boot 2.0
+grep -q "this boot: replay+record" "$TMP/session.err" || fail "the second boot did not replay: $(cat "$TMP/session.err")"
+"$READSET" boot status --state "$S" >"$TMP/status" || fail "status"
+grep -q "^readset boot: enabled" "$TMP/status" && grep -q "replay+record" "$TMP/status" || fail "status: $(cat "$TMP/status")"
+"$READSET" boot status --state "$S" --json >"$TMP/status.json" || fail "status --json"
+$PY - "$TMP/status.json" <<'PYEOF' || fail "status --json: $(cat "$TMP/status.json")"
+import json, sys
+s = json.load(open(sys.argv[1]))
+b = s["boots"]
+assert s["enabled"] and len(b) == 2, s
+assert b[0]["mode"] == "record" and b[0]["seconds"] == 2.5 and b[0]["used_bytes"] >= 8 * 300000, b[0]
+assert b[1]["mode"] == "replay+record" and b[1]["replayed_bytes"] >= 8 * 300000, b[1]
+assert b[1]["hit_ratio"] >= 0.9, b[1]        # the replay had warmed what the "boot" read
+PYEOF
+# stale: the next boot replays and records anew, and the plan is that boot's alone
+"$READSET" boot stale --state "$S" --why "test upgrade" || fail "stale"
+"$READSET" boot status --state "$S" | grep -q "stale (test upgrade)" || fail "status does not say stale"
+boot 2.1
+[ ! -e "$S/stale" ] || fail "the stale mark outlived the re-recording"
+[ ! -e "$S/boot.1.readset" ] || fail "boots before the upgrade still make the plan"
+# a damaged plan: recorded anew, the session does not fail
+head -c 100 /dev/urandom >"$S/plan.readset"
+boot 2.0
+grep -q "unusable" "$TMP/session.err" || fail "a damaged plan was not said: $(cat "$TMP/session.err")"
+# a state directory others can write is refused
+chmod 777 "$S"
+rc=0; "$READSET" boot status --state "$S" 2>"$TMP/err" || rc=$?
+[ "$rc" = 1 ] && grep -q "refusing" "$TMP/err" || fail "a world-writable state was used ($rc): $(cat "$TMP/err")"
+chmod 755 "$S"
+"$READSET" boot disable --state "$S" 2>"$TMP/err" || fail "disable: $(cat "$TMP/err")"
+[ ! -e "$S" ] || fail "disable left: $(ls -la "$S")"
+"$READSET" boot status --state "$S" | grep -q "disabled" || fail "status after disable"
+echo "boot: ok"
