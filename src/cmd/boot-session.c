@@ -10,7 +10,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -21,7 +20,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,6 +31,7 @@
 #include "model/format.h"
 #include "model/store.h"
 #include "record/recorder.h"
+#include "util/child.h"
 #include "util/log.h"
 #include "util/util.h"
 #include "util/banned.h"
@@ -42,7 +41,7 @@
 /* how long a boot may take before the recording ends anyway */
 #define BOOT_MAX_S 300
 /* a replay still going when the boot finished is of no use any more: it
- * is left this long, then stopped */
+ * is given this long, then told to stop (what it read is still counted) */
 #define BOOT_REPLAY_GRACE_US 500000
 
 /* systemd's readiness protocol (sd_notify(3)): one datagram to
@@ -87,70 +86,25 @@ static int wait_systemd(uint64_t deadline_us)
 {
         char *argv[] = { "systemctl", "is-system-running", "--wait", NULL };
         struct stat st;
-        int status, fd;
-        pid_t pid;
+        int r;
 
         if (stat("/run/systemd/system", &st) < 0)
                 return -EHOSTDOWN;      /* not booted by systemd */
-        pid = fork();
-        if (pid < 0)
-                return -errno;
-        if (pid == 0) {
-                fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-                if (fd >= 0) {
-                        dup2(fd, 0);
-                        dup2(fd, 1);
-                }
-                execvp(argv[0], argv);
-                _exit(127);
-        }
-        for (;;) {
-                pid_t w = waitpid(pid, &status, WNOHANG);
-                if (w == pid)
-                        return WIFEXITED(status) && WEXITSTATUS(status) == 127 ? -ENOENT : 0;
-                if (w < 0 && errno != EINTR)
-                        return -errno;
-                if (now_us() >= deadline_us) {
-                        kill(pid, SIGKILL);
-                        (void)waitpid(pid, &status, 0);
-                        return -ETIMEDOUT;
-                }
-                usleep(50000);
-        }
+        r = child_run(argv, NULL, 0, false, deadline_us);
+        return r > 0 ? 0 : r;           /* running, or degraded (a unit failed): finished either way */
 }
 
 /* The boot's total as systemd's "Startup finished" line gives it, in us
  * (firmware and loader included, when it knows them); 0 when unknown. */
 static uint64_t systemd_total_us(void)
 {
-        int p[2], status;
+        char *argv[] = { "systemctl", "show", "-p", "FinishTimestampMonotonic", "-p", "FirmwareTimestampMonotonic",
+                         NULL };
         char buf[1024];
-        size_t n = 0;
-        ssize_t k;
         uint64_t finish = 0, firmware = 0;
-        pid_t pid;
 
-        if (pipe2(p, O_CLOEXEC) < 0)
+        if (child_run(argv, buf, sizeof(buf), false, now_us() + 10000000) != 0)
                 return 0;
-        pid = fork();
-        if (pid < 0) {
-                close(p[0]);
-                close(p[1]);
-                return 0;
-        }
-        if (pid == 0) {
-                dup2(p[1], 1);
-                execlp("systemctl", "systemctl", "show", "-p", "FinishTimestampMonotonic", "-p",
-                       "FirmwareTimestampMonotonic", (char *)NULL);
-                _exit(127);
-        }
-        close(p[1]);
-        while (n < sizeof(buf) - 1 && (k = read(p[0], buf + n, sizeof(buf) - 1 - n)) > 0)
-                n += (size_t)k;
-        buf[n] = 0;
-        close(p[0]);
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-                ;
         for (char *save = NULL, *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
                 if (strncmp(line, "FinishTimestampMonotonic=", 25) == 0)
                         (void)parse_u64(line + 25, &finish);
@@ -195,15 +149,12 @@ static int wait_stdin(uint64_t deadline_us, uint64_t *ret_total_us)
         }
 }
 
-static bool always(void *userdata) { (void)userdata; return true; }
-
 /* The boot's recording: only what lies below under (and the metadata of
- * its device) when given; never the state directory's own files. */
+ * its device) when given. */
 static int keep_recording(const struct boot_args *a, struct readset *rs, struct readset **ret)
 {
         _cleanup_readset_ struct readset *part = NULL;
         struct stat st;
-        size_t len = strlen(a->state);
         int r;
 
         if (a->under) {
@@ -230,11 +181,6 @@ static int keep_recording(const struct boot_args *a, struct readset *rs, struct 
                 if ((r = readset_part(rs, st.st_dev, a->under, &part)) < 0)
                         return r;
                 rs = part;
-        }
-        for (size_t i = 0; i < rs->n_files; i++) {
-                struct rs_file *f = &rs->files[i];
-                if (strncmp(f->path, a->state, len) == 0 && (f->path[len] == '/' || f->path[len] == 0))
-                        f->n_ranges = 0;        /* no range: format_write keeps it, replay reads nothing */
         }
         *ret = part ? TAKE_PTR(part) : NULL;
         return 0;
@@ -376,7 +322,6 @@ int boot_session(const struct boot_args *a)
                 }
         }
         replay_args_init(&ra);
-        ra.leave_at_give_up = true;
         if (replaying) {
                 /* best effort, never realtime: the boot's own reads are not starved */
                 (void)syscall(SYS_ioprio_set, 1 /* IOPRIO_WHO_PROCESS */, 0, (2 << 13) | 4);
@@ -415,13 +360,13 @@ int boot_session(const struct boot_args *a)
                 usleep((useconds_t)MIN(a->settle_ms, 60000) * 1000);
 
         if (job) {
-                r = replay_job_wait(job, now_us() + BOOT_REPLAY_GRACE_US, always, NULL, &res);
-                if (r == 0 || r == -ETIMEDOUT) {
+                r = replay_job_wait(job, now_us() + BOOT_REPLAY_GRACE_US, NULL, NULL, &res);
+                if (r >= 0) {
                         e.replayed_bytes = res.st.bytes;
                         e.changed = res.st.files_changed;
-                        if (r == -ETIMEDOUT)
-                                note_add(&e, "replay still going when the boot finished: stopped");
                 }
+                if (r == -ETIMEDOUT || res.st.stopped)
+                        note_add(&e, "replay still going when the boot finished: stopped");
         }
         if (rec) {
                 struct recorder_status st;

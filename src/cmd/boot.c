@@ -4,34 +4,22 @@
  * boot/history.h).  `boot start` is what readset-boot.service runs before
  * sysinit; enable, disable, status and stale are the user's and dpkg's. */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <poll.h>
-#include <signal.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/un.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "boot/history.h"
-#include "boot/plan.h"
 #include "cmd/boot-cli.h"
 #include "cmd/cmd.h"
-#include "cmd/record-cli.h"
-#include "model/compare.h"
 #include "model/format.h"
 #include "model/store.h"
-#include "record/recorder.h"
 #include "util/json.h"
+#include "util/child.h"
 #include "util/log.h"
 #include "util/trust.h"
 #include "util/util.h"
@@ -152,31 +140,6 @@ static bool systemd_running(void)
         return stat("/run/systemd/system", &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* Run argv, its output to /dev/null unless keep; its exit status, or -errno. */
-static int run_quiet(char *const *argv, bool keep)
-{
-        pid_t pid = fork();
-        int status;
-
-        if (pid < 0)
-                return -errno;
-        if (pid == 0) {
-                if (!keep) {
-                        int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
-                        if (fd >= 0) {
-                                dup2(fd, 1);
-                                dup2(fd, 2);
-                        }
-                }
-                execvp(argv[0], argv);
-                _exit(127);
-        }
-        while (waitpid(pid, &status, 0) < 0)
-                if (errno != EINTR)
-                        return -errno;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 /* ---- enable, disable, stale ------------------------------------------ */
 
 static int boot_enable(const struct boot_args *a)
@@ -195,7 +158,7 @@ static int boot_enable(const struct boot_args *a)
                 return log_errno(r, "cannot write '%s'", p.enabled);
         if (systemd_running() && strcmp(a->state, BOOT_STATE_DIR) == 0) {
                 char *argv[] = { "systemctl", "enable", "--quiet", BOOT_UNIT, NULL };
-                r = run_quiet(argv, true);
+                r = child_run(argv, NULL, 0, false, 0);
                 if (r != 0) {
                         unlink(p.enabled);
                         return log_error("systemctl enable %s failed (is readset installed with its units?)",
@@ -216,7 +179,7 @@ static int boot_disable(const struct boot_args *a)
                 return log_error("readset boot disable needs root");
         if (systemd_running() && strcmp(a->state, BOOT_STATE_DIR) == 0) {
                 char *argv[] = { "systemctl", "disable", "--quiet", BOOT_UNIT, NULL };
-                (void)run_quiet(argv, false);    /* not enabled, or not installed: nothing to undo */
+                (void)child_run(argv, NULL, 0, true, 0);   /* not enabled, or not installed: nothing to undo */
         }
         /* what readset made there, by name; anything else stays */
         const char *files[] = { p.enabled, p.history, p.plan, p.stale, p.lock, p.boot[0], p.boot[1], p.boot[2] };

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
@@ -239,4 +240,73 @@ int child_detach(bool *ret_parent)
         }
         if (chdir("/") < 0) { /* nothing depends on the directory */ }
         return 0;
+}
+
+int child_run(char *const *argv, char *out, size_t out_size, bool quiet, uint64_t deadline_us)
+{
+        int p[2] = { -1, -1 }, status, e = 0;
+        size_t n = 0;
+        pid_t pid;
+
+        if (out && pipe2(p, O_CLOEXEC) < 0)
+                return -errno;
+        pid = fork();
+        if (pid < 0) {
+                e = -errno;
+                if (out) {
+                        close(p[0]);
+                        close(p[1]);
+                }
+                return e;
+        }
+        if (pid == 0) {
+                int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+                if (null >= 0) {
+                        dup2(null, 0);
+                        dup2(out ? p[1] : null, 1);
+                        if (quiet)
+                                dup2(null, 2);
+                }
+                execvp(argv[0], argv);
+                _exit(127);
+        }
+        if (out) {
+                close(p[1]);
+                /* to its end (EOF), or the deadline */
+                for (;;) {
+                        struct pollfd pf = { .fd = p[0], .events = POLLIN };
+                        ssize_t k;
+                        if (deadline_us && now_us() >= deadline_us)
+                                break;
+                        if (poll(&pf, 1, 50) <= 0)
+                                continue;
+                        k = read(p[0], out + n, out_size - 1 - n);
+                        if (k <= 0 && !(k < 0 && errno == EINTR))
+                                break;
+                        if (k > 0)
+                                n += (size_t)k;
+                        if (n == out_size - 1)
+                                break;
+                }
+                out[n] = 0;
+                close(p[0]);
+        }
+        for (;;) {
+                pid_t w = waitpid(pid, &status, deadline_us ? WNOHANG : 0);
+                if (w == pid)
+                        break;
+                if (w < 0 && errno != EINTR)
+                        return -errno;
+                if (deadline_us && now_us() >= deadline_us) {
+                        kill(pid, SIGKILL);
+                        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                                ;
+                        return -ETIMEDOUT;
+                }
+                if (w == 0)
+                        usleep(50000);
+        }
+        if (WIFEXITED(status))
+                return WEXITSTATUS(status) == 127 ? -ENOENT : WEXITSTATUS(status);
+        return 128 + WTERMSIG(status);
 }

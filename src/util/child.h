@@ -6,6 +6,8 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct child {
@@ -53,3 +55,11 @@ void child_close(struct child *c);
  * the caller's pipes held open, in /.  In the parent *ret_parent is true
  * (it returns at once), in the detached child false.  -errno. */
 int child_detach(bool *ret_parent);
+
+/* Run a helper program (systemctl) to its end, deadline_us (now_us(); 0:
+ * none) at most, then killed: its stdin /dev/null, its stdout into out
+ * (out_size bytes at most, NUL-terminated; /dev/null when out is NULL), its
+ * stderr readset's unless quiet.  Not one of the signal-passing children
+ * above.  Its exit status; -ENOENT when it could not be run, -ETIMEDOUT,
+ * or -errno. */
+int child_run(char *const *argv, char *out, size_t out_size, bool quiet, uint64_t deadline_us);

@@ -27,16 +27,21 @@ sleep 3
 EOF
 chmod 755 "$TMP/start.sh"
 sync; echo 3 >/proc/sys/vm/drop_caches
+# run --stats --json $TMP/$1.readset from a cold cache: its summary in
+# $TMP/$2.json, its stderr in $TMP/$2.err
+paced_run() {
+        sync; echo 3 >/proc/sys/vm/drop_caches
+        "$READSET" run --stats --json "$TMP/$1.readset" -- "$TMP/start.sh" >/dev/null 2>"$TMP/$2.err" ||
+                fail "run ($2): $(cat "$TMP/$2.err")"
+        tail -n 1 "$TMP/$2.err" >"$TMP/$2.json"
+}
 "$READSET" record -q -o "$TMP/p.readset" -- "$TMP/start.sh" >/dev/null || fail "record"
 json_check "$TMP/p.readset" \
         "sum(1 for l in d['lookups'] if l['path'].startswith('$m/')) >= 96"
 
 # run, following the command: the whole sequence, and the second half
 # warmed again after it expired during the sleep
-sync; echo 3 >/proc/sys/vm/drop_caches
-"$READSET" run --stats --json "$TMP/p.readset" -- "$TMP/start.sh" >/dev/null 2>"$TMP/run.err" ||
-        fail "run: $(cat "$TMP/run.err")"
-tail -n 1 "$TMP/run.err" >"$TMP/run.json"
+paced_run p run
 "$PY" - "$TMP/run.json" <<'PYEOF' || fail "run's pacing: $(cat "$TMP/run.err")"
 import json, sys
 p = json.load(open(sys.argv[1]))["paced"]
@@ -84,10 +89,7 @@ tail -n 1 "$TMP/np.err" | grep -q '"paced"' && fail "run --no-pace paced"
 "$SLOWDEV" up share "$m" --source "$TMP/src" --rtt 2 --client strict 2>/dev/null || fail "up share strict"
 sync; echo 3 >/proc/sys/vm/drop_caches
 "$READSET" record -q -o "$TMP/s.readset" -- "$TMP/start.sh" >/dev/null || fail "record (strict)"
-sync; echo 3 >/proc/sys/vm/drop_caches
-"$READSET" run --stats --json "$TMP/s.readset" -- "$TMP/start.sh" >/dev/null 2>"$TMP/strict.err" ||
-        fail "run (strict): $(cat "$TMP/strict.err")"
-tail -n 1 "$TMP/strict.err" >"$TMP/strict.json"
+paced_run s strict
 "$PY" - "$TMP/strict.json" <<'PYEOF' || fail "strict pacing: $(cat "$TMP/strict.err")"
 import json, sys
 p = json.load(open(sys.argv[1]))["paced"]
