@@ -198,8 +198,31 @@ static void test_order_and_gaps(void)
         readset_free(rs);
 }
 
+/* A bound on what is kept: the first events stay, the rest are counted */
+static void test_limit(void)
+{
+        struct rs_builder *b = builder_new();
+        struct readset *rs = readset_new();
+        uint64_t bytes = 0;
+
+        builder_set_limit(b, 10);
+        /* 100 reads of one page each, every other page: none merges */
+        for (uint64_t i = 0; i < 100; i++)
+                add(b, 1000 * i, 1 + i % 2, 2 * i, 2 * i + 1, RS_EV_ACCESS);   /* files of unknown size */
+        CHECK_EQ(builder_n_events(b), 100);
+        CHECK_EQ(builder_n_dropped(b), 90);
+        CHECK_EQ(builder_finish(b, rs, P, resolve, NULL), 0);
+        for (size_t i = 0; i < rs->n_files; i++)
+                for (size_t j = 0; j < rs->files[i].n_ranges; j++)
+                        bytes += rs->files[i].ranges[j].length;
+        CHECK_EQ(bytes, 10 * P);
+        builder_free(b);
+        readset_free(rs);
+}
+
 int main(void)
 {
+        test_limit();
         test_order_and_gaps();
         test_first_access_order();
         test_fill_vs_access();
