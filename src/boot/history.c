@@ -36,8 +36,8 @@ static int mode_from_name(const char *s, uint32_t *ret)
         return -EINVAL;
 }
 
-/* One line: "1 AT MODE TOTAL_US REPLAYED USED HIT DROPPED CHANGED NOTE...",
- * HIT in thousandths (-1: unknown). */
+/* One line: "1 AT MODE TOTAL_US REPLAYED USED HIT DROPPED FILES CHANGED
+ * NOTE...", HIT in thousandths (-1: unknown). */
 static int parse_line(char *line, struct start_entry *e)
 {
         char mode[32];
@@ -45,9 +45,9 @@ static int parse_line(char *line, struct start_entry *e)
         int n = 0;
 
         memset(e, 0, sizeof(*e));
-        if (sscanf(line, "1 %" SCNu64 " %31s %" SCNu64 " %" SCNu64 " %" SCNu64 " %ld %" SCNu64 " %" SCNu64 "%n",
-                   &e->at_unix, mode, &e->total_us, &e->replayed_bytes, &e->used_bytes, &hit, &e->dropped,
-                   &e->changed, &n) != 8)
+        if (sscanf(line, "1 %" SCNu64 " %31s %" SCNu64 " %" SCNu64 " %" SCNu64 " %ld %" SCNu64 " %" SCNu64
+                   " %" SCNu64 "%n", &e->at_unix, mode, &e->total_us, &e->replayed_bytes, &e->used_bytes, &hit,
+                   &e->dropped, &e->files, &e->changed, &n) != 9)
                 return -EINVAL;
         if (mode_from_name(mode, &e->mode) < 0 || hit < -1 || hit > 1000)
                 return -EINVAL;
@@ -104,9 +104,9 @@ static int write_lines(FILE *f, void *userdata)
                 for (char *p = note; *p; p++)
                         if (*p == '\n' || *p == '\r')
                                 *p = ' ';
-                fprintf(f, "1 %" PRIu64 " %s %" PRIu64 " %" PRIu64 " %" PRIu64 " %ld %" PRIu64 " %" PRIu64 " %s\n",
-                        x->at_unix, start_mode_name(x->mode), x->total_us, x->replayed_bytes, x->used_bytes,
-                        x->hit < 0 ? -1L : (long)(x->hit * 1000 + 0.5), x->dropped, x->changed, note);
+                fprintf(f, "1 %" PRIu64 " %s %" PRIu64 " %" PRIu64 " %" PRIu64 " %ld %" PRIu64 " %" PRIu64 " %" PRIu64
+                        " %s\n", x->at_unix, start_mode_name(x->mode), x->total_us, x->replayed_bytes, x->used_bytes,
+                        x->hit < 0 ? -1L : (long)(x->hit * 1000 + 0.5), x->dropped, x->files, x->changed, note);
         }
         return ferror(f) ? -EIO : 0;
 }
@@ -173,11 +173,18 @@ void loop_decide(const struct loop_options *o, const struct history *h, bool hav
         size_t off = 0, since_base = 0, plain = 0;
         uint64_t v[8];
         size_t n = 0;
+        char changed[64];
 
         *d = (struct loop_decision){ .mode = START_RECORD };
         if (!have_plan) {
                 snprintf(d->why, sizeof(d->why), "no read set yet: this start records one");
                 return;
+        }
+        if (!stale && h->n && replayed(h->e[h->n - 1].mode) && h->e[h->n - 1].files &&
+            h->e[h->n - 1].changed * 10 >= h->e[h->n - 1].files) {
+                snprintf(changed, sizeof(changed), "%" PRIu64 " of its %" PRIu64 " files changed",
+                         h->e[h->n - 1].changed, h->e[h->n - 1].files);
+                stale = changed;
         }
         if (stale) {
                 d->mode = START_REPLAY_RECORD;

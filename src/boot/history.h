@@ -27,7 +27,8 @@ struct start_entry {
         uint64_t used_bytes;     /* what the start accessed (recorded) */
         double hit;              /* share of used_bytes the replay had warmed; < 0: unknown */
         uint64_t dropped;        /* events past the recorder's bound */
-        uint64_t changed;        /* files the replay skipped as changed since they were recorded */
+        uint64_t files;          /* files the replay was to read */
+        uint64_t changed;        /* of those, skipped as changed (or gone) since they were recorded */
         char note[256];          /* what happened, in words ("" when nothing to say) */
 };
 
@@ -67,6 +68,8 @@ struct loop_decision {
 };
 
 /* What the next start does, given h; have_plan: there is a read set to
- * replay; stale: it was marked stale (why says by what, or NULL). */
+ * replay; stale: it was marked stale (why says by what, or NULL).  A read
+ * set is stale too when the last replay found a tenth or more of its files
+ * changed: the start after it replays and records anew. */
 void loop_decide(const struct loop_options *o, const struct history *h, bool have_plan, const char *stale,
                  struct loop_decision *d);

@@ -3,9 +3,14 @@
  * with --stats or --auto, record it meanwhile. */
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "boot/history.h"
 #include "cmd/cmd.h"
 #include "cmd/record-cli.h"
 #include "cmd/run-cli.h"
@@ -36,9 +41,12 @@ static void run_help(void)
                "HUP, QUIT) are passed on to CMD.\n"
                "\n"
                "With --auto, the read set lives in DIR, named after the command: the first\n"
-               "run records it (root), later runs replay it and record again, and the\n"
-               "read set is replaced when less than --stale-below percent of it is still\n"
-               "used (the program or its files changed).\n"
+               "run records it (root), later runs replay it without recording, and each\n"
+               "run's time is kept beside it; where replay does not make the command\n"
+               "faster than a plain run, later runs are plain (tried again 16 runs on).\n"
+               "A replay that finds a tenth of the files changed has the next run record\n"
+               "again; with --stats every run records, and the read set is replaced when\n"
+               "less than --stale-below percent of it is still used.\n"
                "\n"
                "options:\n"
                "  -a, --auto DIR          keep the read set in DIR (see above)\n"
@@ -78,6 +86,60 @@ static void run_help(void)
 static bool command_done(void *userdata) { return child_done(userdata); }
 static void release_command(void *userdata) { (void)child_release(userdata); }
 
+/* --auto's closed loop (boot/history.h): the history beside the read set,
+ * one line a run; a run replays without recording, records only when
+ * there is no read set or it went stale, and where replay does not make
+ * the command faster than plain runs it runs plain, trying again later. */
+struct run_loop {
+        char path[PATH_MAX];
+        struct history h;
+        struct loop_decision d;
+        uint64_t t0;
+};
+
+static void run_loop_options(struct loop_options *o)
+{
+        loop_options_default(o);
+        o->record_replays = false;
+        o->plain_baseline = true;
+}
+
+static void run_loop_decide(struct run_loop *l, const char *file, bool have_plan)
+{
+        struct loop_options o;
+        unsigned bad;
+        int r;
+
+        snprintf(l->path, sizeof(l->path), "%s.history", file);
+        if ((r = history_load(l->path, &l->h, &bad)) < 0) {
+                log_warning_errno(r, "cannot read '%s': starting a new history", l->path);
+                l->h.n = 0;
+        }
+        run_loop_options(&o);
+        loop_decide(&o, &l->h, have_plan, NULL, &l->d);
+        if (l->d.mode == START_OFF && l->h.n && l->h.e[l->h.n - 1].mode != START_OFF)
+                log_info("%s", l->d.why);      /* said once, when it turns off */
+}
+
+/* The run's line, unless the command did not run to its end. */
+static void run_loop_note(struct run_loop *l, const struct child *c, bool ran, const struct replay_result *res)
+{
+        struct start_entry e = { .at_unix = (uint64_t)time(NULL), .mode = l->d.mode,
+                                 .total_us = now_us() - l->t0, .hit = -1 };
+        int r;
+
+        if (!ran || child_cut_short(c))
+                return;
+        if (l->d.mode == START_REPLAY || l->d.mode == START_REPLAY_RECORD) {
+                e.replayed_bytes = res->st.bytes;
+                e.files = res->st.files;
+                e.changed = res->st.files_changed + res->st.files_missing;
+        }
+        snprintf(e.note, sizeof(e.note), "%s", l->d.why);
+        if ((r = history_append(l->path, &l->h, &e)) < 0)
+                log_warning_errno(r, "cannot write '%s'", l->path);
+}
+
 int cmd_run(int argc, char **argv)
 {
         static const struct option opts[] = {
@@ -101,6 +163,8 @@ int cmd_run(int argc, char **argv)
         struct replay_result res = { .st.stopped = false };
         struct replay_job *job = NULL;
         struct child child = { .pid = -1 };
+        struct run_loop loop = { .d.mode = START_REPLAY };
+        bool record, replay = true;
         int c, r, code, exec_errno;
         char **cmd;
 
@@ -152,6 +216,14 @@ int cmd_run(int argc, char **argv)
         r = run_load(file, &a, arg_auto != NULL, &ld);
         if (r < 0)
                 return r;
+        record = arg_stats;
+        if (arg_auto) {
+                run_loop_decide(&loop, file, ld.buf != NULL);
+                record = arg_stats || loop.d.mode == START_RECORD || loop.d.mode == START_REPLAY_RECORD;
+                replay = loop.d.mode == START_REPLAY || loop.d.mode == START_REPLAY_RECORD;
+                if (!replay && !arg_stats)
+                        run_loaded_free(&ld);   /* plain: nothing of readset's beside the command */
+        }
         a.nice = (int)arg_nice;
         if (ld.plan_first) {
                 struct readset_totals t;
@@ -172,7 +244,8 @@ int cmd_run(int argc, char **argv)
                         log_warning("planning the replay takes more than 10 s: the command starts meanwhile");
         }
         /* otherwise the command starts first and never waits for the replay */
-        r = child_start(&child, cmd, arg_stats || arg_auto);
+        loop.t0 = now_us();
+        r = child_start(&child, cmd, record);
         if (r < 0) {
                 if (job)
                         (void)replay_job_wait(job, 1, NULL, NULL, &res);
@@ -193,7 +266,7 @@ int cmd_run(int argc, char **argv)
                 (void)setpriority(PRIO_PROCESS, 0, (int)arg_nice);
         /* (a recording needs the old read set, to tell whether it went
          * stale, even if the command is done already) */
-        if (ld.buf && !ld.plan_first && (arg_stats || arg_auto || !child_done(&child)))
+        if (ld.buf && !ld.plan_first && (record || !child_done(&child)))
                 (void)run_decode(&ld, arg_auto != NULL, true, &rs);
         /* planned (unless it was) and replayed in a process of its own: the
          * files are touched there, so that a share whose server is slow or
@@ -202,6 +275,10 @@ int cmd_run(int argc, char **argv)
          * set-up thread exists: a fork beside a running thread may copy a
          * lock that thread holds (ASan's allocator's did: the replay's
          * process waited on it forever, once in ten runs). */
+        if (!replay && rs) {
+                readset_free(rs);       /* kept to judge the recording by, not replayed */
+                rs = NULL;
+        }
         if (!job && rs && !ld.plan_first && !child_done(&child)) {
                 if (replay_args_skips(&a, rs) < 0)
                         log_warning("out of memory: skips are counted, not named");
@@ -209,7 +286,7 @@ int cmd_run(int argc, char **argv)
                 if (!job)
                         log_warning_errno(r, "cannot start the replay's process; replaying here");
         }
-        if (arg_stats || arg_auto)
+        if (record)
                 run_record_start(&rr, &child, release_command);
         if (job || (rs && !ld.plan_first && !child_done(&child))) {
                 if (job)
@@ -230,6 +307,8 @@ int cmd_run(int argc, char **argv)
         code = child_exit_code(&child, &exec_errno);
         if (exec_errno)
                 log_errno(-exec_errno, "cannot run '%s'", cmd[0]);
+        if (arg_auto)
+                run_loop_note(&loop, &child, !exec_errno && r >= 0, &res);
         /* once the command is over, before --json's line (it is the last) */
         if (a.verbose && rs)
                 say_skipped(&a, rs);

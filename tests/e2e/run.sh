@@ -109,6 +109,26 @@ printf '\377' | dd of="$RS" bs=1 seek=$((sz - 1)) conv=notrunc 2>/dev/null
 "$READSET" run --auto "$AUTO" -- $PROG2 2>"$TMP/err4" || fail "auto 4"
 grep -q "unusable" "$TMP/err4" || { cat "$TMP/err4"; fail "auto 4: damage not reported"; }
 "$READSET" show "$RS" >/dev/null || fail "auto 4: the read set was not recorded anew"
+# --auto's closed loop: the first run records, then runs replay without
+# recording, one runs plain to be measured against, and every run has its
+# line in NAME.readset.history; where the replays were no faster than the
+# plain runs, the next run is plain ("off") and says so once.
+AUTO3=$TMP/auto3
+for i in 1 2 3 4; do
+        sync; echo 3 >/proc/sys/vm/drop_caches
+        "$READSET" run --auto "$AUTO3" -- $PROG 2>"$TMP/loop$i" || fail "auto loop $i: $(cat "$TMP/loop$i")"
+done
+H=$(ls "$AUTO3"/*.readset.history)
+[ "$(awk '{print $3}' "$H" | tr '\n' ' ')" = "record replay plain replay " ] ||
+        fail "auto loop: modes $(awk '{print $3}' "$H" | tr '\n' ' ')"
+! grep -q "recorded" "$TMP/loop2" "$TMP/loop3" "$TMP/loop4" || fail "auto loop: a good read set recorded again"
+awk '$4 <= 0 { exit 1 }' "$H" || fail "auto loop: a run without its time: $(cat "$H")"
+# replays measured slower than the plain run: off
+awk '$3 == "replay" { $4 = 900000 } $3 == "plain" { $4 = 500000 } { print }' "$H" >"$H.x" && mv "$H.x" "$H"
+"$READSET" run --auto "$AUTO3" -- $PROG 2>"$TMP/loop5" || fail "auto loop 5"
+grep -q "turned off: replay did not help" "$TMP/loop5" || fail "auto loop 5 did not turn off: $(cat "$TMP/loop5")"
+[ "$(tail -n 1 "$H" | awk '{print $3}')" = off ] || fail "auto loop 5 was not plain: $(tail -n 1 "$H")"
+
 # A signal sent to readset run (a supervisor stopping it) reaches the
 # command; readset waits for it and exits with its status, leaving nothing
 # behind, also while recording (--auto), where the recording of a start cut
@@ -180,6 +200,6 @@ for f in "$base.new.$dead" "$base.new.$dead.tmp.Ab12Cd" "$base.new.$$" "$base.ne
 done
 "$READSET" run --auto "$TMP/auto-st" -- true 2>"$TMP/err" || fail "auto-st 2"
 grep -q "left by a run that was killed" "$TMP/err" || { cat "$TMP/err"; fail "stale recordings not reported"; }
-[ "$(cd "$TMP/auto-st" && ls | grep -v '\.readset$' | sort | tr '\n' ' ')" = "$(printf '%s\n' "$base.new.$$" "$base.new.x$dead" "other.new.$dead" | sort | tr '\n' ' ')" ] ||
+[ "$(cd "$TMP/auto-st" && ls | grep -v -e '\.readset$' -e '\.readset\.history$' | sort | tr '\n' ' ')" = "$(printf '%s\n' "$base.new.$$" "$base.new.x$dead" "other.new.$dead" | sort | tr '\n' ' ')" ] ||
         fail "stale recordings: $(ls "$TMP/auto-st")"
 echo "run: ok"
