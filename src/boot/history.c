@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/util.h"
@@ -66,7 +67,7 @@ int history_load(const char *path, struct history *h, unsigned *ret_bad)
         unsigned bad = 0;
         int fd;
 
-        h->n = 0;
+        h->n = h->lines = 0;
         *ret_bad = 0;
         fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
         if (fd < 0)
@@ -78,6 +79,7 @@ int history_load(const char *path, struct history *h, unsigned *ret_bad)
         }
         while (fgets(line, sizeof(line), f)) {
                 struct start_entry e;
+                h->lines++;
                 if (parse_line(line, &e) < 0) {
                         bad++;
                         continue;
@@ -92,33 +94,70 @@ int history_load(const char *path, struct history *h, unsigned *ret_bad)
         return ferror(f) ? -EIO : 0;
 }
 
+/* x's line, whatever its note says (one line, cut to fit) */
+static void format_line(const struct start_entry *x, char *buf, size_t size)
+{
+        char note[sizeof(x->note)];
+
+        snprintf(note, sizeof(note), "%s", x->note);
+        for (char *p = note; *p; p++)
+                if (*p == '\n' || *p == '\r')
+                        *p = ' ';
+        snprintf(buf, size, "1 %" PRIu64 " %s %" PRIu64 " %" PRIu64 " %" PRIu64 " %ld %" PRIu64 " %" PRIu64 " %" PRIu64
+                 " %s\n", x->at_unix, start_mode_name(x->mode), x->total_us, x->replayed_bytes, x->used_bytes,
+                 x->hit < 0 ? -1L : (long)(x->hit * 1000 + 0.5), x->dropped, x->files, x->changed, note);
+        if (buf[strlen(buf) - 1] != '\n')
+                buf[size - 2] = '\n';
+}
+
 static int write_lines(FILE *f, void *userdata)
 {
         const struct history *h = userdata;
+        char line[512];
 
         for (size_t i = 0; i < h->n; i++) {
-                const struct start_entry *x = &h->e[i];
-                char note[sizeof(x->note)];
-                /* one line each, whatever the note says */
-                snprintf(note, sizeof(note), "%s", x->note);
-                for (char *p = note; *p; p++)
-                        if (*p == '\n' || *p == '\r')
-                                *p = ' ';
-                fprintf(f, "1 %" PRIu64 " %s %" PRIu64 " %" PRIu64 " %" PRIu64 " %ld %" PRIu64 " %" PRIu64 " %" PRIu64
-                        " %s\n", x->at_unix, start_mode_name(x->mode), x->total_us, x->replayed_bytes, x->used_bytes,
-                        x->hit < 0 ? -1L : (long)(x->hit * 1000 + 0.5), x->dropped, x->files, x->changed, note);
+                format_line(&h->e[i], line, sizeof(line));
+                fputs(line, f);
         }
         return ferror(f) ? -EIO : 0;
 }
 
 int history_append(const char *path, struct history *h, const struct start_entry *e)
 {
+        char line[512];
+        size_t len;
+        ssize_t k;
+        int fd, r;
+
         if (h->n == HISTORY_MAX) {
                 memmove(h->e, h->e + 1, (HISTORY_MAX - 1) * sizeof(*h->e));
                 h->n--;
         }
         h->e[h->n++] = *e;
-        return write_file_atomic(path, 0644, write_lines, h);
+        if (h->lines + 1 >= 2 * HISTORY_MAX) {
+                r = write_file_atomic(path, 0644, write_lines, h);
+                if (r >= 0)
+                        h->lines = h->n;
+                return r;
+        }
+        format_line(e, line, sizeof(line));
+        len = strlen(line);
+        struct stat st;
+
+        fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+                close(fd);
+                return -EINVAL;         /* a FIFO or a device put there */
+        }
+        k = write(fd, line, len);       /* one write: lines of two writers do not mix */
+        r = k < 0 ? -errno : (size_t)k != len ? -EIO : 0;
+        if (close(fd) < 0 && r == 0)
+                r = -errno;
+        if (r == 0)
+                h->lines++;
+        return r;
 }
 
 /* ---- the loop --------------------------------------------------------- */

@@ -38,12 +38,16 @@ struct start_entry {
 struct history {
         struct start_entry e[HISTORY_MAX];
         size_t n;                /* oldest first */
+        size_t lines;            /* in the file, older ones and bad ones too */
 };
 
 /* Read path (missing: empty); lines that do not parse are left out and
  * counted in *ret_bad.  -errno. */
 int history_load(const char *path, struct history *h, unsigned *ret_bad);
-/* Append e (the oldest goes when full) and write path whole (0644). */
+/* Append e (the oldest goes when full): one line added at the end of path
+ * (0644; no link followed; not synced: a line torn by a crash is left out
+ * when read, as a bad one), the file written anew, whole, once it holds
+ * twice HISTORY_MAX lines. */
 int history_append(const char *path, struct history *h, const struct start_entry *e);
 const char *start_mode_name(uint32_t mode);
 

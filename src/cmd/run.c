@@ -43,7 +43,7 @@ static void run_help(void)
                "With --auto, the read set lives in DIR, named after the command: the first\n"
                "run records it (root), later runs replay it without recording, and each\n"
                "run's time is kept beside it; where replay does not make the command\n"
-               "faster than a plain run, later runs are plain (tried again 16 runs on).\n"
+               "faster than a plain run, later runs are plain (tried again 64 runs on).\n"
                "A replay that finds a tenth of the files changed has the next run record\n"
                "again; with --stats every run records, and the read set is replaced when\n"
                "less than --stale-below percent of it is still used.\n"
@@ -102,6 +102,7 @@ static void run_loop_options(struct loop_options *o)
         loop_options_default(o);
         o->record_replays = false;
         o->plain_baseline = true;
+        o->retry_after = 64;    /* a command runs far more often than a machine boots */
 }
 
 static void run_loop_decide(struct run_loop *l, const char *file, bool have_plan)
@@ -213,16 +214,24 @@ int cmd_run(int argc, char **argv)
          * asks FIEMAP of every file: starting the command meanwhile, both
          * compete for the head; measured 7.6 s against 4.0 s): the replay's
          * process plans, then waits for the command to start, 10 s at most. */
-        r = run_load(file, &a, arg_auto != NULL, &ld);
-        if (r < 0)
-                return r;
         record = arg_stats;
         if (arg_auto) {
-                run_loop_decide(&loop, file, ld.buf != NULL);
+                /* decided first: a plain run reads nothing of readset's (a
+                 * read set found unusable below is recorded anew) */
+                run_loop_decide(&loop, file, access(file, F_OK) == 0);
                 record = arg_stats || loop.d.mode == START_RECORD || loop.d.mode == START_REPLAY_RECORD;
                 replay = loop.d.mode == START_REPLAY || loop.d.mode == START_REPLAY_RECORD;
-                if (!replay && !arg_stats)
-                        run_loaded_free(&ld);   /* plain: nothing of readset's beside the command */
+        }
+        if (replay || record) {
+                r = run_load(file, &a, arg_auto != NULL, &ld);
+                if (r < 0)
+                        return r;
+                if (arg_auto && !ld.buf && !record) {
+                        /* unusable after all: this run records a new one */
+                        loop.d.mode = START_RECORD;
+                        record = true;
+                        replay = false;
+                }
         }
         a.nice = (int)arg_nice;
         if (ld.plan_first) {

@@ -129,6 +129,18 @@ static void test_history_file(void)
         fclose(f);
         CHECK_EQ(history_load(path, &back, &bad), 0);
         CHECK_EQ(bad, 2u);
+        /* lines are appended; the file is written anew, the last HISTORY_MAX
+         * only, once it holds twice as many */
+        for (int i = 0; i < 3 * HISTORY_MAX; i++) {
+                e.at_unix = 5000 + (uint64_t)i;
+                CHECK_EQ(history_append(path, &back, &e), 0);
+                CHECK(back.lines <= 2 * HISTORY_MAX);
+        }
+        CHECK_EQ(history_load(path, &back, &bad), 0);
+        CHECK(back.lines <= 2 * HISTORY_MAX);
+        CHECK_EQ(back.n, (size_t)HISTORY_MAX);
+        CHECK_EQ(back.e[HISTORY_MAX - 1].at_unix, 5000u + 3 * HISTORY_MAX - 1);
+        CHECK_EQ(back.e[0].at_unix, 5000u + 2 * HISTORY_MAX);
         unlink(path);
         CHECK_EQ(history_load(path, &back, &bad), 0);   /* missing: empty */
         CHECK_EQ(back.n, (size_t)0);
