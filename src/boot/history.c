@@ -259,10 +259,11 @@ void loop_decide(const struct loop_options *o, const struct history *h, bool hav
                 snprintf(d->why, sizeof(d->why), "no start without replay measured yet: this one is (and records)");
                 return;
         }
-        if (o->plain_baseline && !plain && n >= 1) {
-                /* recording costs the start something: one plain start to compare with */
+        if (o->plain_baseline && plain < o->trial && plain < n) {
+                /* recording costs the start something: plain starts to compare
+                 * with, as many as the trial's replays, between them */
                 d->mode = START_PLAIN;
-                snprintf(d->why, sizeof(d->why), "one start without readset, to measure what replay saves");
+                snprintf(d->why, sizeof(d->why), "a start without readset, to measure what replay saves");
                 return;
         }
         if (n >= o->trial) {

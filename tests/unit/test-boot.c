@@ -90,10 +90,12 @@ static void test_loop_run_auto(void)
         add(&h, START_RECORD, 1.3);     /* recording costs: not what replay is judged against */
         CHECK_EQ(next(&o, &h, NULL), START_REPLAY);
         add(&h, START_REPLAY, 1.1);
-        CHECK_EQ(next(&o, &h, NULL), START_PLAIN);
+        CHECK_EQ(next(&o, &h, NULL), START_PLAIN);      /* plain starts between the trial's replays */
         add(&h, START_PLAIN, 1.0);
         CHECK_EQ(next(&o, &h, NULL), START_REPLAY);
         add(&h, START_REPLAY, 1.12);
+        CHECK_EQ(next(&o, &h, NULL), START_PLAIN);
+        add(&h, START_PLAIN, 1.02);
         CHECK_EQ(next(&o, &h, NULL), START_OFF);
 }
 
