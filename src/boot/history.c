@@ -209,7 +209,7 @@ void loop_decide(const struct loop_options *o, const struct history *h, bool hav
                  struct loop_decision *d)
 {
         uint32_t with_replay = o->record_replays ? START_REPLAY_RECORD : START_REPLAY;
-        size_t off = 0, since_base = 0, plain = 0;
+        size_t off = 0, since_base = 0, plain = 0, base_trial = 0;
         uint64_t v[8];
         size_t n = 0;
         char changed[64];
@@ -247,10 +247,15 @@ void loop_decide(const struct loop_options *o, const struct history *h, bool hav
                 snprintf(d->why, sizeof(d->why), "trying replay again after %zu starts off", off);
                 return;
         }
-        /* on: the replays since the last start without one */
-        for (size_t i = h->n; i-- > 0 && !(h->e[i].mode == START_RECORD || h->e[i].mode == START_OFF);) {
-                if (replayed(h->e[i].mode) && h->e[i].total_us && n < 8)
-                        v[n++] = h->e[i].total_us;
+        /* on: the replays since it was last off, and the starts without
+         * replay between them (the trial's baselines: plain ones, or where
+         * recording costs little, recorded ones too) */
+        for (size_t i = h->n; i-- > 0 && h->e[i].mode != START_OFF;) {
+                const struct start_entry *e = &h->e[i];
+                if (replayed(e->mode) && e->total_us && n < 8)
+                        v[n++] = e->total_us;
+                if (e->total_us && (e->mode == START_PLAIN || (!o->plain_baseline && e->mode == START_RECORD)))
+                        base_trial++;
         }
         for (size_t i = h->n; i-- > 0 && replayed(h->e[i].mode);)
                 since_base++;
@@ -259,11 +264,11 @@ void loop_decide(const struct loop_options *o, const struct history *h, bool hav
                 snprintf(d->why, sizeof(d->why), "no start without replay measured yet: this one is (and records)");
                 return;
         }
-        if (o->plain_baseline && plain < o->trial && plain < n) {
-                /* recording costs the start something: plain starts to compare
-                 * with, as many as the trial's replays, between them */
-                d->mode = START_PLAIN;
-                snprintf(d->why, sizeof(d->why), "a start without readset, to measure what replay saves");
+        if (base_trial < o->trial && base_trial < n + (o->plain_baseline ? 0 : 1)) {
+                /* as many starts without replay as with it, between them: one
+                 * start measured alone is too few to judge by */
+                d->mode = o->plain_baseline ? START_PLAIN : START_RECORD;
+                snprintf(d->why, sizeof(d->why), "a start without replay, to measure what replay saves");
                 return;
         }
         if (n >= o->trial) {
