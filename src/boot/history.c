@@ -165,7 +165,7 @@ int history_append(const char *path, struct history *h, const struct start_entry
 void loop_options_default(struct loop_options *o)
 {
         *o = (struct loop_options){ .trial = 2, .keep_below = 0.97, .retry_after = 16, .baseline_every = 16,
-                                    .record_replays = true, .plain_baseline = false };
+                                    .record_replays = true, .plain_baseline = true };
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -181,6 +181,9 @@ static double median_s(uint64_t *v, size_t n)
         qsort(v, n, sizeof(*v), cmp_u64);
         return (n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2) / 1e6;
 }
+
+/* how a decision to record anew begins */
+#define STALE_WHY "the read set is stale "
 
 static bool replayed(uint32_t m) { return m == START_REPLAY || m == START_REPLAY_RECORD; }
 static bool measured_plain(uint32_t m) { return m == START_PLAIN || m == START_OFF; }
@@ -219,15 +222,18 @@ void loop_decide(const struct loop_options *o, const struct history *h, bool hav
                 snprintf(d->why, sizeof(d->why), "no read set yet: this start records one");
                 return;
         }
+        /* (not again right after a start that recorded anew for it: files
+         * that change at every start, logs, must not keep it recording) */
         if (!stale && h->n && replayed(h->e[h->n - 1].mode) && h->e[h->n - 1].files &&
-            h->e[h->n - 1].changed * 10 >= h->e[h->n - 1].files) {
+            h->e[h->n - 1].changed * 10 >= h->e[h->n - 1].files &&
+            strncmp(h->e[h->n - 1].note, STALE_WHY, strlen(STALE_WHY)) != 0) {
                 snprintf(changed, sizeof(changed), "%" PRIu64 " of its %" PRIu64 " files changed",
                          h->e[h->n - 1].changed, h->e[h->n - 1].files);
                 stale = changed;
         }
         if (stale) {
                 d->mode = START_REPLAY_RECORD;
-                snprintf(d->why, sizeof(d->why), "the read set is stale (%s): replayed where it still holds, "
+                snprintf(d->why, sizeof(d->why), STALE_WHY "(%s): replayed where it still holds, "
                          "and recorded anew", stale);
                 return;
         }

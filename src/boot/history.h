@@ -59,8 +59,9 @@ struct loop_options {
         unsigned retry_after;    /* starts off before trying again (16) */
         unsigned baseline_every; /* while on, one start in this many without replay (16) */
         bool record_replays;     /* record while replaying (boot: yes; run --auto: no) */
-        bool plain_baseline;     /* the baseline is plain starts where there are any (run --auto:
-                                  * recording costs more than it does at boot) */
+        bool plain_baseline;     /* the baseline is plain starts, where there are any, not recorded
+                                  * ones (recording costs a fast start time: measured 20-40 ms of a
+                                  * 0.12 s container boot) */
 };
 void loop_options_default(struct loop_options *o);
 

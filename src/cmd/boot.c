@@ -227,7 +227,6 @@ static void format_when(uint64_t t, char *buf, size_t size)
 void loop_for_boot(struct loop_options *o)
 {
         loop_options_default(o);
-        o->record_replays = true;
 }
 
 static int boot_status(const struct boot_args *a)

@@ -224,7 +224,12 @@ int cmd_run(int argc, char **argv)
                  * read set found unusable below is recorded anew) */
                 run_loop_decide(&loop, file, access(file, F_OK) == 0);
                 record = arg_stats || loop.d.mode == START_RECORD || loop.d.mode == START_REPLAY_RECORD;
-                replay = loop.d.mode == START_REPLAY || loop.d.mode == START_REPLAY_RECORD;
+                /* --stats replays and records whatever the loop says, and
+                 * leaves its history alone (it times nothing usual) */
+                replay = arg_stats || loop.d.mode == START_REPLAY || loop.d.mode == START_REPLAY_RECORD;
+                /* recorded anew because the loop found it stale: replaced */
+                if (!arg_stats && loop.d.mode == START_REPLAY_RECORD)
+                        arg_stale = 101;
         }
         if (replay || record) {
                 r = run_load(file, &a, arg_auto != NULL, &ld);
@@ -269,7 +274,9 @@ int cmd_run(int argc, char **argv)
         a.follow_pid = child.pid;
         a.wake_fd = child.pidfd;        /* its end is noticed at once */
         /* nobody to tell what it did: once the command ends, run does too */
-        a.leave_at_give_up = !arg_stats && !a.verbose;
+        a.leave_at_give_up = !arg_stats && !a.verbose && !arg_auto;
+        /* (--auto keeps what the replay found changed: it is told to stop
+         * when the command ends, and says) */
         if (job)
                 replay_job_follow(job, child.pid);
         /* the replay (and, after the start, its decoding and planning) runs
@@ -320,7 +327,7 @@ int cmd_run(int argc, char **argv)
         code = child_exit_code(&child, &exec_errno);
         if (exec_errno)
                 log_errno(-exec_errno, "cannot run '%s'", cmd[0]);
-        if (arg_auto)
+        if (arg_auto && !arg_stats)
                 run_loop_note(&loop, &child, !exec_errno && r >= 0, &res);
         /* once the command is over, before --json's line (it is the last) */
         if (a.verbose && rs)

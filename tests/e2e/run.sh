@@ -102,11 +102,15 @@ for i in 1 2 3; do
 done
 cmp -s "$RS2" "$TMP/kept.readset" || fail "auto 6: the read set changed"
 
-# --auto with a damaged read set: the command runs, the read set is
-# recorded anew.
+# --auto with a damaged read set: the command runs, and the first run that
+# would replay it (a plain one reads nothing of readset's) says so and
+# records it anew.
 sz=$(stat -c %s "$RS")
 printf '\377' | dd of="$RS" bs=1 seek=$((sz - 1)) conv=notrunc 2>/dev/null
-"$READSET" run --auto "$AUTO" -- $PROG2 2>"$TMP/err4" || fail "auto 4"
+: >"$TMP/err4"
+for i in 1 2; do
+        "$READSET" run --auto "$AUTO" -- $PROG2 2>>"$TMP/err4" || fail "auto 4"
+done
 grep -q "unusable" "$TMP/err4" || { cat "$TMP/err4"; fail "auto 4: damage not reported"; }
 "$READSET" show "$RS" >/dev/null || fail "auto 4: the read set was not recorded anew"
 # --auto's closed loop: the first run records, then runs replay without
@@ -130,6 +134,21 @@ awk '$3 == "replay" { $4 = 900000 } $3 == "plain" { $4 = 500000 } { print }' "$H
 "$READSET" run --auto "$AUTO3" -- $PROG 2>"$TMP/loop8" || fail "auto loop 8"
 grep -q "turned off: replay did not help" "$TMP/loop8" || fail "auto loop 8 did not turn off: $(cat "$TMP/loop8")"
 [ "$(tail -n 1 "$H" | awk '{print $3}')" = off ] || fail "auto loop 8 was not plain: $(tail -n 1 "$H")"
+
+# a replay that finds its files changed has the next run record anew,
+# once: the run after it does not record again
+AUTO4=$TMP/auto4
+# (record, replay, plain; then the replay that finds d1 changed)
+for i in 1 2 3; do "$READSET" run --auto "$AUTO4" -- $PROG 2>/dev/null || fail "auto stale $i"; done
+touch -d '2001-01-01' "$MNT/d1"
+"$READSET" run --auto "$AUTO4" -- $PROG 2>/dev/null || fail "auto stale 4"
+"$READSET" run --auto "$AUTO4" -- $PROG 2>"$TMP/stale5" || fail "auto stale 5"
+grep -q "recorded" "$TMP/stale5" || fail "auto stale 5 did not record anew: $(cat "$TMP/stale5")"
+"$READSET" run --auto "$AUTO4" -- $PROG 2>"$TMP/stale6" || fail "auto stale 6"
+! grep -q "recorded" "$TMP/stale6" || fail "auto stale 6 recorded again: $(cat "$TMP/stale6")"
+H4=$(ls "$AUTO4"/*.readset.history)
+[ "$(awk '{print $3}' "$H4" | tr '\n' ' ')" = "record replay plain replay replay+record plain " ] ||
+        fail "auto stale: modes $(awk '{print $3}' "$H4" | tr '\n' ' ')"
 
 # A signal sent to readset run (a supervisor stopping it) reaches the
 # command; readset waits for it and exits with its status, leaving nothing

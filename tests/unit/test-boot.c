@@ -38,10 +38,12 @@ static void test_loop_off_where_useless(void)
         add(&h, START_RECORD, 10.0);
         CHECK_EQ(next(&o, &h, NULL), START_REPLAY_RECORD);
         add(&h, START_REPLAY_RECORD, 10.1);
-        CHECK_EQ(next(&o, &h, NULL), START_RECORD);     /* one replay is not a trial: a baseline between */
-        add(&h, START_RECORD, 10.0);
+        CHECK_EQ(next(&o, &h, NULL), START_PLAIN);      /* one replay is not a trial: a plain boot between */
+        add(&h, START_PLAIN, 10.0);
         CHECK_EQ(next(&o, &h, NULL), START_REPLAY_RECORD);
         add(&h, START_REPLAY_RECORD, 9.9);
+        CHECK_EQ(next(&o, &h, NULL), START_PLAIN);
+        add(&h, START_PLAIN, 9.8);
         loop_decide(&o, &h, true, NULL, &d);
         CHECK_EQ(d.mode, START_OFF);                              /* within 3 boots */
         CHECK(d.off);                   /* after two replayed boots */
@@ -72,7 +74,7 @@ static void test_loop_on_where_it_helps(void)
                         replays++;
                         add(&h, m, 6.0);
                 } else {
-                        CHECK_EQ(m, START_RECORD);  /* now and then one boot to measure against */
+                        CHECK_EQ(m, START_PLAIN);   /* now and then one boot to measure against */
                         baselines++;
                         add(&h, m, 10.0);
                 }
