@@ -312,7 +312,13 @@ for round in 1 2 3; do
         wait "$a1" || fail "run --auto (1): $(cat "$TMP/a1")"
         wait "$a2" || fail "run --auto (2): $(cat "$TMP/a2")"
 done
-[ "$(ls "$H/store" | wc -l)" = 1 ] || fail "--auto left more than its read set: $(ls "$H/store")"
+# the read set and its history, whose lines (two writers at once) are whole
+hist=$(ls "$H"/store/*.readset.history 2>/dev/null || true)
+[ "$(ls "$H/store" | wc -l)" = 2 ] && [ -f "$hist" ] ||
+        fail "--auto left more than its read set and history: $(ls "$H/store")"
+[ "$(grep -c -v '^1 [0-9]* [a-z+]* [0-9]* [0-9]* [0-9]* -\{0,1\}[0-9]* [0-9]* [0-9]* [0-9]* ' "$hist")" = 0 ] ||
+        fail "--auto's history has torn lines: $(cat "$hist")"
+[ "$(wc -l <"$hist")" = 6 ] || fail "--auto's history: not one line a run: $(cat "$hist")"
 "$READSET" show "$H/store"/*.readset >/dev/null || fail "--auto's read set is damaged"
 said "two run --auto on one directory at once, three times: one read set, whole"
 # the command itself plants a symlink at its own read set's name, while it
