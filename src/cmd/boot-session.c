@@ -363,8 +363,10 @@ int boot_session(const struct boot_args *a)
                 r = replay_job_wait(job, now_us() + BOOT_REPLAY_GRACE_US, NULL, NULL, &res);
                 if (r >= 0) {
                         e.replayed_bytes = res.st.bytes;
-                        e.files = res.st.files;
-                        e.changed = res.st.files_changed + res.st.files_missing;
+                        if (!res.st.stopped) {  /* (one stopped may not have looked at every file) */
+                                e.files = res.st.files;
+                                e.changed = res.st.files_changed + res.st.files_missing;
+                        }
                 }
                 if (r == -ETIMEDOUT || res.st.stopped)
                         note_add(&e, "replay still going when the boot finished: stopped");

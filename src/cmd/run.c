@@ -137,8 +137,12 @@ static void run_loop_note(struct run_loop *l, const struct child *c, bool ran, c
                 return;
         if (l->d.mode == START_REPLAY || l->d.mode == START_REPLAY_RECORD) {
                 e.replayed_bytes = res->st.bytes;
-                e.files = res->st.files;
-                e.changed = res->st.files_changed + res->st.files_missing;
+                /* what changed, only from a replay that went through: one
+                 * stopped when the command ended may not have looked */
+                if (!res->st.stopped) {
+                        e.files = res->st.files;
+                        e.changed = res->st.files_changed + res->st.files_missing;
+                }
         }
         snprintf(e.note, sizeof(e.note), "%s", l->d.why);
         if ((r = history_append(l->path, &l->h, &e)) < 0)

@@ -135,21 +135,6 @@ awk '$3 == "replay" { $4 = 900000 } $3 == "plain" { $4 = 500000 } { print }' "$H
 grep -q "turned off: replay did not help" "$TMP/loop8" || fail "auto loop 8 did not turn off: $(cat "$TMP/loop8")"
 [ "$(tail -n 1 "$H" | awk '{print $3}')" = off ] || fail "auto loop 8 was not plain: $(tail -n 1 "$H")"
 
-# a replay that finds its files changed has the next run record anew,
-# once: the run after it does not record again
-AUTO4=$TMP/auto4
-# (record, replay, plain; then the replay that finds d1 changed)
-for i in 1 2 3; do "$READSET" run --auto "$AUTO4" -- $PROG 2>/dev/null || fail "auto stale $i"; done
-touch -d '2001-01-01' "$MNT/d1"
-"$READSET" run --auto "$AUTO4" -- $PROG 2>/dev/null || fail "auto stale 4"
-"$READSET" run --auto "$AUTO4" -- $PROG 2>"$TMP/stale5" || fail "auto stale 5"
-grep -q "recorded" "$TMP/stale5" || fail "auto stale 5 did not record anew: $(cat "$TMP/stale5")"
-"$READSET" run --auto "$AUTO4" -- $PROG 2>"$TMP/stale6" || fail "auto stale 6"
-! grep -q "recorded" "$TMP/stale6" || fail "auto stale 6 recorded again: $(cat "$TMP/stale6")"
-H4=$(ls "$AUTO4"/*.readset.history)
-[ "$(awk '{print $3}' "$H4" | tr '\n' ' ')" = "record replay plain replay replay+record plain " ] ||
-        fail "auto stale: modes $(awk '{print $3}' "$H4" | tr '\n' ' ')"
-
 # A signal sent to readset run (a supervisor stopping it) reaches the
 # command; readset waits for it and exits with its status, leaving nothing
 # behind, also while recording (--auto), where the recording of a start cut

@@ -59,6 +59,31 @@ static void test_loop_off_where_useless(void)
         CHECK_EQ(next(&o, &h, "packages changed"), START_REPLAY_RECORD);
 }
 
+/* a replay that found a tenth of its files changed: the next start records
+ * anew, once (files that change at every start must not keep it recording) */
+static void test_loop_stale_by_identity(void)
+{
+        struct loop_options o;
+        struct history h = { .n = 0 };
+        struct loop_decision d;
+
+        loop_options_default(&o);
+        add(&h, START_RECORD, 10.0);
+        add(&h, START_REPLAY_RECORD, 6.0);
+        h.e[1].files = 100;
+        h.e[1].changed = 9;
+        CHECK_EQ(next(&o, &h, NULL), START_PLAIN);    /* 9%: not stale (the trial goes on) */
+        h.e[1].changed = 10;
+        loop_decide(&o, &h, true, NULL, &d);
+        CHECK_EQ(d.mode, START_REPLAY_RECORD);
+        CHECK(strstr(d.why, "10 of its 100 files changed") != NULL);
+        add(&h, START_REPLAY_RECORD, 6.0);
+        h.e[2].files = 100;
+        h.e[2].changed = 10;
+        snprintf(h.e[2].note, sizeof(h.e[2].note), "%s", d.why);
+        CHECK_EQ(next(&o, &h, NULL), START_PLAIN);             /* not stale again right after */
+}
+
 static void test_loop_on_where_it_helps(void)
 {
         struct loop_options o;
@@ -207,6 +232,7 @@ static void test_plan_merge(void)
 int main(void)
 {
         test_loop_off_where_useless();
+        test_loop_stale_by_identity();
         test_loop_on_where_it_helps();
         test_loop_run_auto();
         test_history_file();
