@@ -45,12 +45,14 @@ struct replay_args {
         pid_t follow_pid;         /* the start whose lookups pace (0: every process but readset's) */
         int wake_fd;              /* readable once the replay's give_up() should be asked (-1: none) */
         bool leave_at_give_up;    /* its results unneeded: once give_up() says so, left at once */
+        const char *root;         /* --root: where a portable read set's tree is (NULL: /) */
 };
 
 #define REPLAY_OPT_ALL_LOOKUPS 0x100
 #define REPLAY_OPT_MAX_EVICT 0x101
 #define REPLAY_OPT_PACE 0x102
 #define REPLAY_OPT_NO_PACE 0x103
+#define REPLAY_OPT_ROOT 0x104
 /* --allow-untrusted, of every verb that reads a read set or a profile */
 #define CMD_OPT_ALLOW_UNTRUSTED 0x200
 #define TRUST_LONG_OPTION { "allow-untrusted", no_argument, NULL, CMD_OPT_ALLOW_UNTRUSTED }
@@ -66,6 +68,7 @@ struct replay_args {
         { "max-evict", required_argument, NULL, REPLAY_OPT_MAX_EVICT }, \
         { "pace", no_argument, NULL, REPLAY_OPT_PACE }, \
         { "no-pace", no_argument, NULL, REPLAY_OPT_NO_PACE }, \
+        { "root", required_argument, NULL, REPLAY_OPT_ROOT }, \
         TRUST_LONG_OPTION
 
 void replay_args_init(struct replay_args *a);
@@ -87,6 +90,9 @@ void replay_args_for_device(struct replay_args *a, const struct device_profile *
  * a->skip_reasons, freed by replay_args_free()); -ENOMEM. */
 int replay_args_skips(struct replay_args *a, const struct readset *rs);
 void replay_args_free(struct replay_args *a);
+/* A portable read set (pack/portable.h) bound to --root (else /); --root
+ * with any other is an error, said.  CMD_FAILED. */
+int replay_args_bind(const struct replay_args *a, struct readset *rs, const char *path);
 /* Every file skipped, by name and reason: as info lines on stderr, or as
  * the array "skipped" ({"path", "reason"}) of an open JSON object. */
 struct json;
@@ -161,4 +167,5 @@ int cmd_run(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_layout(int argc, char **argv);
+int cmd_pack(int argc, char **argv);
 int cmd_boot(int argc, char **argv);

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "layout/checksum.h"
+#include "fs/checksum.h"
 #include "cmd/report-cli.h"
 #include "layout/layout.h"
 #include "report/profiles.h"

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "cmd/cmd.h"
+#include "pack/portable.h"
 #include "fs/open.h"
 #include "util/bounded.h"
 #include "util/json.h"
@@ -138,7 +139,28 @@ int replay_args_parse(struct replay_args *a, int c, const char *arg, const char 
         case CMD_OPT_ALLOW_UNTRUSTED:
                 trust_allow_untrusted();
                 return 1;
+        case REPLAY_OPT_ROOT:
+                a->root = arg;
+                return 1;
         }
+        return 0;
+}
+
+int replay_args_bind(const struct replay_args *a, struct readset *rs, const char *path)
+{
+        _cleanup_free_ char *root = NULL;
+        struct stat st;
+
+        if (!readset_is_portable(rs))
+                return a->root ? log_error("--root: '%s' is not a portable read set (readset pack --portable makes one)",
+                                           path) : 0;
+        root = realpath(a->root ? a->root : "/", NULL);
+        if (!root || stat(root, &st) < 0)
+                return log_errno(-errno, "--root: cannot resolve '%s'", a->root ? a->root : "/");
+        if (!S_ISDIR(st.st_mode))
+                return log_error("--root: '%s' is not a directory", a->root);
+        if (portable_bind(rs, root, (uint64_t)st.st_dev) < 0)
+                return log_errno(-ENOMEM, "cannot bind '%s' to '%s'", path, root);
         return 0;
 }
 
@@ -416,7 +438,7 @@ void print_replay_stats(const struct replay_result *res, const struct replay_arg
                         bool json)
 {
         const struct engine_stats *st = &res->st;
-        char b1[32], b2[32], b3[32];
+        char b1[32], b2[32], b3[32], differ[48] = "";
 
         if (json) {
                 struct json j;
@@ -428,6 +450,9 @@ void print_replay_stats(const struct replay_result *res, const struct replay_arg
                 json_u64(&j, "files", st->files);
                 json_u64(&j, "files_opened", st->files_opened);
                 json_u64(&j, "files_changed", st->files_changed);
+                json_u64(&j, "files_content_differs", st->files_differ);
+                json_u64(&j, "files_content_checked", st->files_checked);
+                json_u64(&j, "bytes_read_to_check_content", st->bytes_checked);
                 json_u64(&j, "files_missing", st->files_missing);
                 json_u64(&j, "files_not_regular", st->files_not_regular);
                 json_u64(&j, "files_error", st->files_error);
@@ -455,15 +480,20 @@ void print_replay_stats(const struct replay_result *res, const struct replay_arg
         log_info("replayed %s in %" PRIu64 " requests from %" PRIu64 " files in %.1f ms; %s already cached; %" PRIu64
                  " lookups", format_bytes(st->bytes, b1), st->reads, st->files_opened, st->elapsed_us / 1e3,
                  format_bytes(st->bytes_cached, b2), st->lookups);
+        if (st->files_differ)
+                snprintf(differ, sizeof(differ), " (%" PRIu64 " in content)", st->files_differ);
+        if (st->files_checked)
+                log_info("checked the content of %" PRIu64 " files: %s read for that (counted as cached above)",
+                         st->files_checked, format_bytes(st->bytes_checked, b3));
         if (res->paced)
                 say_paced(res);
         if (st->files_changed || st->files_missing || st->files_not_regular || st->files_error || st->files_refused)
-                log_info("skipped %" PRIu64 " files (%s): %" PRIu64 " changed, %" PRIu64 " missing, %" PRIu64
+                log_info("skipped %" PRIu64 " files (%s): %" PRIu64 " changed%s, %" PRIu64 " missing, %" PRIu64
                          " no longer regular files, %" PRIu64 " unreadable, %" PRIu64 " refused (pseudo-files, "
                          "no identity)%s",
                          st->files_changed + st->files_missing + st->files_not_regular + st->files_error +
                          st->files_refused, format_bytes(st->bytes_skipped, b3), st->files_changed,
-                         st->files_missing, st->files_not_regular, st->files_error, st->files_refused,
+                         differ, st->files_missing, st->files_not_regular, st->files_error, st->files_refused,
                          a->verbose ? "" : "; -v names them");
         if (a->verbose)
                 say_skipped(a, rs);

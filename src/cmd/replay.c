@@ -112,6 +112,9 @@ int cmd_replay(int argc, char **argv)
         r = cmd_load_readset(argv[optind], &rs);
         if (r < 0)
                 return r;
+        r = replay_args_bind(&a, rs, argv[optind]);
+        if (r < 0)
+                return r;
         if (arg_dry) {
                 r = replay_args_plan(&a, rs, &dev, &plan);
                 if (r < 0)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "cmd/run-cli.h"
+#include "pack/portable.h"
 
 #include <inttypes.h>
 #include <signal.h>
@@ -117,7 +118,7 @@ int run_load(const char *file, const struct replay_args *a, bool is_auto, struct
         struct device_note note;
         int r;
 
-        *ld = (struct run_loaded){ .file = file };
+        *ld = (struct run_loaded){ .file = file, .a = a };
         if (is_auto && access(file, F_OK) < 0)
                 return 0;       /* the first run: it records */
         /* loaded once: its first file's device now, decoded later */
@@ -134,6 +135,14 @@ int run_load(const char *file, const struct replay_args *a, bool is_auto, struct
          * device most bytes come from, which needs the whole read set
          * decoded; when that one is a disk and the program's is not, the
          * command starts while FIEMAP is asked (a known cost, not measured). */
+        /* a portable read set's names are below --root */
+        if (a->root && first[0] == '/') {
+                char *j = NULL;
+                if (asprintf(&j, "%s%s", a->root, first) >= 0) {
+                        free(first);
+                        first = j;
+                }
+        }
         peek_device(a, first, &peeked, &note);
         say_device_note(&note);
         ld->plan_first = peeked.rotational;
@@ -148,6 +157,11 @@ int run_decode(struct run_loaded *ld, bool is_auto, bool started, struct readset
         free(TAKE_PTR(ld->buf));
         if (r < 0)      /* damage past the header */
                 return unusable(ld->file, r, why, is_auto, started);
+        r = replay_args_bind(ld->a, *ret_rs, ld->file);
+        if (r < 0) {
+                readset_free(TAKE_PTR(*ret_rs));
+                return r;
+        }
         return 0;
 }
 
@@ -215,6 +229,10 @@ static void judge(const struct child *c, char *const *cmd, struct readset *cur, 
 {
         int r;
 
+        /* a portable read set is made by pack, from the tree: a recording
+         * here would tie it to this copy */
+        if (old && readset_is_portable(old))
+                return;
         switch (store_judge(old != NULL, u, stale_percent, child_cut_short(c))) {
         case STORE_KEEP_OLD:
                 return;

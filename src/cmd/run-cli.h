@@ -18,6 +18,7 @@ struct run_loaded {
         uint8_t *buf;              /* NULL: no read set to replay (none yet, or unusable) */
         size_t len;
         bool plan_first;           /* its data is on a rotational device: plan before the start */
+        const struct replay_args *a;
 };
 
 /* --auto DIR: made if need be; *ret the command's read set in it; what runs

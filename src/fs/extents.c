@@ -106,7 +106,7 @@ const struct rp_extent *extent_at(const struct rp_layout *l, uint64_t offset, si
 int extents_read_recorded(const struct rs_file *f, struct rp_layout *ret)
 {
         enum fs_skip why;
-        _cleanup_close_ int fd = fs_open_recorded(f, O_RDONLY, &why);
+        _cleanup_close_ int fd = fs_open_recorded(f, O_RDONLY | FS_OPEN_IDENTITY_ONLY, &why);
 
         if (fd < 0)
                 return fd;

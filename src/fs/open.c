@@ -8,6 +8,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "fs/checksum.h"
 #include "util/mounts.h"
 #include "util/util.h"
 #include "util/banned.h"
@@ -22,6 +23,7 @@ const char *fs_skip_name(enum fs_skip why)
                 [FS_SKIP_ERROR] = "unreadable",
                 [FS_SKIP_PSEUDO] = "on a pseudo filesystem",
                 [FS_SKIP_UNKNOWN] = "recorded without identity",
+                [FS_SKIP_CONTENT] = "content differs",
         };
         return why < _FS_SKIP_MAX ? names[why] : "unknown";
 }
@@ -30,6 +32,11 @@ bool fs_identity_matches(const struct rs_file *f, const struct stat *s)
 {
         if (f->kind == RS_FILE_BLOCKDEV)
                 return S_ISBLK(s->st_mode) && s->st_rdev == f->dev;
+        /* known by content (a portable read set): device and inode are
+         * another copy's; the mtime is kept to the second (squashfs's) */
+        if (f->flags & RS_FILE_BY_CONTENT)
+                return S_ISREG(s->st_mode) && (uint64_t)s->st_size == f->size &&
+                       (int64_t)s->st_mtim.tv_sec * 1000000000LL == f->mtime_ns;
         return S_ISREG(s->st_mode) && s->st_dev == f->dev && s->st_ino == f->ino &&
                (!f->size || (uint64_t)s->st_size == f->size) &&
                (!f->mtime_ns || (int64_t)s->st_mtim.tv_sec * 1000000000LL + s->st_mtim.tv_nsec == f->mtime_ns);
@@ -57,13 +64,29 @@ static int reopen(int pathfd, int flags)
         return fd == -EPERM ? fd_reopen(pathfd, flags) : fd;
 }
 
+/* Are the bytes of f's ranges in fd those recorded?  1 yes, 0 no (or
+ * shorter now), -errno. */
+static int content_matches(int fd, const struct rs_file *f)
+{
+        struct content_sum sum;
+        int r = checksum_ranges(fd, f, &sum);
+
+        if (r == -ESTALE)
+                return 0;
+        if (r < 0)
+                return r;
+        return memcmp(sum.d, f->content, sizeof(f->content)) == 0;
+}
+
 int fs_open_recorded(const struct rs_file *f, int mode, enum fs_skip *ret_why)
 {
         _cleanup_close_ int pfd = -1;
+        bool content = !(mode & FS_OPEN_IDENTITY_ONLY);
         struct statfs sfs;
         struct stat s;
         int fd;
 
+        mode &= ~FS_OPEN_IDENTITY_ONLY;
         /* a block device is read for its metadata ranges, never written */
         if ((mode != O_RDONLY && mode != O_RDWR) || (mode == O_RDWR && f->kind == RS_FILE_BLOCKDEV))
                 return skip(FS_SKIP_ERROR, -EINVAL, ret_why);
@@ -93,6 +116,13 @@ int fs_open_recorded(const struct rs_file *f, int mode, enum fs_skip *ret_why)
         fd = reopen(pfd, mode | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
         if (fd < 0)
                 return skip(why_of(-fd), fd, ret_why);
+        if ((f->flags & RS_FILE_BY_CONTENT) && content) {
+                int r = content_matches(fd, f);
+                if (r <= 0) {
+                        close(fd);
+                        return r < 0 ? skip(FS_SKIP_ERROR, r, ret_why) : skip(FS_SKIP_CONTENT, -ESTALE, ret_why);
+                }
+        }
         *ret_why = FS_SKIP_NONE;
         return fd;
 }

@@ -20,6 +20,7 @@ enum fs_skip {
         FS_SKIP_ERROR,         /* could not be looked at or opened (the errno returned) */
         FS_SKIP_PSEUDO,        /* on a pseudo filesystem (proc, sysfs, tracefs, devtmpfs...) */
         FS_SKIP_UNKNOWN,       /* recorded without an identity (no size, no mtime): not a pass */
+        FS_SKIP_CONTENT,       /* known by content, whose bytes differ (a portable read set) */
         _FS_SKIP_MAX,
 };
 
@@ -42,5 +43,11 @@ bool fs_identity_matches(const struct rs_file *f, const struct stat *st);
  * the name is never opened.  Without /proc, nothing is (-ENOENT: a second
  * lookup could open what was swapped in meanwhile).  Returns the descriptor
  * (O_CLOEXEC), or -errno with *ret_why saying why (-ESTALE for a changed
- * file, -EINVAL for one that is no longer regular, -EPERM for one refused). */
+ * file, -EINVAL for one that is no longer regular, -EPERM for one refused).
+ * A file known by content (RS_FILE_BY_CONTENT) is checked by path, size,
+ * mtime and the digest of its recorded ranges, read for that through the
+ * page cache (so that the replay after finds them there): one whose bytes
+ * differ is changed.  FS_OPEN_IDENTITY_ONLY in mode leaves the digest
+ * out (for what reads no data: extent maps). */
+#define FS_OPEN_IDENTITY_ONLY (1 << 30)
 int fs_open_recorded(const struct rs_file *f, int mode, enum fs_skip *ret_why);

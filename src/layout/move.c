@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "fs/open.h"
-#include "layout/checksum.h"
+#include "fs/checksum.h"
 #include "layout/ext4.h"
 #include "util/util.h"
 #include "util/banned.h"
@@ -191,7 +191,7 @@ static int lay_file(struct run *x, struct layout_file *lf)
         const struct rs_file *f = &x->l->rs->files[lf->file];
         _cleanup_close_ int rd = -1, wr = -1;
         _cleanup_free_ struct piece *pieces = NULL;
-        struct layout_sum before, after;
+        struct content_sum before, after;
         struct rp_layout now = {};
         struct stat st;
         size_t n = 0;

@@ -305,7 +305,8 @@ int layout_skip_of(enum fs_skip why)
         switch (why) {
         case FS_SKIP_MISSING: return LAYOUT_SKIP_MISSING;
         case FS_SKIP_NOT_REGULAR: return LAYOUT_SKIP_NOT_REGULAR;
-        case FS_SKIP_CHANGED: return LAYOUT_SKIP_CHANGED;
+        case FS_SKIP_CHANGED:
+        case FS_SKIP_CONTENT: return LAYOUT_SKIP_CHANGED;
         default: return LAYOUT_SKIP_ERROR;
         }
 }
@@ -459,7 +460,7 @@ static int look_at(struct layout_file *lf, const struct rs_file *f, const struct
         struct stat st;
         unsigned flags = 0;
         uint64_t odd = 0;
-        _cleanup_close_ int fd = fs_open_recorded(f, O_RDONLY, &why);
+        _cleanup_close_ int fd = fs_open_recorded(f, O_RDONLY | FS_OPEN_IDENTITY_ONLY, &why);
         int r;
 
         if (fd < 0) {

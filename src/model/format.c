@@ -18,7 +18,11 @@ enum {
         SEC_FILES = 2,
         SEC_LOOKUPS = 3,
         SEC_COUNTS = 4,         /* 1.1 */
+        SEC_CONTENT = 5,        /* 1.2 */
+        _SEC_KNOWN_MAX = SEC_CONTENT,
 };
+
+#define CONTENT_BYTES 16
 
 #define FLAG_ZSTD 1u
 
@@ -98,7 +102,8 @@ static uint32_t crc(const uint8_t *p, size_t n)
 
 int format_encode(const struct readset *rs, uint8_t **ret_buf, size_t *ret_len)
 {
-        struct wbuf payload = { 0 }, meta = { 0 }, files = { 0 }, lookups = { 0 }, counts = { 0 };
+        struct wbuf payload = { 0 }, meta = { 0 }, files = { 0 }, lookups = { 0 }, counts = { 0 }, content = { 0 };
+        size_t n_content = 0;
         _cleanup_free_ uint8_t *out = NULL;
         size_t bound, clen;
         uint64_t prev_time = 0;
@@ -154,7 +159,20 @@ int format_encode(const struct readset *rs, uint8_t **ret_buf, size_t *ret_len)
         w_section(&payload, SEC_LOOKUPS, &lookups);
         w_varint(&counts, rs->lookups_unresolved);
         w_section(&payload, SEC_COUNTS, &counts);
+        for (size_t i = 0; i < rs->n_files; i++)
+                n_content += !!(rs->files[i].flags & RS_FILE_BY_CONTENT);
+        if (n_content) {
+                w_varint(&content, n_content);
+                for (size_t i = 0; i < rs->n_files; i++) {
+                        if (!(rs->files[i].flags & RS_FILE_BY_CONTENT))
+                                continue;
+                        w_varint(&content, i);
+                        w_bytes(&content, rs->files[i].content, CONTENT_BYTES);
+                }
+                w_section(&payload, SEC_CONTENT, &content);
+        }
         w_bytes(&payload, &tag, 1);
+        free(content.p);
         free(counts.p);
         free(meta.p);
         free(files.p);
@@ -344,6 +362,27 @@ static int parse_files(struct rbuf *r, struct readset *rs)
         return 0;
 }
 
+/* CONTENT: the digests of the files known by content, by index, in
+ * increasing order; every such file has one, no other file has. */
+static int parse_content(struct rbuf *r, struct readset *rs)
+{
+        uint64_t n = r_count(r, 1 + CONTENT_BYTES), have = 0;
+        int64_t prev = -1;
+
+        for (uint64_t k = 0; k < n && !r->err; k++) {
+                uint64_t i = r_varint(r);
+                if (r->err || i >= rs->n_files || (int64_t)i <= prev || r->n - r->off < CONTENT_BYTES ||
+                    !(rs->files[i].flags & RS_FILE_BY_CONTENT))
+                        return -EBADMSG;
+                memcpy(rs->files[i].content, r->p + r->off, CONTENT_BYTES);
+                r->off += CONTENT_BYTES;
+                prev = (int64_t)i;
+        }
+        for (size_t i = 0; i < rs->n_files; i++)
+                have += !!(rs->files[i].flags & RS_FILE_BY_CONTENT);
+        return r->err ? r->err : have == n ? 0 : -EBADMSG;
+}
+
 static int parse_lookups(struct rbuf *r, struct readset *rs)
 {
         uint64_t n = r_count(r, 5), t = 0;
@@ -444,7 +483,8 @@ int format_decode(const uint8_t *buf, size_t len, struct readset **ret, const ch
         uint32_t flags;
         struct header h;
         struct rbuf r;
-        bool seen[SEC_COUNTS + 1] = { false };
+        bool seen[_SEC_KNOWN_MAX + 1] = { false };
+        size_t n_content = 0;
         const char *why_dummy;
         int k;
 
@@ -513,15 +553,24 @@ int format_decode(const uint8_t *buf, size_t len, struct readset **ret, const ch
                         rs->lookups_unresolved = r_varint(&sec);
                         k = sec.err;
                         break;
+                case SEC_CONTENT:
+                        /* after FILES, whose files it is about */
+                        k = seen[SEC_FILES] ? parse_content(&sec, rs) : -EBADMSG;
+                        break;
                 default: k = 0; break; /* unknown sections are skipped (minor versions) */
                 }
                 if (k < 0)
                         return k;
                 /* a newer minor version may add fields at the end of a section */
-                if (tag <= SEC_COUNTS && sec.off != sec.n && h.minor <= FORMAT_MINOR)
+                if (tag <= _SEC_KNOWN_MAX && sec.off != sec.n && h.minor <= FORMAT_MINOR)
                         return -EBADMSG;
         }
         if (r.off != r.n || !seen[SEC_META] || !seen[SEC_FILES])
+                return -EBADMSG;
+        /* a file known by content without its digest */
+        for (size_t i = 0; i < rs->n_files; i++)
+                n_content += !!(rs->files[i].flags & RS_FILE_BY_CONTENT);
+        if (n_content && !seen[SEC_CONTENT])
                 return -EBADMSG;
         if (readset_validate(rs) < 0) {
                 *ret_why = "invalid values in payload";

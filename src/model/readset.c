@@ -124,6 +124,21 @@ void readset_totals(const struct readset *rs, struct readset_totals *t)
                         t->lookups_failed++;
 }
 
+bool readset_path_is_plain(const char *p)
+{
+        if (p[0] != '/' || !p[1])
+                return false;
+        for (const char *c = p; *c;) {
+                size_t n;
+                c++;    /* the slash */
+                n = strcspn(c, "/");
+                if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+                        return false;
+                c += n;
+        }
+        return true;
+}
+
 int readset_validate(const struct readset *rs)
 {
         for (size_t i = 0; i < rs->n_files; i++) {
@@ -132,6 +147,12 @@ int readset_validate(const struct readset *rs)
                 if (f->kind >= _RS_FILE_KIND_MAX || (f->flags & ~(uint32_t)_RS_FILE_FLAGS_ALL))
                         return -EBADMSG;
                 if (!f->path)
+                        return -EBADMSG;
+                /* a portable read set holds regular files known by content,
+                 * under its root: no "." or ".." to climb out of it */
+                if (!!(rs->rec_flags & RS_REC_PORTABLE) != !!(f->flags & RS_FILE_BY_CONTENT))
+                        return -EBADMSG;
+                if ((f->flags & RS_FILE_BY_CONTENT) && (f->kind != RS_FILE_REGULAR || !readset_path_is_plain(f->path)))
                         return -EBADMSG;
                 for (size_t j = 0; j < f->n_ranges; j++) {
                         const struct rs_range *r = &f->ranges[j];

@@ -17,7 +17,10 @@ enum rs_file_kind {
 
 enum rs_file_flags {
         RS_FILE_DELETED = 1u << 0, /* unlinked before recording ended */
-        _RS_FILE_FLAGS_ALL = RS_FILE_DELETED,
+        /* portable (since 1.2): known by its path, size, mtime and the digest
+         * of the ranges recorded (content), not by device and inode */
+        RS_FILE_BY_CONTENT = 1u << 1,
+        _RS_FILE_FLAGS_ALL = RS_FILE_DELETED | RS_FILE_BY_CONTENT,
 };
 
 enum rs_range_flags {
@@ -41,6 +44,9 @@ struct rs_file {
         int64_t mtime_ns;  /* at recording time (0 if unknown) */
         uint32_t kind;     /* enum rs_file_kind */
         uint32_t flags;    /* enum rs_file_flags */
+        /* RS_FILE_BY_CONTENT: the first 16 bytes of the SHA-256 of the
+         * recorded ranges' bytes, in order, each cut at size */
+        uint8_t content[16];
         struct rs_range *ranges; /* first-access order, non-overlapping */
         size_t n_ranges;
         size_t cap_ranges;
@@ -88,6 +94,9 @@ struct readset {
 enum rs_rec_flags {
         RS_REC_COLD = 1u << 0,     /* the page cache was dropped before recording */
         RS_REC_LOOKUPS = 1u << 1,  /* lookups were traced */
+        /* portable (since 1.2): paths are relative to a root given when
+         * replayed ("/" when none), its files known by content */
+        RS_REC_PORTABLE = 1u << 2,
 };
 
 struct readset *readset_new(void);
@@ -117,6 +126,9 @@ void readset_totals(const struct readset *rs, struct readset_totals *t);
 /* Check internal invariants (used after parsing and in tests).  Returns 0 or
  * -EBADMSG. */
 int readset_validate(const struct readset *rs);
+/* Is p absolute, with no empty, "." or ".." component (a path that stays
+ * below whatever root it is joined to)? */
+bool readset_path_is_plain(const char *p);
 
 /* Where reads of f stop: its recorded size rounded up to a page, or what an
  * off_t can address when the size is unknown (so that a hostile read set

@@ -95,8 +95,9 @@ int engine_fd(struct eng *e, uint32_t file)
 
 static int open_file(struct eng *e, uint32_t file, struct engine_stats *st)
 {
+        const struct rs_file *f = &e->rs->files[file];
         enum fs_skip why;
-        int fd = fs_open_recorded(&e->rs->files[file], O_RDONLY, &why);
+        int fd = fs_open_recorded(f, O_RDONLY, &why);
 
         if (e->opt->skip_reasons)
                 e->opt->skip_reasons[file] = (uint8_t)why;
@@ -104,10 +105,20 @@ static int open_file(struct eng *e, uint32_t file, struct engine_stats *st)
                 return fd;      /* reopened in a later window: counted once */
         e->counted[file] = 1;
         switch (why) {
-        case FS_SKIP_NONE: st->files_opened++; break;
+        case FS_SKIP_NONE:
+                st->files_opened++;
+                if (f->flags & RS_FILE_BY_CONTENT) {
+                        /* its ranges were read to check it */
+                        st->files_checked++;
+                        for (size_t k = 0; k < f->n_ranges; k++)
+                                st->bytes_checked += f->ranges[k].offset >= f->size ? 0 :
+                                        MIN(f->ranges[k].length, f->size - f->ranges[k].offset);
+                }
+                break;
         case FS_SKIP_MISSING: st->files_missing++; break;
         case FS_SKIP_NOT_REGULAR: st->files_not_regular++; break;
         case FS_SKIP_CHANGED: st->files_changed++; break;
+        case FS_SKIP_CONTENT: st->files_changed++, st->files_differ++; break;
         case FS_SKIP_PSEUDO:
         case FS_SKIP_UNKNOWN: st->files_refused++; break;
         default: st->files_error++; break;
@@ -247,6 +258,9 @@ void engine_add_stats(struct engine_stats *a, const struct engine_stats *b)
 {
         a->files_opened += b->files_opened;
         a->files_changed += b->files_changed;
+        a->files_differ += b->files_differ;
+        a->files_checked += b->files_checked;
+        a->bytes_checked += b->bytes_checked;
         a->files_missing += b->files_missing;
         a->files_not_regular += b->files_not_regular;
         a->files_error += b->files_error;

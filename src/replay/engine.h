@@ -43,6 +43,9 @@ struct engine_stats {
         uint64_t files;            /* files the plan uses */
         uint64_t files_opened;
         uint64_t files_changed;    /* identity (dev, ino, size, mtime) differs */
+        uint64_t files_differ;     /* of those, known by content and whose bytes differ */
+        uint64_t files_checked;    /* known by content, and found the same (their ranges read for that) */
+        uint64_t bytes_checked;    /* what those reads were */
         uint64_t files_missing;
         uint64_t files_not_regular;/* symlink, FIFO, device, directory now */
         uint64_t files_error;      /* could not be opened for another reason */

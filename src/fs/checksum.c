@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "layout/checksum.h"
+#include "fs/checksum.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "model/readset.h"
 #include "util/util.h"
 #include "util/banned.h"
 
@@ -50,7 +51,7 @@ int checksum_available(void)
         return evp.ok ? 0 : -ELIBACC;
 }
 
-int checksum_fd(int fd, uint64_t size, bool direct, struct layout_sum *ret)
+int checksum_fd(int fd, uint64_t size, bool direct, struct content_sum *ret)
 {
         EVP_MD_CTX *md;
         void *buf = NULL;
@@ -97,5 +98,64 @@ int checksum_fd(int fd, uint64_t size, bool direct, struct layout_sum *ret)
                 (void)fcntl(fd, F_SETFL, fl);
         evp.ctx_free(md);
         free(buf);
+        return r;
+}
+
+int checksum_ranges(int fd, const struct rs_file *f, struct content_sum *ret)
+{
+        EVP_MD_CTX *md;
+        _cleanup_free_ uint8_t *buf = NULL;
+        unsigned len = 0;
+        int r = checksum_available();
+
+        if (r < 0)
+                return r;
+        buf = malloc(CHUNK);
+        md = evp.ctx_new();
+        if (!md || !buf) {
+                if (md)
+                        evp.ctx_free(md);
+                return -ENOMEM;
+        }
+        if (evp.init(md, evp.sha256(), NULL) != 1)
+                r = -ENOMEM;
+        for (size_t i = 0; r >= 0 && i < f->n_ranges; i++) {
+                uint64_t off = f->ranges[i].offset, end = f->ranges[i].offset + f->ranges[i].length;
+                if (end > f->size)
+                        end = f->size;
+                while (r >= 0 && off < end) {
+                        ssize_t k = pread(fd, buf, (size_t)MIN(end - off, (uint64_t)CHUNK), (off_t)off);
+                        if (k < 0) {
+                                if (errno != EINTR)
+                                        r = -errno;
+                                continue;
+                        }
+                        if (k == 0)
+                                r = -ESTALE;
+                        else if (evp.update(md, buf, (size_t)k) != 1)
+                                r = -ENOMEM;
+                        off += (uint64_t)k;
+                }
+        }
+        if (r >= 0 && evp.final(md, ret->d, &len) != 1)
+                r = -ENOMEM;
+        evp.ctx_free(md);
+        return r;
+}
+
+int checksum_buf(const void *p, size_t n, struct content_sum *ret)
+{
+        EVP_MD_CTX *md;
+        unsigned len = 0;
+        int r = checksum_available();
+
+        if (r < 0)
+                return r;
+        md = evp.ctx_new();
+        if (!md)
+                return -ENOMEM;
+        if (evp.init(md, evp.sha256(), NULL) != 1 || evp.update(md, p, n) != 1 || evp.final(md, ret->d, &len) != 1)
+                r = -ENOMEM;
+        evp.ctx_free(md);
         return r;
 }

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: MIT */
+#include "pack/portable.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fs/checksum.h"
+#include "fs/open.h"
+#include "util/util.h"
+#include "util/banned.h"
+
+/* path below root (root_len bytes, no trailing slash; 0 for "/"): the rest,
+ * starting with its slash, or NULL */
+static const char *below(const char *path, const char *root, size_t root_len)
+{
+        if (root_len == 0)
+                return path[0] == '/' && path[1] ? path : NULL;
+        if (strncmp(path, root, root_len) != 0 || path[root_len] != '/' || !path[root_len + 1])
+                return NULL;
+        return path + root_len;
+}
+
+static int64_t to_second(int64_t ns)
+{
+        return ns - ns % 1000000000LL;
+}
+
+int portable_make(const struct readset *rs, const char *root, struct readset **ret, struct portable_counts *c)
+{
+        _cleanup_readset_ struct readset *p = readset_new();
+        size_t n = strlen(root);
+        int r;
+
+        *c = (struct portable_counts){ 0 };
+        if (root[0] != '/')
+                return -EINVAL;
+        while (n > 0 && root[n - 1] == '/')
+                n--;
+        if (!p)
+                return -ENOMEM;
+        if ((r = checksum_available()) < 0)
+                return r;
+        p->created_unix = rs->created_unix;
+        p->duration_us = rs->duration_us;
+        p->page_size = rs->page_size;
+        p->rec_flags = rs->rec_flags | RS_REC_PORTABLE;
+        p->events = rs->events;
+        p->lost_events = rs->lost_events;
+        p->lookups_lost = rs->lookups_lost;
+        p->lookups_unresolved = rs->lookups_unresolved;
+        if (rs->command && !(p->command = strdup(rs->command)))
+                return -ENOMEM;
+        for (size_t i = 0; i < rs->n_files; i++) {
+                const struct rs_file *f = &rs->files[i];
+                const char *rel;
+                struct content_sum sum;
+                struct rs_file *pf;
+                enum fs_skip why;
+                _cleanup_close_ int fd = -1;
+
+                if (f->kind != RS_FILE_REGULAR || (f->flags & RS_FILE_DELETED)) {
+                        c->not_files += f->kind != RS_FILE_REGULAR;
+                        c->unusable += f->kind == RS_FILE_REGULAR;
+                        continue;
+                }
+                rel = below(f->path, root, n);
+                if (!rel || !readset_path_is_plain(rel)) {
+                        c->outside++;
+                        continue;
+                }
+                /* the digest of what was recorded: the very file, unchanged */
+                fd = fs_open_recorded(f, O_RDONLY, &why);
+                if (fd < 0 || checksum_ranges(fd, f, &sum) < 0) {
+                        c->unusable++;
+                        continue;
+                }
+                pf = readset_add_file(p, rel, 0, 0);
+                if (!pf)
+                        return -ENOMEM;
+                pf->kind = RS_FILE_REGULAR;
+                pf->flags = RS_FILE_BY_CONTENT;
+                pf->size = f->size;
+                /* squashfs keeps whole seconds */
+                pf->mtime_ns = to_second(f->mtime_ns);
+                memcpy(pf->content, sum.d, sizeof(pf->content));
+                for (size_t k = 0; k < f->n_ranges; k++)
+                        if (readset_file_add_range(pf, f->ranges[k].offset, f->ranges[k].length, f->ranges[k].time_us,
+                                                   f->ranges[k].flags) < 0)
+                                return -ENOMEM;
+                c->files++;
+        }
+        for (size_t i = 0; i < rs->n_lookups; i++) {
+                const struct rs_lookup *l = &rs->lookups[i];
+                const char *rel = below(l->path, root, n);
+
+                if (!rel || !readset_path_is_plain(rel)) {
+                        c->lookups_outside++;
+                        continue;
+                }
+                if (readset_add_lookup(p, l->time_us, l->op, l->result, l->pid, rel) < 0)
+                        return -ENOMEM;
+                c->lookups++;
+        }
+        *ret = TAKE_PTR(p);
+        return 0;
+}
+
+static int join(char **s, const char *root, size_t n)
+{
+        size_t k = strlen(*s);
+        char *j = malloc(n + k + 1);
+
+        if (!j)
+                return -ENOMEM;
+        memcpy(j, root, n);
+        memcpy(j + n, *s, k + 1);
+        free(*s);
+        *s = j;
+        return 0;
+}
+
+int portable_bind(struct readset *rs, const char *root, uint64_t dev)
+{
+        size_t n = root ? strlen(root) : 0;
+
+        while (n > 0 && root[n - 1] == '/')
+                n--;
+        for (size_t i = 0; i < rs->n_files; i++) {
+                rs->files[i].dev = dev;
+                if (n && join(&rs->files[i].path, root, n) < 0)
+                        return -ENOMEM;
+        }
+        for (size_t i = 0; n && i < rs->n_lookups; i++)
+                if (join(&rs->lookups[i].path, root, n) < 0)
+                        return -ENOMEM;
+        return 0;
+}

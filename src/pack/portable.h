@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/* Portable read sets: files named by their path below a root and known by
+ * content (size, mtime to the second, the digest of the ranges the start
+ * reads) instead of device and inode, so that a read set recorded on one
+ * copy of a tree (a build machine's, one copy of an image) replays on every
+ * other copy, and skips, counted, each file whose content differs there. */
+#pragma once
+
+#include <stdint.h>
+
+#include "model/readset.h"
+
+struct portable_counts {
+        uint64_t files;         /* made portable */
+        uint64_t outside;       /* regular files not below the root: left out */
+        uint64_t unusable;      /* changed, missing or unreadable now: left out */
+        uint64_t not_files;     /* metadata through a block device, unresolved: left out */
+        uint64_t lookups;       /* kept (below the root) */
+        uint64_t lookups_outside;
+};
+
+/* The files of rs below root (an absolute path without symlinks, "/" for
+ * the whole tree; a directory whose files still are those recorded) as a
+ * portable read set, their paths relative to root ("/usr/bin/x" for
+ * ROOT/usr/bin/x), their digests read now.  -ENOMEM, -ELIBACC (no
+ * digests here), -EINVAL (root not absolute). */
+int portable_make(const struct readset *rs, const char *root, struct readset **ret, struct portable_counts *c);
+
+/* Bind a portable read set to the root it is replayed against (NULL or "/":
+ * as it is): its paths joined to root, its files on root's device dev (for
+ * the device's plan; identity is by content).  -ENOMEM. */
+int portable_bind(struct readset *rs, const char *root, uint64_t dev);
+
+static inline bool readset_is_portable(const struct readset *rs)
+{
+        return rs->rec_flags & RS_REC_PORTABLE;
+}
