@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/layout-cli.h"
 #include "fs/checksum.h"
 #include "cmd/report-cli.h"
 #include "layout/layout.h"
@@ -69,6 +70,8 @@ static void layout_help(void)
 #define OPT_IOPRIO 0x100
 #define OPT_UNDO 0x101
 #define OPT_MOVE 0x102
+#define OPT_COMPRESS 0x103
+#define OPT_UNSHARE 0x104
 
 static volatile sig_atomic_t stop_requested;
 
@@ -368,12 +371,6 @@ static int undo_leftovers(const struct layout_fs *fs, bool json)
         return 0;
 }
 
-struct layout_args {
-        bool dry, json, force, undo;
-        enum layout_what what;
-        const char *profile, *ioprio, *under, *path;
-};
-
 static int parse_args(int argc, char **argv, struct layout_args *a)
 {
         static const struct option opts[] = {
@@ -385,6 +382,8 @@ static int parse_args(int argc, char **argv, struct layout_args *a)
                 { "move", required_argument, NULL, OPT_MOVE },
                 { "io-priority", required_argument, NULL, OPT_IOPRIO },
                 { "undo-leftovers", no_argument, NULL, OPT_UNDO },
+                { "compress", required_argument, NULL, OPT_COMPRESS },
+                { "unshare", no_argument, NULL, OPT_UNSHARE },
                 TRUST_LONG_OPTION,
                 { "help", no_argument, NULL, 'h' },
                 {}
@@ -400,6 +399,11 @@ static int parse_args(int argc, char **argv, struct layout_args *a)
                 case 'p': a->profile = optarg; break;
                 case 'C': a->under = optarg; break;
                 case OPT_UNDO: a->undo = true; break;
+                case OPT_COMPRESS:
+                        if ((a->compress = blayout_compress_from_name(optarg)) < 0)
+                                return log_usage("layout", "invalid --compress '%s' (zstd, lzo or zlib)", optarg);
+                        break;
+                case OPT_UNSHARE: a->unshare = true; break;
                 case OPT_MOVE:
                         if (strcmp(optarg, "auto") == 0)
                                 a->what = LAYOUT_AUTO;
@@ -430,7 +434,8 @@ static int say_no_fs(int e, const struct layout_fs *fs, const struct layout_args
 {
         switch (e) {
         case -EMEDIUMTYPE:
-                return log_error("%s is %s: readset layout moves data on ext4 only", fs->mnt, fs->fstype);
+                return log_error("%s is %s: readset layout moves data on ext4 and (compressed) btrfs only", fs->mnt,
+                                 fs->fstype);
         case -EROFS:
                 return log_error("%s is mounted read-only: nothing can be moved", fs->mnt);
         case -EOPNOTSUPP:
@@ -595,6 +600,23 @@ int cmd_layout(int argc, char **argv)
         e = layout_find_fs(rs, a.under, &fs);
         if (e < 0)
                 return say_no_fs(e, &fs, &a);
+        if (strcmp(fs.fstype, "btrfs") == 0) {
+                if (a.undo)
+                        return log_error("%s is btrfs: a layout there leaves nothing behind", fs.mnt);
+                if (!a.compress)
+                        return log_error("%s is btrfs: layout rewrites files there compressed (--compress zstd)",
+                                         fs.mnt);
+                e = set_io_priority(a.ioprio);
+                if (e < 0)
+                        log_warning_errno(e, "cannot set the I/O priority %s", a.ioprio);
+                signal(SIGINT, on_stop);
+                signal(SIGTERM, on_stop);
+                signal(SIGHUP, on_stop);
+                signal(SIGIO, SIG_IGN);   /* a lease broken while it is checked */
+                return layout_btrfs(rs, &fs, &a, &stop_requested);
+        }
+        if (a.compress)
+                return log_error("%s is %s: --compress rewrites files on btrfs only", fs.mnt, fs.fstype);
         if (a.undo)
                 return undo_leftovers(&fs, a.json);
         e = set_io_priority(a.ioprio);

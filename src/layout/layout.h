@@ -42,6 +42,8 @@ enum layout_skip {
         LAYOUT_SKIP_NO_SPACE,     /* beyond the free space there is */
         LAYOUT_SKIP_REFUSED,      /* the kernel refused the exchange (err) */
         LAYOUT_SKIP_ERROR,        /* could not be looked at (err) */
+        LAYOUT_SKIP_SHARED,       /* btrfs: shares extents with a snapshot or a reflinked copy */
+        LAYOUT_SKIP_NOCOW,        /* btrfs: nodatacow (chattr +C): never compressed */
         _LAYOUT_SKIP_MAX,
 };
 
@@ -112,8 +114,8 @@ struct layout_fs {
 
 /* Find the file system of rs's main device (where most of its bytes lie),
  * or with under (a directory; NULL: none) the one holding under, and
- * whether it can be laid out: -EMEDIUMTYPE not ext4 (fs->fstype says
- * what), -EROFS mounted read-only, -EOPNOTSUPP mounted data=journal,
+ * whether it can be laid out: -EMEDIUMTYPE neither ext4 nor btrfs
+ * (fs->fstype says what; ext4 is layout_run's, btrfs layout/btrfs.h's), -EROFS mounted read-only, -EOPNOTSUPP mounted data=journal,
  * -ENOENT no file of rs is there any more, -ENOMEM. */
 int layout_find_fs(const struct readset *rs, const char *under, struct layout_fs *ret);
 

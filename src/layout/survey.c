@@ -47,6 +47,8 @@ static const char *const skip_names[_LAYOUT_SKIP_MAX] = {
         [LAYOUT_SKIP_NO_SPACE] = "no-space",
         [LAYOUT_SKIP_REFUSED] = "refused-by-kernel",
         [LAYOUT_SKIP_ERROR] = "error",
+        [LAYOUT_SKIP_SHARED] = "shared-extents",
+        [LAYOUT_SKIP_NOCOW] = "nodatacow",
 };
 
 const char *layout_skip_name(int why)
@@ -80,6 +82,11 @@ const char *layout_skip_advice(int why)
                 return "free space on the file system and run layout again: it continues where this run stopped";
         case LAYOUT_SKIP_SWAP:
                 return "swapoff the file to move it";
+        case LAYOUT_SKIP_SHARED:
+                return "rewriting a file unshares its extents (the snapshot or copy keeps the old ones: more "
+                       "space used); --unshare rewrites them anyway";
+        case LAYOUT_SKIP_NOCOW:
+                return "btrfs compresses no nodatacow file; 'chattr -C' applies to empty files only";
         default:
                 return NULL;
         }
@@ -199,7 +206,8 @@ int layout_find_fs(const struct readset *rs, const char *under, struct layout_fs
                 return -ENOENT;
         if (statfs(ret->mnt, &sf) < 0 || statvfs(ret->mnt, &sv) < 0)
                 return -errno;
-        if (sf.f_type != EXT4_SUPER_MAGIC || strcmp(ret->fstype, "ext4") != 0)
+        if (!(sf.f_type == EXT4_SUPER_MAGIC && strcmp(ret->fstype, "ext4") == 0) &&
+            !(sf.f_type == BTRFS_SUPER_MAGIC && strcmp(ret->fstype, "btrfs") == 0))
                 return -EMEDIUMTYPE;
         /* the mount point found by path must be the file system's */
         if (stat(ret->mnt, &st) < 0)
@@ -210,7 +218,7 @@ int layout_find_fs(const struct readset *rs, const char *under, struct layout_fs
         ret->blocks = sv.f_blocks;
         ret->free_blocks = sv.f_bavail;
         ret->read_only = sv.f_flag & ST_RDONLY;
-        ret->data_journal = mounted_data_journal(ret->mnt);
+        ret->data_journal = strcmp(ret->fstype, "ext4") == 0 && mounted_data_journal(ret->mnt);
         if (ret->read_only)
                 return -EROFS;
         if (ret->data_journal)

@@ -22,6 +22,9 @@ struct entry {
         bool deleted;
         bool external; /* named from outside (paths_learn): not checked here */
         bool used;     /* slot in use */
+        /* the st_dev its path gives: dev, but on btrfs, where the kernel's
+         * events name the file system's device and stat a subvolume's */
+        uint64_t st_dev;
 };
 
 struct paths {
@@ -112,7 +115,7 @@ static int tab_put(struct paths *p, uint64_t dev, uint64_t ino, const char *path
         while (p->tab[h].used)
                 h = (h + 1) & (p->tab_size - 1);
         p->tab[h] = (struct entry){ .dev = dev, .ino = ino, .path = copy, .size = size,
-                                   .mtime_ns = mtime_ns, .deleted = deleted, .used = true };
+                                   .mtime_ns = mtime_ns, .deleted = deleted, .used = true, .st_dev = dev };
         p->n++;
         return 0;
 }
@@ -316,9 +319,10 @@ static int walk_mount(void *ud, const struct mount_ent *m)
                 hit->found = true;
                 c->n_found++;
                 c->p->st.walk_resolved++;
-                tab_put(c->p, c->dev, key.ino, e->fts_path, (uint64_t)e->fts_statp->st_size,
-                        (int64_t)e->fts_statp->st_mtim.tv_sec * 1000000000LL + e->fts_statp->st_mtim.tv_nsec,
-                        false);
+                if (tab_put(c->p, c->dev, key.ino, e->fts_path, (uint64_t)e->fts_statp->st_size,
+                            (int64_t)e->fts_statp->st_mtim.tv_sec * 1000000000LL + e->fts_statp->st_mtim.tv_nsec,
+                            false) >= 0)
+                        tab_find(c->p, c->dev, key.ino)->st_dev = e->fts_statp->st_dev;
         }
         fts_close(fts);
         return 0;
@@ -531,7 +535,8 @@ int paths_resolve(void *userdata, uint32_t kdev, uint64_t ino, struct rs_identit
                 /* Identity at the end of recording, when the file is still there. */
                 if (e->external)
                         ;
-                else if (lstat(e->path, &st) == 0 && st.st_dev == dev && st.st_ino == ino && S_ISREG(st.st_mode)) {
+                else if (lstat(e->path, &st) == 0 && st.st_dev == e->st_dev && st.st_ino == ino && S_ISREG(st.st_mode)) {
+                        ret->dev = e->st_dev;
                         ret->size = (uint64_t)st.st_size;
                         ret->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
                 } else
