@@ -63,7 +63,7 @@ static void print_json(const struct blayout *l, const struct layout_args *a, boo
 }
 
 int layout_btrfs(const struct readset *rs, const struct layout_fs *fs, const struct layout_args *a,
-                 volatile sig_atomic_t *stop)
+                 const struct layout_options *o)
 {
         _cleanup_(blayout_freep) struct blayout *l = NULL;
         uint64_t t0;
@@ -90,7 +90,7 @@ int layout_btrfs(const struct readset *rs, const struct layout_fs *fs, const str
                 return 0;
         }
         t0 = now_us();
-        r = blayout_run(l, stop);
+        r = blayout_run(l, o);
         if (r == -EBUSY)
                 return log_error("another readset layout is running on %s", fs->mnt);
         if (r < 0)

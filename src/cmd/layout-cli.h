@@ -17,4 +17,4 @@ struct layout_args {
 
 /* The btrfs layout (layout/btrfs.h), said; the exit status. */
 int layout_btrfs(const struct readset *rs, const struct layout_fs *fs, const struct layout_args *a,
-                 volatile sig_atomic_t *stop);
+                 const struct layout_options *o);

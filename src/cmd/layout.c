@@ -606,6 +606,10 @@ int cmd_layout(int argc, char **argv)
                 if (!a.compress)
                         return log_error("%s is btrfs: layout rewrites files there compressed (--compress zstd)",
                                          fs.mnt);
+                struct layout_options lo = { .stop = &stop_requested };
+                e = failpoint(getenv("READSET_LAYOUT_FAILPOINT"), &lo);
+                if (e < 0)
+                        return e;
                 e = set_io_priority(a.ioprio);
                 if (e < 0)
                         log_warning_errno(e, "cannot set the I/O priority %s", a.ioprio);
@@ -613,7 +617,7 @@ int cmd_layout(int argc, char **argv)
                 signal(SIGTERM, on_stop);
                 signal(SIGHUP, on_stop);
                 signal(SIGIO, SIG_IGN);   /* a lease broken while it is checked */
-                return layout_btrfs(rs, &fs, &a, &stop_requested);
+                return layout_btrfs(rs, &fs, &a, &lo);
         }
         if (a.compress)
                 return log_error("%s is %s: --compress rewrites files on btrfs only", fs.mnt, fs.fstype);

@@ -4,6 +4,7 @@
  * that replays on every copy of that image (pack/portable.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -89,6 +90,26 @@ static char *private_dir_beside(const char *path)
         return t;
 }
 
+static uint64_t newest;
+
+static int see_mtime(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+        (void)path, (void)type, (void)ftw;
+        if (st->st_mtim.tv_sec > 0 && (uint64_t)st->st_mtim.tv_sec > newest)
+                newest = (uint64_t)st->st_mtim.tv_sec;
+        return 0;
+}
+
+/* The newest mtime in the tree, in seconds (not across mounts). */
+static int newest_mtime(const char *root, uint64_t *ret)
+{
+        newest = 0;
+        if (nftw(root, see_mtime, 64, FTW_PHYS | FTW_MOUNT) < 0)
+                return -errno;
+        *ret = newest;
+        return 0;
+}
+
 static int write_sort(FILE *f, void *userdata)
 {
         void **a = userdata;
@@ -120,6 +141,7 @@ int cmd_pack(int argc, char **argv)
         struct content_sum sum;
         struct stat st;
         size_t enc_len = 0;
+        uint64_t epoch = 0;
 
         while ((c = getopt_long(argc, argv, "+i:c:o:h", opts, NULL)) >= 0) {
                 switch (c) {
@@ -164,7 +186,12 @@ int cmd_pack(int argc, char **argv)
         if (readset_is_portable(rs))
                 return log_error("'%s' is a portable read set already: pack takes the one recorded from the tree",
                                  argv[optind + 1]);
-        r = portable_make(rs, root, &p, &pc);
+        /* the image tools clamp later mtimes to SOURCE_DATE_EPOCH: so
+         * does the portable read set */
+        env = getenv("SOURCE_DATE_EPOCH");
+        if (env && (parse_u64(env, &epoch) < 0 || epoch == 0 || epoch > UINT32_MAX))
+                return log_error("invalid SOURCE_DATE_EPOCH '%s'", env);
+        r = portable_make(rs, root, env ? (int64_t)epoch : 0, &p, &pc);
         if (r == -ELIBACC)
                 return log_error("cannot make digests: OpenSSL's libcrypto is not installed");
         if (r < 0)
@@ -213,12 +240,23 @@ int cmd_pack(int argc, char **argv)
                         goto out;
                 }
         }
-        env = getenv("SOURCE_DATE_EPOCH");
-        {
-                uint64_t t = rs->created_unix;
-                if (env && parse_u64(env, &t) < 0)
-                        t = rs->created_unix;
-                b.mkfs_time = (uint32_t)MIN(t, (uint64_t)UINT32_MAX);
+        /* reproducible: the image's own time is SOURCE_DATE_EPOCH, else the
+         * recording's; mkfs.erofs 1.5 takes the time of every file from -T,
+         * and keeps a file's own only below SOURCE_DATE_EPOCH: given the
+         * newest of the tree, it clamps none */
+        b.mkfs_time = (uint32_t)MIN(env ? epoch : rs->created_unix, (uint64_t)UINT32_MAX);
+        if (arg_image == PACK_EROFS && !env) {
+                char s[32];
+                r = newest_mtime(root, &epoch);
+                if (r < 0) {
+                        log_errno(r, "cannot look through '%s'", root);
+                        goto out;
+                }
+                snprintf(s, sizeof(s), "%" PRIu64, MAX(epoch, (uint64_t)1));
+                if (setenv("SOURCE_DATE_EPOCH", s, 1) < 0) {
+                        r = log_errno(-errno, "cannot set SOURCE_DATE_EPOCH");
+                        goto out;
+                }
         }
         r = format_encode(p, &enc, &enc_len);
         if (r >= 0)

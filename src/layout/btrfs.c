@@ -99,6 +99,20 @@ static bool any_flag(const struct bextent *x, size_t n, uint32_t flag)
         return false;
 }
 
+static bool all_encoded(const struct bextent *x, size_t n)
+{
+        size_t data = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                if (x[i].flags & FIEMAP_EXTENT_DATA_INLINE)
+                        continue;
+                if (!(x[i].flags & FIEMAP_EXTENT_ENCODED))
+                        return false;
+                data++;
+        }
+        return data > 0;
+}
+
 static int survey_file(struct blayout *l, struct blayout_file *bf, const struct rs_file *f)
 {
         enum fs_skip why;
@@ -144,6 +158,14 @@ static int survey_file(struct blayout *l, struct blayout_file *bf, const struct 
         }
         if (bf->n_before == 1 && (bf->before[0].flags & FIEMAP_EXTENT_DATA_INLINE)) {
                 bf->skip = LAYOUT_SKIP_INLINE;    /* in the metadata: read with it */
+                return 0;
+        }
+        /* the kernel's defragment leaves an extent compressed to its
+         * maximum (128 KiB) where it is: rewriting the rest of such a
+         * file would scatter it, not gather it (a second run, a file
+         * system mounted compress) */
+        if (all_encoded(bf->before, bf->n_before)) {
+                bf->skip = LAYOUT_SKIP_COMPRESSED;
                 return 0;
         }
         if (!l->unshare && any_flag(bf->before, bf->n_before, FIEMAP_EXTENT_SHARED)) {
@@ -269,8 +291,9 @@ static int rewrite(const struct blayout *l, int fd)
         return ioctl(fd, BTRFS_IOC_DEFRAG_RANGE, &a) < 0 ? -errno : 0;
 }
 
-int blayout_run(struct blayout *l, volatile sig_atomic_t *stop)
+int blayout_run(struct blayout *l, const struct layout_options *o)
 {
+        uint64_t checked = 0;
         _cleanup_close_ int mfd = open(l->fs.mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         _cleanup_free_ struct content_sum *sums = calloc(l->n_files ? l->n_files : 1, sizeof(*sums));
         int r;
@@ -291,7 +314,7 @@ int blayout_run(struct blayout *l, volatile sig_atomic_t *stop)
 
                 if (bf->skip || bf->duplicate)
                         continue;
-                if (stop && *stop) {
+                if (o->stop && *o->stop) {
                         l->stopped = -EINTR;
                         break;
                 }
@@ -327,6 +350,8 @@ int blayout_run(struct blayout *l, volatile sig_atomic_t *stop)
                 bf->moved = true;
                 l->moved_files++;
                 l->moved_bytes += bf->size;
+                if (o->fail_after && l->moved_files == o->fail_after)
+                        raise(o->fail_signal);
         }
         if (syncfs(mfd) < 0) {
                 l->sync_failed = true;
@@ -346,7 +371,8 @@ int blayout_run(struct blayout *l, volatile sig_atomic_t *stop)
                         continue;       /* gone since: nothing of ours to check */
                 (void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
                 r = checksum_fd(fd, bf->size, true, &now);
-                if (r < 0 || memcmp(now.d, sums[i].d, sizeof(now.d)) != 0) {
+                if (r < 0 || memcmp(now.d, sums[i].d, sizeof(now.d)) != 0 ||
+                    (o->fail_corrupt && ++checked == o->fail_corrupt)) {
                         /* btrfs checks its own checksums on read: a rewrite
                          * never changes the content; a writer did, or the
                          * device failed */

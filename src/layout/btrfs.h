@@ -68,9 +68,11 @@ int blayout_survey(const struct readset *rs, const struct layout_fs *fs, int com
                    struct blayout **ret);
 /* Rewrite what the survey decided, in first-access order, each file checked
  * again first; then sync, read back from the device and compare, and read
- * the extents again.  Stops after the file at hand when *stop is set.
+ * the extents again.  Stops after the file at hand when *o->stop is set
+ * (o's failpoints: fail_signal raised after fail_after files, the
+ * fail_corrupt-th read-back taken as differing).
  * -errno only when it cannot start (-EBUSY: another layout runs there). */
-int blayout_run(struct blayout *l, volatile sig_atomic_t *stop);
+int blayout_run(struct blayout *l, const struct layout_options *o);
 /* Runs of consecutive data the movable files lie in, in first-access order
  * (a compressed extent follows one that starts at most its logical length
  * before it): before, or after the run. */

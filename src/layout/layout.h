@@ -44,6 +44,7 @@ enum layout_skip {
         LAYOUT_SKIP_ERROR,        /* could not be looked at (err) */
         LAYOUT_SKIP_SHARED,       /* btrfs: shares extents with a snapshot or a reflinked copy */
         LAYOUT_SKIP_NOCOW,        /* btrfs: nodatacow (chattr +C): never compressed */
+        LAYOUT_SKIP_COMPRESSED,   /* btrfs: compressed already (the kernel rewrites no full compressed extent) */
         _LAYOUT_SKIP_MAX,
 };
 

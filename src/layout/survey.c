@@ -49,6 +49,7 @@ static const char *const skip_names[_LAYOUT_SKIP_MAX] = {
         [LAYOUT_SKIP_ERROR] = "error",
         [LAYOUT_SKIP_SHARED] = "shared-extents",
         [LAYOUT_SKIP_NOCOW] = "nodatacow",
+        [LAYOUT_SKIP_COMPRESSED] = "compressed-already",
 };
 
 const char *layout_skip_name(int why)
@@ -85,6 +86,9 @@ const char *layout_skip_advice(int why)
         case LAYOUT_SKIP_SHARED:
                 return "rewriting a file unshares its extents (the snapshot or copy keeps the old ones: more "
                        "space used); --unshare rewrites them anyway";
+        case LAYOUT_SKIP_COMPRESSED:
+                return "btrfs's defragment leaves extents compressed to their maximum (128 KiB) where they are: "
+                       "such a file stays (laid out already, or written to a file system mounted compress)";
         case LAYOUT_SKIP_NOCOW:
                 return "btrfs compresses no nodatacow file; 'chattr -C' applies to empty files only";
         default:

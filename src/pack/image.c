@@ -106,9 +106,9 @@ int pack_build_image(const struct pack_build *b)
                  b->uuid[0], b->uuid[1], b->uuid[2], b->uuid[3], b->uuid[4], b->uuid[5], b->uuid[6], b->uuid[7],
                  b->uuid[8], b->uuid[9], b->uuid[10], b->uuid[11], b->uuid[12], b->uuid[13], b->uuid[14], b->uuid[15]);
         {
-                char t[40];
-                snprintf(t, sizeof(t), "-T%u", b->mkfs_time);
-                char *argv[] = { "mkfs.erofs", "--quiet", comp, t, uuid, (char *)b->out, (char *)b->tree, NULL };
+                /* (no -T: it sets every file's time; the build's comes from
+                 * SOURCE_DATE_EPOCH, which the caller sets) */
+                char *argv[] = { "mkfs.erofs", "--quiet", comp, uuid, (char *)b->out, (char *)b->tree, NULL };
                 return run(argv);
         }
 }

@@ -29,7 +29,8 @@ static int64_t to_second(int64_t ns)
         return ns - ns % 1000000000LL;
 }
 
-int portable_make(const struct readset *rs, const char *root, struct readset **ret, struct portable_counts *c)
+int portable_make(const struct readset *rs, const char *root, int64_t clamp_s, struct readset **ret,
+                  struct portable_counts *c)
 {
         _cleanup_readset_ struct readset *p = readset_new();
         size_t n = strlen(root);
@@ -86,6 +87,8 @@ int portable_make(const struct readset *rs, const char *root, struct readset **r
                 pf->size = f->size;
                 /* squashfs keeps whole seconds */
                 pf->mtime_ns = to_second(f->mtime_ns);
+                if (clamp_s > 0 && pf->mtime_ns > clamp_s * 1000000000LL)
+                        pf->mtime_ns = clamp_s * 1000000000LL;
                 memcpy(pf->content, sum.d, sizeof(pf->content));
                 for (size_t k = 0; k < f->n_ranges; k++)
                         if (readset_file_add_range(pf, f->ranges[k].offset, f->ranges[k].length, f->ranges[k].time_us,

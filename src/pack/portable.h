@@ -22,9 +22,12 @@ struct portable_counts {
 /* The files of rs below root (an absolute path without symlinks, "/" for
  * the whole tree; a directory whose files still are those recorded) as a
  * portable read set, their paths relative to root ("/usr/bin/x" for
- * ROOT/usr/bin/x), their digests read now.  -ENOMEM, -ELIBACC (no
+ * ROOT/usr/bin/x), their digests read now; mtimes after clamp_s (seconds
+ * since the epoch; 0: none) taken as clamp_s, as image builders given
+ * SOURCE_DATE_EPOCH write them.  -ENOMEM, -ELIBACC (no
  * digests here), -EINVAL (root not absolute). */
-int portable_make(const struct readset *rs, const char *root, struct readset **ret, struct portable_counts *c);
+int portable_make(const struct readset *rs, const char *root, int64_t clamp_s, struct readset **ret,
+                  struct portable_counts *c);
 
 /* Bind a portable read set to the root it is replayed against (NULL or "/":
  * as it is): its paths joined to root, its files on root's device dev (for

@@ -1,10 +1,12 @@
 #!/usr/bin/python3
 """Helpers of the layout tests: make a scattered tree, read extent maps (FIEMAP).
 
-  layoutcheck.py scatter ROOT N SEED   N files in a few directories, written
+  layoutcheck.py scatter ROOT N SEED [--text]
+                                       N files in a few directories, written
                                        interleaved in rounds, each chunk synced:
                                        every file in several extents, the files'
-                                       extents mixed over the disk
+                                       extents mixed over the disk (--text: of
+                                       random words, compressible, else bytes)
   layoutcheck.py order READSET TOP     the read set's regular files under TOP, in
                                        first-access order (the read set's order)
   layoutcheck.py maps FILE...          each file's extents (logical physical length)
@@ -46,7 +48,17 @@ def fiemap(path):
             start = out[-1][0] + out[-1][2]
 
 
-def scatter(root, n, seed):
+WORDS = [b"alpha", b"beta", b"gamma", b"delta", b"libc", b"python", b"module", b"init"]
+
+
+def chunk(rnd, n, text):
+    """n random bytes, or (text) n bytes of random words: compressible"""
+    if not text:
+        return rnd.randbytes(n)
+    return b" ".join(rnd.choice(WORDS) for _ in range(n // 4 + 1))[:n]
+
+
+def scatter(root, n, seed, text=False):
     rnd = random.Random(seed)
     paths = []
     for i in range(n):
@@ -56,7 +68,7 @@ def scatter(root, n, seed):
     fds = [os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644) for p in paths]
     for _ in range(5):
         for fd in rnd.sample(fds, len(fds)):
-            os.write(fd, rnd.randbytes(rnd.randint(1, 8) * 4096 + rnd.randint(0, 4095)))
+            os.write(fd, chunk(rnd, rnd.randint(1, 8) * 4096 + rnd.randint(0, 4095), text))
             os.fsync(fd)
     for fd in fds:
         os.close(fd)
@@ -65,7 +77,9 @@ def scatter(root, n, seed):
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "scatter":
-        scatter(args[0], int(args[1]), int(args[2]))
+        text = "--text" in args
+        args = [a for a in args if a != "--text"]
+        scatter(args[0], int(args[1]), int(args[2]), text)
     elif cmd == "order":
         d = json.loads(subprocess.run([os.environ["READSET"], "show", "--json", args[0]], check=True,
                                       capture_output=True).stdout)

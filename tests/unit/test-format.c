@@ -322,6 +322,126 @@ static void test_peek(void)
         readset_free(rs);
 }
 
+/* A portable read set: files known by content, their digests kept. */
+static void test_portable(void)
+{
+        struct readset *rs = readset_new(), *back = NULL;
+        uint8_t *buf = NULL;
+        size_t len = 0;
+        const char *why = NULL;
+
+        rs->page_size = 4096;
+        rs->rec_flags = RS_REC_PORTABLE;
+        rs->command = strdup("start");
+        for (int i = 0; i < 3; i++) {
+                char path[32];
+                struct rs_file *f;
+                snprintf(path, sizeof(path), "/usr/lib/p%d", i);
+                f = readset_add_file(rs, path, 0, 0);
+                f->size = 8192;
+                f->mtime_ns = 1700000000LL * 1000000000LL;
+                f->flags = RS_FILE_BY_CONTENT;
+                for (size_t k = 0; k < sizeof(f->content); k++)
+                        f->content[k] = (uint8_t)(i * 31 + k);
+                readset_file_add_range(f, 0, 4096, (uint64_t)i, RS_RANGE_ACCESSED);
+        }
+        CHECK_EQ(format_encode(rs, &buf, &len), 0);
+        CHECK_EQ(format_decode(buf, len, &back, &why), 0);
+        if (back) {
+                check_equal(rs, back);
+                for (size_t i = 0; i < 3 && i < back->n_files; i++)
+                        CHECK(memcmp(rs->files[i].content, back->files[i].content, sizeof(rs->files[i].content)) == 0);
+        }
+        readset_free(back), back = NULL;
+        free(buf), buf = NULL;
+
+        /* a path that climbs out of the root it is joined to */
+        free(rs->files[1].path);
+        rs->files[1].path = strdup("/usr/../../etc/shadow");
+        CHECK_EQ(format_encode(rs, &buf, &len), 0);
+        CHECK_EQ(format_decode(buf, len, &back, &why), -EBADMSG);
+        free(buf), buf = NULL;
+        free(rs->files[1].path);
+        rs->files[1].path = strdup("/usr/lib/p1");
+
+        /* known by content in a read set that is not portable, and the reverse */
+        rs->rec_flags = 0;
+        CHECK_EQ(format_encode(rs, &buf, &len), 0);
+        CHECK_EQ(format_decode(buf, len, &back, &why), -EBADMSG);
+        free(buf), buf = NULL;
+        rs->rec_flags = RS_REC_PORTABLE;
+        rs->files[2].flags = 0;
+        CHECK_EQ(format_encode(rs, &buf, &len), 0);
+        CHECK_EQ(format_decode(buf, len, &back, &why), -EBADMSG);
+        free(buf), buf = NULL;
+        readset_free(rs);
+
+        CHECK(readset_path_is_plain("/a/b"));
+        CHECK(!readset_path_is_plain("a/b"));
+        CHECK(!readset_path_is_plain("/a//b"));
+        CHECK(!readset_path_is_plain("/a/./b"));
+        CHECK(!readset_path_is_plain("/a/b/.."));
+        CHECK(!readset_path_is_plain("/"));
+        CHECK(readset_path_is_plain("/a/..b/.c"));
+}
+
+/* Uncompressed files made by hand: one portable file, with or without its
+ * digest, or with a digest for no such file. */
+static size_t hand_made(uint8_t *out, int content)
+{
+        static const uint8_t meta[] = { 1, 9, 0, 0, 0x80, 0x20, 4, 0, 0, 0, 0 };
+        uint8_t p[256];
+        size_t n = 0;
+        uLong c;
+
+        memcpy(p, meta, sizeof(meta));
+        p[1] = sizeof(meta) - 2;
+        n = sizeof(meta);
+        /* FILES: 1 file: regular, by content, dev 0, ino 0, size 10, mtime 0, "/x", 0 ranges */
+        {
+                static const uint8_t files[] = { 2, 10, 1, 0, 2, 0, 0, 10, 0, 2, '/', 'x', 0 };
+                memcpy(p + n, files, sizeof(files));
+                p[n + 1] = sizeof(files) - 2;
+                n += sizeof(files);
+        }
+        if (content) {
+                p[n++] = 5;
+                p[n++] = 18;
+                p[n++] = 1;
+                p[n++] = content == 1 ? 0 : 1;     /* the file's index (1: none such) */
+                memset(p + n, 0xab, 16);
+                n += 16;
+        }
+        p[n++] = 0;
+        memcpy(out, FORMAT_MAGIC, 8);
+        put_le(out + 8, FORMAT_MAJOR, 2);
+        put_le(out + 10, FORMAT_MINOR, 2);
+        put_le(out + 12, 0, 4);
+        put_le(out + 16, n, 8);
+        put_le(out + 24, n, 8);
+        c = crc32(crc32(0L, Z_NULL, 0), p, (uInt)n);
+        put_le(out + 32, c, 4);
+        refresh_header(out, 0);
+        memcpy(out + FORMAT_HEADER_SIZE, p, n);
+        return FORMAT_HEADER_SIZE + n;
+}
+
+static void test_content_section(void)
+{
+        uint8_t buf[512];
+        struct readset *back = NULL;
+        size_t len;
+
+        len = hand_made(buf, 1);
+        CHECK_EQ(format_decode(buf, len, &back, NULL), 0);
+        CHECK(back && back->n_files == 1 && back->files[0].content[15] == 0xab);
+        readset_free(back), back = NULL;
+        len = hand_made(buf, 0);        /* its digest missing */
+        CHECK_EQ(format_decode(buf, len, &back, NULL), -EBADMSG);
+        len = hand_made(buf, 2);        /* a digest for a file that is not there */
+        CHECK_EQ(format_decode(buf, len, &back, NULL), -EBADMSG);
+}
+
 int main(void)
 {
         /* files in /tmp: the trust boundary (root reads no read set others
@@ -333,5 +453,7 @@ int main(void)
         test_big();
         test_file_io();
         test_peek();
+        test_portable();
+        test_content_section();
         TESTS_DONE();
 }

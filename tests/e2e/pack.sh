@@ -1,0 +1,190 @@
+#!/bin/sh
+# readset pack on a real tree: a start reading its files in an order of its
+# own is recorded; pack --order lists them in that order (names escaped as
+# mksquashfs reads them); pack --image squashfs builds an image whose data
+# lies in that order (read from the image's own inode table) where the
+# builder's default order differs, holding the same tree (modes, owners,
+# xattrs, symlinks, hard links, contents), the same bytes when built twice,
+# never written through a symlink; its portable read set replays fully on a
+# copy of the image mounted elsewhere (and with run --root), and skips,
+# counted and named, each file whose content differs on another image; an
+# EROFS image (mkfs.erofs's own order) replays it too.
+. "$(dirname "$0")/lib.sh"
+need_root
+need_tracefs
+need_loop
+need_python
+command -v mksquashfs >/dev/null || skip "needs mksquashfs (squashfs-tools)"
+command -v mkfs.erofs >/dev/null || skip "needs mkfs.erofs (erofs-utils)"
+SQ="$PY $SRCDIR/tests/e2e/sqfscheck.py"
+# jcheck FILE WHAT EXPR...: each Python expression true of the JSON object d in FILE
+jcheck() {
+        _f=$1 _what=$2; shift 2
+        "$PY" - "$_f" "$@" <<'PYEOF' || fail "$_what: $(cat "$_f")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for e in sys.argv[2:]:
+    assert eval(e), e
+PYEOF
+}
+
+mnt() {   # image dir: mounted read-only on a loop device (detached at unmount)
+        mkdir -p "$2"
+        mount -o loop,ro "$1" "$2" || fail "mount $1"
+        MORE_MNTS="$2 $MORE_MNTS"
+}
+
+# the tree: 12 files of 200-500 KiB (each at least one whole 128 KiB block,
+# compressible, all different), a name with a space, a symlink, a hard
+# link, an owner and a mode of their own, an xattr
+T=$TMP/tree
+mkdir -p "$T/usr/lib" "$T/usr/bin" "$T/etc"
+"$PY" - "$T" <<'PYEOF'
+import os, random, sys
+t = sys.argv[1]
+words = [b"alpha", b"beta", b"gamma", b"delta", b"libc", b"python", b"module", b"init", b"\x00\x01\x02"]
+for i in range(12):
+    d = ("usr/lib", "usr/bin", "etc")[i % 3]
+    name = f"f{i:02d}" if i != 5 else "f05 with space"
+    r = random.Random(i)
+    size = r.randrange(200, 500) * 1024
+    data = b" ".join(r.choice(words) for _ in range(size // 4))[:size]
+    with open(os.path.join(t, d, name), "wb") as f:
+        f.write(data)
+PYEOF
+ln -s ../lib/f00 "$T/usr/bin/link"
+ln "$T/usr/lib/f03" "$T/usr/lib/f03-hard"
+chown 65534:65534 "$T/usr/bin/f01" && chmod 0640 "$T/usr/bin/f01"
+"$PY" -c 'import os, sys; os.setxattr(sys.argv[1], "user.readset", b"kept")' "$T/etc/f02" ||
+        skip "the file system of $TMP keeps no user xattrs"
+# read in an order unrelated to the names
+( cd "$T" && find . -type f ! -name f03-hard | sed 's|^\./||' | sort ) |
+        "$PY" -c 'import random, sys; l = sys.stdin.read().splitlines(); random.Random(3).shuffle(l); print("\n".join(l))' > "$TMP/order"
+sed "s|^|$T/|" "$TMP/order" > "$TMP/abs-order"
+sync
+echo 3 > /proc/sys/vm/drop_caches
+"$READSET" record -o "$TMP/t.readset" -- sh -c "while IFS= read -r f; do cat \"\$f\"; done < '$TMP/abs-order' > /dev/null" \
+        2>"$TMP/rec.err" || fail "record: $(cat "$TMP/rec.err")"
+
+# --order: a sort file for mksquashfs, relative to the tree, first read first
+"$READSET" pack --order "$T" "$TMP/t.readset" > "$TMP/sort" 2>"$TMP/order.err" || fail "pack --order: $(cat "$TMP/order.err")"
+sed 's/ /\\ /g' "$TMP/order" > "$TMP/sort.want"
+sed 's/ [0-9]*$//' "$TMP/sort" > "$TMP/sort.got"
+cmp -s "$TMP/sort.want" "$TMP/sort.got" || fail "pack --order is not the order read: $(diff "$TMP/sort.want" "$TMP/sort.got")"
+awk 'NR > 1 && $NF >= prev { bad = 1 } { prev = $NF } END { exit bad }' "$TMP/sort" ||
+        fail "pack --order's priorities do not fall: $(cat "$TMP/sort")"
+
+# the image, in access order; twice: the same bytes
+"$READSET" pack --image squashfs --compress gzip -o "$TMP/live.img" "$T" "$TMP/t.readset" 2>"$TMP/pack.err" ||
+        fail "pack: $(cat "$TMP/pack.err")"
+[ -f "$TMP/live.img" ] && [ -f "$TMP/live.img.readset" ] || fail "pack left no image or no read set beside it"
+"$READSET" pack --image squashfs --compress gzip -o "$TMP/again.img" "$T" "$TMP/t.readset" 2>/dev/null || fail "pack again"
+cmp -s "$TMP/live.img" "$TMP/again.img" || fail "the same tree and read set packed twice differ"
+ls -a "$TMP" | grep -q '\.pack\.' && fail "pack left its working directory: $(ls -a "$TMP")"
+mnt "$TMP/live.img" "$TMP/m1"
+tr '\n' '\0' < "$TMP/order" | (cd "$TMP/m1" && xargs -0 $SQ ordered "$TMP/live.img" "$TMP/m1") ||
+        fail "the image's data is not in the order read"
+# the builder's own order is another (else the check above proves nothing)
+mksquashfs "$T" "$TMP/default.img" -comp gzip -noappend -quiet -no-progress > /dev/null || fail "mksquashfs"
+mnt "$TMP/default.img" "$TMP/m0"
+tr '\n' '\0' < "$TMP/order" | (cd "$TMP/m0" && xargs -0 $SQ ordered "$TMP/default.img" "$TMP/m0") 2>/dev/null &&
+        fail "mksquashfs's default order is the order read already: the test proves nothing"
+# the same tree: names, types, modes, owners, sizes, mtimes (seconds), link
+# targets, hard links, xattrs, contents
+"$PY" - "$T" "$TMP/m1" <<'PYEOF' || fail "the image does not hold the tree"
+import hashlib, os, sys
+def walk(top):
+    out, inos = {}, {}
+    for d, dirs, files in os.walk(top):
+        for n in dirs + files:
+            p = os.path.join(d, n)
+            s = os.lstat(p)
+            rel = os.path.relpath(p, top)
+            e = (s.st_mode, s.st_uid, s.st_gid, int(s.st_mtime))
+            if os.path.islink(p):
+                e += (os.readlink(p),)
+            elif os.path.isfile(p):
+                e += (s.st_size, hashlib.sha256(open(p, "rb").read()).hexdigest(),
+                      tuple(sorted((a, os.getxattr(p, a)) for a in os.listxattr(p))))
+                inos.setdefault(s.st_ino, []).append(rel)
+            out[rel] = e
+    return out, sorted(sorted(v) for v in inos.values() if len(v) > 1)
+a, b = walk(sys.argv[1]), walk(sys.argv[2])
+for k in sorted(set(a[0]) | set(b[0])):
+    if a[0].get(k) != b[0].get(k):
+        sys.exit(f"{k}: tree {a[0].get(k)} image {b[0].get(k)}")
+assert a[1] == b[1] == [["usr/lib/f03", "usr/lib/f03-hard"]], (a[1], b[1])
+PYEOF
+
+# the portable read set, on a copy of the image mounted elsewhere: every file
+"$READSET" show --json "$TMP/live.img.readset" > "$TMP/p.json" || fail "show the portable read set"
+"$PY" - "$TMP/p.json" "$TMP/order" <<'PYEOF' || fail "the portable read set"
+import json, sys
+d = json.load(open(sys.argv[1]))
+want = ["/" + l for l in open(sys.argv[2]).read().splitlines()]
+got = [f["path"] for f in d["files"]]
+assert got == want, (got, want)
+PYEOF
+cp "$TMP/live.img" "$TMP/copy.img"
+mnt "$TMP/copy.img" "$TMP/m2"
+echo 3 > /proc/sys/vm/drop_caches
+"$READSET" replay --root "$TMP/m2" --json "$TMP/live.img.readset" > "$TMP/r2.json" 2>"$TMP/r2.err" ||
+        fail "replay --root: $(cat "$TMP/r2.err")"
+jcheck "$TMP/r2.json" "replay on a copy" 'd["files_opened"] == 12 and d["files_changed"] == 0' \
+        'd["files_missing"] == 0 and d["files_content_checked"] == 12 and d["bytes_not_resident"] == 0'
+"$PY" - "$TMP/live.img.readset" "$TMP/m2" "$READSET" "$TESTPROG" <<'PYEOF' || fail "the replay on the copy left data out"
+import json, subprocess, sys
+rs, top, readset, prog = sys.argv[1:]
+d = json.loads(subprocess.run([readset, "show", "--json", rs], capture_output=True, check=True).stdout)
+for f in d["files"]:
+    for r in f["ranges"]:
+        out = subprocess.run([prog, "resident", top + f["path"], str(r["offset"]), str(r["length"])],
+                             capture_output=True, text=True, check=True).stdout.split()
+        if int(out[0]) < min(r["length"], f["size"] - r["offset"]):
+            sys.exit(f"{f['path']} {r}: {out[0]} bytes resident")
+PYEOF
+# run --root: the same read set beside a command
+echo 3 > /proc/sys/vm/drop_caches
+"$READSET" run --root "$TMP/m2" "$TMP/live.img.readset" -- cat "$TMP/m2/usr/lib/f00" > /dev/null 2>"$TMP/run.err" ||
+        fail "run --root: $(cat "$TMP/run.err")"
+# --root is for portable read sets only
+"$READSET" replay --root "$TMP/m2" "$TMP/t.readset" > /dev/null 2>"$TMP/np.err" && fail "--root took a read set that is not portable"
+grep -q "not a portable read set" "$TMP/np.err" || fail "--root with a plain read set: $(cat "$TMP/np.err")"
+
+# another image: one file changed in place (size and mtime kept), one grown
+cp -a "$T" "$TMP/tree2"
+f1=$(sed -n 2p "$TMP/order"); f2=$(sed -n 4p "$TMP/order")
+printf 'X' | dd of="$TMP/tree2/$f1" bs=1 seek=10 conv=notrunc 2>/dev/null
+touch -r "$T/$f1" "$TMP/tree2/$f1"
+echo more >> "$TMP/tree2/$f2"
+mksquashfs "$TMP/tree2" "$TMP/other.img" -comp gzip -noappend -quiet -no-progress > /dev/null || fail "mksquashfs tree2"
+mnt "$TMP/other.img" "$TMP/m3"
+"$READSET" replay --root "$TMP/m3" --json -v "$TMP/live.img.readset" > "$TMP/r3.json" 2>"$TMP/r3.err" || fail "replay on the other image"
+jcheck "$TMP/r3.json" "replay on a changed image" \
+        'd["files_opened"] == 10 and d["files_changed"] == 2 and d["files_content_differs"] == 1' \
+        'sorted(s["reason"] for s in d["skipped"]) == ["changed", "content differs"]'
+"$READSET" replay --root "$TMP/m3" -v "$TMP/live.img.readset" 2>&1 | grep -q "$f1': content differs" ||
+        fail "the file changed in place is not named"
+
+# -o through a symlink: the link is replaced, what it pointed to untouched
+echo precious > "$TMP/victim"
+ln -s "$TMP/victim" "$TMP/link.img"
+"$READSET" pack --image squashfs -o "$TMP/link.img" "$T" "$TMP/t.readset" 2>/dev/null || fail "pack -o over a symlink"
+[ "$(cat "$TMP/victim")" = precious ] || fail "pack wrote through a symlink"
+[ -f "$TMP/link.img" ] && [ ! -L "$TMP/link.img" ] || fail "pack -o left the symlink"
+# a tree the read set was not recorded from
+mkdir "$TMP/empty"
+"$READSET" pack --image squashfs -o "$TMP/e.img" "$TMP/empty" "$TMP/t.readset" > /dev/null 2>&1 && fail "pack of a tree outside the read set"
+[ -e "$TMP/e.img" ] && fail "a failed pack left an image"
+
+# EROFS: built in mkfs.erofs's own order; the portable read set replays there
+"$READSET" pack --image erofs -o "$TMP/live.erofs" "$T" "$TMP/t.readset" 2>"$TMP/erofs.err" ||
+        fail "pack --image erofs: $(cat "$TMP/erofs.err")"
+grep -q "own order" "$TMP/erofs.err" || fail "pack --image erofs does not say its order is mkfs.erofs's"
+"$READSET" pack --image erofs -o "$TMP/again.erofs" "$T" "$TMP/t.readset" 2>/dev/null || fail "pack --image erofs again"
+cmp -s "$TMP/live.erofs" "$TMP/again.erofs" || fail "the same tree packed twice as EROFS differs"
+mnt "$TMP/live.erofs" "$TMP/m4"
+echo 3 > /proc/sys/vm/drop_caches
+"$READSET" replay --root "$TMP/m4" --json "$TMP/live.erofs.readset" > "$TMP/r4.json" 2>"$TMP/r4.err" || fail "replay on erofs"
+jcheck "$TMP/r4.json" "replay on the EROFS image" 'd["files_opened"] == 12 and d["files_changed"] == 0'
+echo "ok"
