@@ -65,9 +65,10 @@ enum { OPT_ORDER = 0x300, OPT_PORTABLE };
 
 static void say_counts(const struct portable_counts *c)
 {
-        if (c->outside || c->unusable || c->not_files)
+        if (c->outside || c->unusable || c->not_files || c->not_read)
                 log_info("left out: %" PRIu64 " file(s) outside the tree, %" PRIu64 " changed or unreadable, %" PRIu64
-                         " metadata or unresolved", c->outside, c->unusable, c->not_files);
+                         " only read ahead, %" PRIu64 " metadata or unresolved", c->outside, c->unusable, c->not_read,
+                         c->not_files);
 }
 
 /* a new directory of readset's own beside path, for what is made before it

@@ -47,6 +47,17 @@ struct rs_file *readset_add_file(struct readset *rs, const char *path, uint64_t 
         return f;
 }
 
+void readset_drop_last_file(struct readset *rs)
+{
+        struct rs_file *f;
+
+        if (rs->n_files == 0)
+                return;
+        f = &rs->files[--rs->n_files];
+        free(f->path);
+        free(f->ranges);
+}
+
 int readset_file_add_range(struct rs_file *f, uint64_t offset, uint64_t length, uint64_t time_us, uint32_t flags)
 {
         if (length == 0 || offset + length < offset)

@@ -106,6 +106,8 @@ static inline void readset_freep(struct readset **p) { readset_free(*p); }
 
 /* Append a file; takes a copy of path.  Returns the new file or NULL. */
 struct rs_file *readset_add_file(struct readset *rs, const char *path, uint64_t dev, uint64_t ino);
+/* Remove the file added last (one found unusable after all). */
+void readset_drop_last_file(struct readset *rs);
 int readset_file_add_range(struct rs_file *f, uint64_t offset, uint64_t length, uint64_t time_us, uint32_t flags);
 int readset_add_lookup(struct readset *rs, uint64_t time_us, uint32_t op, int32_t result, uint32_t pid, const char *path);
 

@@ -73,9 +73,9 @@ int portable_make(const struct readset *rs, const char *root, int64_t clamp_s, s
                         c->outside++;
                         continue;
                 }
-                /* the digest of what was recorded: the very file, unchanged */
+                /* the very file recorded, unchanged */
                 fd = fs_open_recorded(f, O_RDONLY, &why);
-                if (fd < 0 || checksum_ranges(fd, f, &sum) < 0) {
+                if (fd < 0) {
                         c->unusable++;
                         continue;
                 }
@@ -89,11 +89,21 @@ int portable_make(const struct readset *rs, const char *root, int64_t clamp_s, s
                 pf->mtime_ns = to_second(f->mtime_ns);
                 if (clamp_s > 0 && pf->mtime_ns > clamp_s * 1000000000LL)
                         pf->mtime_ns = clamp_s * 1000000000LL;
-                memcpy(pf->content, sum.d, sizeof(pf->content));
+                /* what the start read, not what the recording's file
+                 * system read ahead (another medium reads ahead its own) */
                 for (size_t k = 0; k < f->n_ranges; k++)
-                        if (readset_file_add_range(pf, f->ranges[k].offset, f->ranges[k].length, f->ranges[k].time_us,
+                        if ((f->ranges[k].flags & RS_RANGE_ACCESSED) &&
+                            readset_file_add_range(pf, f->ranges[k].offset, f->ranges[k].length, f->ranges[k].time_us,
                                                    f->ranges[k].flags) < 0)
                                 return -ENOMEM;
+                /* the digest of those bytes */
+                if (pf->n_ranges == 0 || checksum_ranges(fd, pf, &sum) < 0) {
+                        c->unusable += pf->n_ranges > 0;
+                        c->not_read += pf->n_ranges == 0;
+                        readset_drop_last_file(p);
+                        continue;
+                }
+                memcpy(pf->content, sum.d, sizeof(pf->content));
                 c->files++;
         }
         for (size_t i = 0; i < rs->n_lookups; i++) {

@@ -14,6 +14,7 @@ struct portable_counts {
         uint64_t files;         /* made portable */
         uint64_t outside;       /* regular files not below the root: left out */
         uint64_t unusable;      /* changed, missing or unreadable now: left out */
+        uint64_t not_read;      /* only read ahead, never read by the start: left out */
         uint64_t not_files;     /* metadata through a block device, unresolved: left out */
         uint64_t lookups;       /* kept (below the root) */
         uint64_t lookups_outside;
@@ -22,7 +23,8 @@ struct portable_counts {
 /* The files of rs below root (an absolute path without symlinks, "/" for
  * the whole tree; a directory whose files still are those recorded) as a
  * portable read set, their paths relative to root ("/usr/bin/x" for
- * ROOT/usr/bin/x), their digests read now; mtimes after clamp_s (seconds
+ * ROOT/usr/bin/x), with the ranges the start read (accessed: not those
+ * only read ahead), their digests read now; mtimes after clamp_s (seconds
  * since the epoch; 0: none) taken as clamp_s, as image builders given
  * SOURCE_DATE_EPOCH write them.  -ENOMEM, -ELIBACC (no
  * digests here), -EINVAL (root not absolute). */
