@@ -46,6 +46,8 @@ struct replay_args {
         int wake_fd;              /* readable once the replay's give_up() should be asked (-1: none) */
         bool leave_at_give_up;    /* its results unneeded: once give_up() says so, left at once */
         const char *root;         /* --root: where a portable read set's tree is (NULL: /) */
+        char *image_root;         /* bound: where the image it was packed in may be mounted */
+        const struct rs_image *image;
 };
 
 #define REPLAY_OPT_ALL_LOOKUPS 0x100
@@ -92,7 +94,11 @@ int replay_args_skips(struct replay_args *a, const struct readset *rs);
 void replay_args_free(struct replay_args *a);
 /* A portable read set (pack/portable.h) bound to --root (else /); --root
  * with any other is an error, said.  CMD_FAILED. */
-int replay_args_bind(const struct replay_args *a, struct readset *rs, const char *path);
+int replay_args_bind(struct replay_args *a, struct readset *rs, const char *path);
+/* Where the replay runs (its own process: descriptors are not inherited):
+ * the image a bound read set was packed in, if the root is mounted from a
+ * copy of it, opened for the engine to read ahead. */
+void replay_args_open_image(struct replay_args *a);
 /* Every file skipped, by name and reason: as info lines on stderr, or as
  * the array "skipped" ({"path", "reason"}) of an open JSON object. */
 struct json;

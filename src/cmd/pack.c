@@ -286,6 +286,18 @@ int cmd_pack(int argc, char **argv)
                 log_error("the image tool failed; nothing written");
                 goto out;
         }
+        /* where in the image the start's bytes lie, for a replay of the
+         * image itself (squashfs; metadata that readset can read) */
+        if (arg_image == PACK_SQUASHFS) {
+                r = pack_image_spans(img_tmp, p, &p->image);
+                if (r == -EOPNOTSUPP)
+                        log_info("%s keeps its metadata %s-compressed, which readset does not read: its read set "
+                                 "replays the files, not the image", arg_out, pack_compress_name(b.compress));
+                else if (r < 0) {
+                        log_errno(r, "cannot read back the image just built");
+                        goto out;
+                }
+        }
         /* the read set first: an image is never there without its read set */
         r = format_write(p, side);
         if (r < 0) {

@@ -45,11 +45,34 @@ int replay_args_skips(struct replay_args *a, const struct readset *rs)
         return a->skip_reasons ? 0 : -ENOMEM;
 }
 
+void replay_args_open_image(struct replay_args *a)
+{
+        int fd;
+
+        /* a copy of the image it was packed in, mounted from a file: that
+         * file's ranges are read ahead beside the files, in its order */
+        if (!a->image || a->engine.image_fd >= 0)
+                return;
+        fd = portable_image_open(a->image_root, a->image);
+        if (fd >= 0) {
+                a->engine.image_fd = fd;
+                a->engine.image = a->image;
+        } else if (fd == -ESTALE && a->verbose)
+                log_info("%s is mounted from another image than the read set was packed in: its files are replayed",
+                         a->image_root);
+}
+
 void replay_args_free(struct replay_args *a)
 {
         free(a->skip_reasons);
         a->skip_reasons = NULL;
         a->engine.skip_reasons = NULL;
+        free(TAKE_PTR(a->image_root));
+        a->image = NULL;
+        if (a->engine.image_fd >= 0)
+                close(a->engine.image_fd);
+        a->engine.image_fd = -1;
+        a->engine.image = NULL;
 }
 
 void say_skipped(const struct replay_args *a, const struct readset *rs)
@@ -146,7 +169,7 @@ int replay_args_parse(struct replay_args *a, int c, const char *arg, const char 
         return 0;
 }
 
-int replay_args_bind(const struct replay_args *a, struct readset *rs, const char *path)
+int replay_args_bind(struct replay_args *a, struct readset *rs, const char *path)
 {
         _cleanup_free_ char *root = NULL;
         struct stat st;
@@ -161,6 +184,10 @@ int replay_args_bind(const struct replay_args *a, struct readset *rs, const char
                 return log_error("--root: '%s' is not a directory", a->root);
         if (portable_bind(rs, root, (uint64_t)st.st_dev) < 0)
                 return log_errno(-ENOMEM, "cannot bind '%s' to '%s'", path, root);
+        if (rs->image) {
+                a->image_root = TAKE_PTR(root);
+                a->image = rs->image;
+        }
         return 0;
 }
 
@@ -280,6 +307,7 @@ static int job_main(void *userdata, void *shared)
                 log_warning("out of memory: the lookups are not paced");
         j->a->engine.stop = stop_asked;
         j->a->engine.stop_userdata = shared;
+        replay_args_open_image(j->a);
         j->a->engine.skip_reasons = j->a->skip_reasons ? out->skips : NULL;
         r = engine_run(j->rs, plan, &j->a->engine, &out->res.st);
         if (out->res.st.fell_back) {
@@ -403,6 +431,7 @@ int replay_bounded(struct replay_args *a, const struct readset *rs, uint64_t dea
         *ret = (struct replay_result){ .planned_ok = true, .planned = plan->bytes, .cut = plan->bytes_cut };
         a->engine.stop = fallback_stopping;
         a->engine.stop_userdata = &f;
+        replay_args_open_image(a);
         return engine_run(rs, plan, &a->engine, &ret->st);
 }
 
@@ -466,6 +495,7 @@ void print_replay_stats(const struct replay_result *res, const struct replay_arg
                 json_u64(&j, "bytes_skipped", st->bytes_skipped);
                 json_u64(&j, "bytes_not_resident", st->bytes_missing);
                 json_u64(&j, "lookups", st->lookups);
+                json_u64(&j, "image_bytes_read_ahead", st->image_bytes);
                 json_pace(&j, res);
                 json_bool(&j, "stopped_early", st->stopped);
                 if (st->fell_back)
@@ -482,6 +512,8 @@ void print_replay_stats(const struct replay_result *res, const struct replay_arg
                  format_bytes(st->bytes_cached, b2), st->lookups);
         if (st->files_differ)
                 snprintf(differ, sizeof(differ), " (%" PRIu64 " in content)", st->files_differ);
+        if (st->image_bytes)
+                log_info("read ahead %s of the image the files are packed in, in its order", format_bytes(st->image_bytes, b3));
         if (st->files_checked)
                 log_info("checked the content of %" PRIu64 " files: %s read for that (counted as cached above)",
                          st->files_checked, format_bytes(st->bytes_checked, b3));

@@ -109,7 +109,7 @@ static void peek_device(const struct replay_args *a, const char *first, struct d
         replay_device_for_path(&a->policy, first, ret, note);   /* no process could be had */
 }
 
-int run_load(const char *file, const struct replay_args *a, bool is_auto, struct run_loaded *ld)
+int run_load(const char *file, struct replay_args *a, bool is_auto, struct run_loaded *ld)
 {
         _cleanup_free_ char *first = NULL;
         const char *why = NULL;

@@ -18,7 +18,7 @@ struct run_loaded {
         uint8_t *buf;              /* NULL: no read set to replay (none yet, or unusable) */
         size_t len;
         bool plan_first;           /* its data is on a rotational device: plan before the start */
-        const struct replay_args *a;
+        struct replay_args *a;
 };
 
 /* --auto DIR: made if need be; *ret the command's read set in it; what runs
@@ -27,7 +27,7 @@ int run_auto_prepare(const char *dir, char *const *cmd, char **ret);
 /* Load file (with --auto, a missing one is no read set yet), check its
  * header, find where its data lies.  A read set that cannot be used is
  * refused (CMD_FAILED) or, with --auto, recorded anew (ld->buf NULL). */
-int run_load(const char *file, const struct replay_args *a, bool is_auto, struct run_loaded *ld);
+int run_load(const char *file, struct replay_args *a, bool is_auto, struct run_loaded *ld);
 /* Decode what run_load() kept (*ret_rs NULL when it cannot be: said; once
  * the command started, it runs without a replay).  CMD_FAILED. */
 int run_decode(struct run_loaded *ld, bool is_auto, bool started, struct readset **ret_rs);

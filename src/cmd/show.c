@@ -74,6 +74,24 @@ static void print_json(const struct readset *rs)
         json_u64(&j, "lost_events", rs->lost_events);
         json_u64(&j, "lost_lookups", rs->lookups_lost);
         json_u64(&j, "unresolved_lookups", rs->lookups_unresolved);
+        json_bool(&j, "portable", rs->rec_flags & RS_REC_PORTABLE);
+        if (rs->image) {
+                uint64_t b = 0;
+                json_object_open(&j, "image");
+                json_u64(&j, "size", rs->image->size);
+                for (size_t i = 0; i < rs->image->n_spans; i++)
+                        b += rs->image->spans[i].length;
+                json_u64(&j, "bytes", b);
+                json_array_open(&j, "spans");
+                for (size_t i = 0; i < rs->image->n_spans; i++) {
+                        json_object_open(&j, NULL);
+                        json_u64(&j, "offset", rs->image->spans[i].offset);
+                        json_u64(&j, "length", rs->image->spans[i].length);
+                        json_object_close(&j);
+                }
+                json_array_close(&j);
+                json_object_close(&j);
+        }
         json_object_open(&j, "totals");
         json_u64(&j, "files", t.files);
         json_u64(&j, "ranges", t.ranges);
@@ -159,6 +177,15 @@ static void print_table(const struct readset *rs, bool ranges, bool lookups)
                format_bytes(t.accessed_bytes, b2), format_bytes(t.blockdev_bytes, b3));
         if (t.unresolved_bytes)
                 printf("unresolved: %s in %" PRIu64 " files\n", format_bytes(t.unresolved_bytes, b1), t.unresolved_files);
+        if (rs->rec_flags & RS_REC_PORTABLE)
+                printf("portable:  paths below the root given when replayed (--root); files known by content\n");
+        if (rs->image) {
+                uint64_t b = 0;
+                for (size_t i = 0; i < rs->image->n_spans; i++)
+                        b += rs->image->spans[i].length;
+                printf("image:     %s of its %s image read in %zu range%s\n", format_bytes(b, b1),
+                       format_bytes(rs->image->size, b2), rs->image->n_spans, rs->image->n_spans == 1 ? "" : "s");
+        }
         if (rs->rec_flags & RS_REC_LOOKUPS) {
                 printf("lookups:   %" PRIu64 " (%" PRIu64 " failed)", t.lookups, t.lookups_failed);
                 if (rs->lookups_lost)

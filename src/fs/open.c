@@ -69,7 +69,14 @@ static int reopen(int pathfd, int flags)
 static int content_matches(int fd, const struct rs_file *f)
 {
         struct content_sum sum;
-        int r = checksum_ranges(fd, f, &sum);
+        int r;
+
+        /* the ranges and no more: the page cache's readahead would read
+         * what the start does not (on squashfs, whole blocks more: on the
+         * emulated USB stick, 40 MB read instead of 35, 1.98 s instead of
+         * 1.74 for a start there) */
+        (void)posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+        r = checksum_ranges(fd, f, &sum);
 
         if (r == -ESTALE)
                 return 0;

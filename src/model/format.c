@@ -19,7 +19,8 @@ enum {
         SEC_LOOKUPS = 3,
         SEC_COUNTS = 4,         /* 1.1 */
         SEC_CONTENT = 5,        /* 1.2 */
-        _SEC_KNOWN_MAX = SEC_CONTENT,
+        SEC_IMAGE = 6,          /* 1.2 */
+        _SEC_KNOWN_MAX = SEC_IMAGE,
 };
 
 #define CONTENT_BYTES 16
@@ -102,7 +103,8 @@ static uint32_t crc(const uint8_t *p, size_t n)
 
 int format_encode(const struct readset *rs, uint8_t **ret_buf, size_t *ret_len)
 {
-        struct wbuf payload = { 0 }, meta = { 0 }, files = { 0 }, lookups = { 0 }, counts = { 0 }, content = { 0 };
+        struct wbuf payload = { 0 }, meta = { 0 }, files = { 0 }, lookups = { 0 }, counts = { 0 }, content = { 0 },
+                    image = { 0 };
         size_t n_content = 0;
         _cleanup_free_ uint8_t *out = NULL;
         size_t bound, clen;
@@ -171,7 +173,20 @@ int format_encode(const struct readset *rs, uint8_t **ret_buf, size_t *ret_len)
                 }
                 w_section(&payload, SEC_CONTENT, &content);
         }
+        if (rs->image) {
+                uint64_t end = 0;
+                w_varint(&image, rs->image->size);
+                w_bytes(&image, rs->image->head, sizeof(rs->image->head));
+                w_varint(&image, rs->image->n_spans);
+                for (size_t i = 0; i < rs->image->n_spans; i++) {
+                        w_varint(&image, zigzag((int64_t)(rs->image->spans[i].offset - end)));
+                        w_varint(&image, rs->image->spans[i].length);
+                        end = rs->image->spans[i].offset + rs->image->spans[i].length;
+                }
+                w_section(&payload, SEC_IMAGE, &image);
+        }
         w_bytes(&payload, &tag, 1);
+        free(image.p);
         free(content.p);
         free(counts.p);
         free(meta.p);
@@ -383,6 +398,40 @@ static int parse_content(struct rbuf *r, struct readset *rs)
         return r->err ? r->err : have == n ? 0 : -EBADMSG;
 }
 
+/* IMAGE: the image's size, head digest and byte ranges, in order. */
+static int parse_image(struct rbuf *r, struct readset *rs)
+{
+        struct rs_image *im = calloc(1, sizeof(*im));
+        uint64_t n, end = 0;
+
+        if (!im)
+                return -ENOMEM;
+        rs->image = im;
+        im->size = r_varint(r);
+        if (r->err || r->n - r->off < sizeof(im->head))
+                return -EBADMSG;
+        memcpy(im->head, r->p + r->off, sizeof(im->head));
+        r->off += sizeof(im->head);
+        n = r_count(r, 2);
+        if (r->err || n > FORMAT_MAX_RANGES)
+                return -EBADMSG;
+        im->spans = calloc(n ? n : 1, sizeof(*im->spans));
+        if (!im->spans)
+                return -ENOMEM;
+        for (uint64_t i = 0; i < n && !r->err; i++) {
+                int64_t d = unzigzag(r_varint(r));
+                struct rs_span *s = &im->spans[i];
+                s->offset = end + (uint64_t)d;
+                s->length = r_varint(r);
+                /* (in range of the image: checked with the rest) */
+                if ((d < 0 && (uint64_t)-d > end) || s->offset > im->size || s->length > im->size)
+                        return -EBADMSG;
+                end = s->offset + s->length;
+                im->n_spans++;
+        }
+        return r->err;
+}
+
 static int parse_lookups(struct rbuf *r, struct readset *rs)
 {
         uint64_t n = r_count(r, 5), t = 0;
@@ -553,6 +602,7 @@ int format_decode(const uint8_t *buf, size_t len, struct readset **ret, const ch
                         rs->lookups_unresolved = r_varint(&sec);
                         k = sec.err;
                         break;
+                case SEC_IMAGE: k = parse_image(&sec, rs); break;
                 case SEC_CONTENT:
                         /* after FILES, whose files it is about */
                         k = seen[SEC_FILES] ? parse_content(&sec, rs) : -EBADMSG;

@@ -29,6 +29,9 @@ void readset_free(struct readset *rs)
         free(rs->files);
         free(rs->lookups);
         free(rs->command);
+        if (rs->image)
+                free(rs->image->spans);
+        free(rs->image);
         free(rs);
 }
 
@@ -170,6 +173,15 @@ int readset_validate(const struct readset *rs)
                         if (r->length == 0 || r->offset + r->length < r->offset)
                                 return -EBADMSG;
                         if (r->flags & ~(uint32_t)_RS_RANGE_FLAGS_ALL)
+                                return -EBADMSG;
+                }
+        }
+        if (rs->image) {
+                if (!(rs->rec_flags & RS_REC_PORTABLE))
+                        return -EBADMSG;
+                for (size_t i = 0; i < rs->image->n_spans; i++) {
+                        const struct rs_span *s = &rs->image->spans[i];
+                        if (s->length == 0 || s->offset > rs->image->size || s->length > rs->image->size - s->offset)
                                 return -EBADMSG;
                 }
         }

@@ -70,6 +70,18 @@ struct rs_lookup {
         char *path;        /* absolute where it could be made so */
 };
 
+/* The image a portable read set's files were packed in (pack/image.h):
+ * its byte ranges the start reads, in that order, so that a replay on a
+ * copy of it mounted from a file can read them from the file itself. */
+struct rs_image {
+        uint64_t size;            /* the image's bytes */
+        uint8_t head[16];         /* SHA-256 (first 16 bytes) of its first 4096 bytes */
+        struct rs_span {
+                uint64_t offset, length;
+        } *spans;
+        size_t n_spans;
+};
+
 struct readset {
         /* metadata */
         char *command;          /* the recorded command line, space separated */
@@ -89,6 +101,8 @@ struct readset {
         struct rs_lookup *lookups; /* in time order */
         size_t n_lookups;
         size_t cap_lookups;
+
+        struct rs_image *image;    /* portable read sets made by pack: NULL, or its image */
 };
 
 enum rs_rec_flags {

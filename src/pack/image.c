@@ -2,10 +2,15 @@
 #include "pack/image.h"
 
 #include <ctype.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "fs/checksum.h"
+#include "pack/squashfs.h"
 #include "util/child.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -111,4 +116,81 @@ int pack_build_image(const struct pack_build *b)
                 char *argv[] = { "mkfs.erofs", "--quiet", comp, uuid, (char *)b->out, (char *)b->tree, NULL };
                 return run(argv);
         }
+}
+
+static int cmp_span(const void *a, const void *b)
+{
+        const struct sqfs_span *x = a, *y = b;
+        return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+int pack_image_spans(const char *path, const struct readset *p, struct rs_image **ret)
+{
+        _cleanup_(sqfs_closep) struct sqfs *s = NULL;
+        _cleanup_free_ struct sqfs_span *v = NULL;
+        _cleanup_free_ struct rs_image *im = calloc(1, sizeof(*im));
+        _cleanup_close_ int fd = -1;
+        size_t n = 0, cap = 0, out = 0;
+        uint8_t head[4096];
+        struct content_sum sum;
+        uint64_t t0, t1;
+        struct stat st;
+        ssize_t k;
+        int r;
+
+        if (!im)
+                return -ENOMEM;
+        if ((r = sqfs_open(path, &s)) < 0)
+                return r;
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0 || fstat(fd, &st) < 0)
+                return -errno;
+        k = pread(fd, head, sizeof(head), 0);
+        if (k < 0)
+                return -errno;
+        if ((r = checksum_buf(head, (size_t)k, &sum)) < 0)
+                return r;
+        im->size = (uint64_t)st.st_size;
+        memcpy(im->head, sum.d, sizeof(im->head));
+        /* the tables first: every lookup reads them */
+        sqfs_tables(s, &t0, &t1);
+        if (grow_array(&v, &cap, 1, sizeof(*v)) < 0)
+                return -ENOMEM;
+        v[n++] = (struct sqfs_span){ t0, t1 - t0 };
+        /* (what the start read: not what the recording's file system read
+         * ahead, more than the image's reads; measured on the emulated USB
+         * stick: 42 MB read and 1.91 s with it, 35 MB and 1.74 s without) */
+        for (size_t i = 0; i < p->n_files; i++) {
+                const struct rs_file *f = &p->files[i];
+                for (size_t j = 0; j < f->n_ranges; j++) {
+                        r = sqfs_file_spans(s, f->path, f->ranges[j].offset, f->ranges[j].length, &v, &n, &cap);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        /* The data by position after the tables: the image is in access
+         * order already, but for the fragments (a small file's bytes lie in
+         * a block of them written once full, later than the files after it)
+         * read by several files: sorted, each is read once, in one sweep.
+         * Merged where apart by less than a gap. */
+        qsort_safe(v + 1, n - 1, sizeof(*v), cmp_span);
+        for (size_t i = 0; i < n; i++) {
+                struct sqfs_span *last = out ? &v[out - 1] : NULL;
+                if (last && v[i].offset >= last->offset && v[i].offset <= last->offset + last->length + PACK_SPAN_GAP) {
+                        uint64_t end = MAX(last->offset + last->length, v[i].offset + v[i].length);
+                        last->length = end - last->offset;
+                        continue;
+                }
+                if (last && v[i].offset >= last->offset && v[i].offset + v[i].length <= last->offset + last->length)
+                        continue;
+                v[out++] = v[i];
+        }
+        im->spans = calloc(out ? out : 1, sizeof(*im->spans));
+        if (!im->spans)
+                return -ENOMEM;
+        for (size_t i = 0; i < out; i++)
+                im->spans[i] = (struct rs_span){ v[i].offset, v[i].length };
+        im->n_spans = out;
+        *ret = TAKE_PTR(im);
+        return 0;
 }

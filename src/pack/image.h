@@ -56,6 +56,17 @@ struct pack_build {
         uint8_t uuid[16];       /* EROFS's filesystem UUID (reproducible) */
 };
 
+/* The byte ranges of the squashfs image at path that the portable read set
+ * p's start reads: the image's tables (the lookups read them first), then
+ * the data blocks and fragments holding each file's ranges by position
+ * (the files' order in an access-ordered image), ranges less than
+ * PACK_SPAN_GAP apart read as one; the
+ * image's size and head digest with them (model/readset.h's rs_image).
+ * -EOPNOTSUPP metadata compressed with what readset cannot read (xz, lz4,
+ * lzo), -ENOENT a file of p not in the image, -EBADMSG, -ENOMEM. */
+#define PACK_SPAN_GAP (32 << 10)
+int pack_image_spans(const char *path, const struct readset *p, struct rs_image **ret);
+
 /* Run the image tool; its errors on standard error.  -ENOENT when the
  * tool is not installed, -EIO when it failed, -EINVAL for a compressor
  * the image type does not have. */

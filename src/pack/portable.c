@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "fs/checksum.h"
@@ -151,4 +153,55 @@ int portable_bind(struct readset *rs, const char *root, uint64_t dev)
                 if (join(&rs->lookups[i].path, root, n) < 0)
                         return -ENOMEM;
         return 0;
+}
+
+/* A one-line sysfs file, without its newline. */
+static int read_line(const char *path, char *buf, size_t size)
+{
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t k;
+
+        if (fd < 0)
+                return -errno;
+        k = read(fd, buf, size - 1);
+        if (k < 0)
+                return -errno;
+        buf[k] = 0;
+        buf[strcspn(buf, "\n")] = 0;
+        return 0;
+}
+
+int portable_image_open(const char *root, const struct rs_image *im)
+{
+        char sys[128], path[4096], off[32];
+        struct content_sum sum;
+        uint8_t head[4096];
+        struct stat st;
+        ssize_t k;
+        int fd, r;
+
+        if (stat(root, &st) < 0)
+                return -errno;
+        snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u/loop/backing_file", major(st.st_dev), minor(st.st_dev));
+        if (read_line(sys, path, sizeof(path)) < 0)
+                return -ENODEV;
+        snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u/loop/offset", major(st.st_dev), minor(st.st_dev));
+        if (read_line(sys, off, sizeof(off)) < 0 || strcmp(off, "0") != 0 || path[0] != '/')
+                return -ENODEV;
+        /* only read ahead: never a FIFO or device in its place */
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        r = fstat(fd, &st) < 0 ? -errno : !S_ISREG(st.st_mode) || (uint64_t)st.st_size != im->size ? -ESTALE : 0;
+        if (r >= 0) {
+                k = pread(fd, head, sizeof(head), 0);
+                r = k < 0 ? -errno : checksum_buf(head, (size_t)k, &sum);
+        }
+        if (r >= 0 && memcmp(sum.d, im->head, sizeof(im->head)) != 0)
+                r = -ESTALE;
+        if (r < 0) {
+                close(fd);
+                return r;
+        }
+        return fd;
 }

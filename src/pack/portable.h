@@ -36,6 +36,12 @@ int portable_make(const struct readset *rs, const char *root, int64_t clamp_s, s
  * the device's plan; identity is by content).  -ENOMEM. */
 int portable_bind(struct readset *rs, const char *root, uint64_t dev);
 
+/* The file the image im is mounted from at root: the backing file of the
+ * loop device root's file system is on (at offset 0), when its size and
+ * head digest are im's (a copy of the very image).  An fd (O_RDONLY), or
+ * -ENODEV not a loop device, -ESTALE another image, -errno. */
+int portable_image_open(const char *root, const struct rs_image *im);
+
 static inline bool readset_is_portable(const struct readset *rs)
 {
         return rs->rec_flags & RS_REC_PORTABLE;

@@ -34,6 +34,11 @@ struct engine_options {
          * less a reserve); a plan of more files runs in windows of this
          * many, each closed before the next. */
         uint32_t max_open_files;
+        /* A portable read set's image, mounted from the file image_fd (-1:
+         * none): its byte ranges the start reads (image), read ahead in
+         * order beside the files, in large requests. */
+        int image_fd;
+        const struct rs_image *image;
         /* Polled between submissions; returning true stops the replay. */
         bool (*stop)(void *userdata);
         void *stop_userdata;
@@ -57,6 +62,7 @@ struct engine_stats {
         uint64_t bytes_skipped;    /* skipped: their file was skipped */
         uint64_t bytes_missing;    /* still not resident after waiting */
         uint64_t lookups;          /* paths stat'ed */
+        uint64_t image_bytes;      /* read ahead of the image file (image_fd) */
         uint64_t elapsed_us;
         uint64_t meta_us, submit_us;  /* phases: metadata; data (with lookups beside) */
         bool stopped;              /* stop() ended it early */

@@ -131,7 +131,24 @@ echo 3 > /proc/sys/vm/drop_caches
 "$READSET" replay --root "$TMP/m2" --json "$TMP/live.img.readset" > "$TMP/r2.json" 2>"$TMP/r2.err" ||
         fail "replay --root: $(cat "$TMP/r2.err")"
 jcheck "$TMP/r2.json" "replay on a copy" 'd["files_opened"] == 12 and d["files_changed"] == 0' \
-        'd["files_missing"] == 0 and d["files_content_checked"] == 12 and d["bytes_not_resident"] == 0'
+        'd["files_missing"] == 0 and d["files_content_checked"] == 12 and d["bytes_not_resident"] == 0' \
+        'd["image_bytes_read_ahead"] > 0'
+# the image's ranges pack named: each file's data blocks, read ahead from the
+# copy's file (its own inode table says where they are)
+"$READSET" show --json "$TMP/live.img.readset" > "$TMP/p.json"
+tr '\n' '\0' < "$TMP/order" | (cd "$TMP/m1" && xargs -0 $SQ starts "$TMP/live.img" "$TMP/m1") > "$TMP/starts" ||
+        fail "the image's own table"
+"$PY" - "$TMP/p.json" "$TMP/starts" "$TMP/live.img" <<'PYEOF' || fail "the read set's image ranges"
+import json, os, sys
+d = json.load(open(sys.argv[1]))
+im = d["image"]
+assert im["size"] == os.path.getsize(sys.argv[3]), im
+spans = [(s["offset"], s["offset"] + s["length"]) for s in im["spans"]]
+for line in open(sys.argv[2]):
+    start = int(line.split()[0])
+    assert any(a <= start < b for a, b in spans), (line, spans)
+assert im["bytes"] < im["size"], im
+PYEOF
 "$PY" - "$TMP/live.img.readset" "$TMP/m2" "$READSET" "$TESTPROG" <<'PYEOF' || fail "the replay on the copy left data out"
 import json, subprocess, sys
 rs, top, readset, prog = sys.argv[1:]
@@ -162,6 +179,7 @@ mnt "$TMP/other.img" "$TMP/m3"
 "$READSET" replay --root "$TMP/m3" --json -v "$TMP/live.img.readset" > "$TMP/r3.json" 2>"$TMP/r3.err" || fail "replay on the other image"
 jcheck "$TMP/r3.json" "replay on a changed image" \
         'd["files_opened"] == 10 and d["files_changed"] == 2 and d["files_content_differs"] == 1' \
+        'd["image_bytes_read_ahead"] == 0' \
         'sorted(s["reason"] for s in d["skipped"]) == ["changed", "content differs"]'
 "$READSET" replay --root "$TMP/m3" -v "$TMP/live.img.readset" 2>&1 | grep -q "$f1': content differs" ||
         fail "the file changed in place is not named"
