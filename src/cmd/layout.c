@@ -60,9 +60,16 @@ static void layout_help(void)
                "                       a layout that stopped on a failed check leaves something\n"
                "                       (the file's old data, pinned, and a note); the donor space\n"
                "                       of any other end is unnamed and freed by the kernel\n"
+               "      --compress ALG   on btrfs: rewrite the files compressed (zstd, lzo, zlib),\n"
+               "                       one after the other in first-access order (the kernel's\n"
+               "                       defragment); files sharing extents with a snapshot or a\n"
+               "                       copy, nodatacow and compressed ones are left alone\n"
+               "      --unshare        with --compress: rewrite shared files too\n"
                "  --allow-untrusted    as root, read files others can change too (docs/SECURITY.md)\n"
                "  -h, --help           show this help\n"
                "\n"
+               "On btrfs, layout rewrites compressed (--compress), each file copy-on-write:\n"
+               "old extents or new, whatever happens; each read back and compared.\n"
                "Other file systems are refused with their name.  docs/LAYOUT.md says what is\n"
                "skipped and why, and what the kernel guarantees across a crash.\n");
 }
@@ -597,6 +604,9 @@ int cmd_layout(int argc, char **argv)
                                  "cannot be opened (install libssl3)");
         if (cmd_load_readset(a.path, &rs) < 0)
                 return CMD_FAILED;
+        if (rs->rec_flags & RS_REC_PORTABLE)
+                return log_error("'%s' is a portable read set (readset pack): layout moves the files of a read set "
+                                 "recorded here", a.path);
         e = layout_find_fs(rs, a.under, &fs);
         if (e < 0)
                 return say_no_fs(e, &fs, &a);

@@ -190,9 +190,9 @@ int cmd_pack(int argc, char **argv)
         /* the image tools clamp later mtimes to SOURCE_DATE_EPOCH: so
          * does the portable read set */
         env = getenv("SOURCE_DATE_EPOCH");
-        if (env && (parse_u64(env, &epoch) < 0 || epoch == 0 || epoch > UINT32_MAX))
+        if (env && (parse_u64(env, &epoch) < 0 || epoch > UINT32_MAX))
                 return log_error("invalid SOURCE_DATE_EPOCH '%s'", env);
-        r = portable_make(rs, root, env ? (int64_t)epoch : 0, &p, &pc);
+        r = portable_make(rs, root, env ? (int64_t)epoch : -1, &p, &pc);
         if (r == -ELIBACC)
                 return log_error("cannot make digests: OpenSSL's libcrypto is not installed");
         if (r < 0)

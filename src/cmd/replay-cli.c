@@ -35,6 +35,9 @@ void replay_args_init(struct replay_args *a)
         a->wake_fd = -1;
         a->leave_at_give_up = false;
         a->skip_reasons = NULL;
+        a->root = NULL;
+        a->image_root = NULL;
+        a->image = NULL;
 }
 
 int replay_args_skips(struct replay_args *a, const struct readset *rs)
@@ -495,7 +498,8 @@ void print_replay_stats(const struct replay_result *res, const struct replay_arg
                 json_u64(&j, "bytes_skipped", st->bytes_skipped);
                 json_u64(&j, "bytes_not_resident", st->bytes_missing);
                 json_u64(&j, "lookups", st->lookups);
-                json_u64(&j, "image_bytes_read_ahead", st->image_bytes);
+                json_u64(&j, "image_bytes_read", st->image_bytes);
+                json_bool(&j, "image_verified", st->image_verified);
                 json_pace(&j, res);
                 json_bool(&j, "stopped_early", st->stopped);
                 if (st->fell_back)
@@ -512,8 +516,12 @@ void print_replay_stats(const struct replay_result *res, const struct replay_arg
                  format_bytes(st->bytes_cached, b2), st->lookups);
         if (st->files_differ)
                 snprintf(differ, sizeof(differ), " (%" PRIu64 " in content)", st->files_differ);
-        if (st->image_bytes)
-                log_info("read ahead %s of the image the files are packed in, in its order", format_bytes(st->image_bytes, b3));
+        if (st->image_verified)
+                log_info("read %s of the image the files are packed in, in its order: the very image packed, its "
+                         "files not opened", format_bytes(st->image_bytes, b3));
+        else if (st->image_bytes)
+                log_info("read %s of the image the files are packed in, in its order: not the image packed (its "
+                         "bytes differ): its files replayed and checked", format_bytes(st->image_bytes, b3));
         if (st->files_checked)
                 log_info("checked the content of %" PRIu64 " files: %s read for that (counted as cached above)",
                          st->files_checked, format_bytes(st->bytes_checked, b3));

@@ -54,6 +54,8 @@ static void replay_help(void)
                "  -n, --dry-run         plan only: print what would be read\n"
                "  -j, --json            the plan (--dry-run) or the statistics as JSON on stdout\n"
                "  -q, --quiet           no summary\n"
+               "      --root DIR        a portable read set (readset pack): its paths are below\n"
+               "                        DIR, where a copy of its image is mounted (default /)\n"
                "  --allow-untrusted     as root, read files others can change too (docs/SECURITY.md)\n"
                "  -v, --verbose         name every file skipped, and why\n"
                "  -h, --help            show this help\n");

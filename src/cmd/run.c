@@ -77,6 +77,8 @@ static void run_help(void)
                "      --device KIND       plan for KIND: rotational, solid, or a profile\n"
                "                          saved by readset probe -o (default: what probe --save\n"
                "                          kept for the device, else sysfs's settings)\n"
+               "      --root DIR          a portable read set (readset pack): its paths are below\n"
+               "                          DIR, where a copy of its image is mounted (default /)\n"
                "  --allow-untrusted       as root, read files others can change too (docs/SECURITY.md)\n"
                "  -v, --verbose           name every file the replay skipped, and why; say how\n"
                "                          the lookups on a share were paced\n"

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "util/json.h"
+#include "util/mounts.h"
 #include "util/trust.h"
 #include "util/util.h"
 #include "util/banned.h"
@@ -288,6 +289,50 @@ static bool measured_profile(dev_t dev, struct device_profile *ret, struct devic
         return false;
 }
 
+/* A file system without a device number of its own (btrfs's files carry
+ * an anonymous one per subvolume): the block device it is mounted from,
+ * found by the longest mount point above path whose source is one. */
+static bool mounted_from(const char *path, dev_t *ret)
+{
+        _cleanup_free_ char *real = realpath(path, NULL);
+        FILE *f;
+        char *line = NULL;
+        size_t cap = 0, best = 0;
+        bool found = false;
+
+        if (!real || !(f = fopen("/proc/self/mountinfo", "re")))
+                return false;
+        while (getline(&line, &cap, f) > 0) {
+                /* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS ... - FSTYPE SOURCE SUPER */
+                char *save = NULL, *mnt = NULL, *src = NULL, *tok;
+                int i = 0;
+                bool dash = false;
+                for (tok = strtok_r(line, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save), i++) {
+                        if (i == 4)
+                                mnt = tok;
+                        else if (strcmp(tok, "-") == 0)
+                                dash = true, i = 100;
+                        else if (dash && i == 102)
+                                src = tok;
+                }
+                if (mnt && src && src[0] == '/') {
+                        size_t n;
+                        struct stat st;
+                        mounts_unescape(mnt);
+                        n = strlen(mnt);
+                        if ((strcmp(mnt, "/") == 0 || (strncmp(real, mnt, n) == 0 && (real[n] == '/' || !real[n]))) &&
+                            n >= best && stat(src, &st) == 0 && S_ISBLK(st.st_mode)) {
+                                best = n;
+                                *ret = st.st_rdev;
+                                found = true;
+                        }
+                }
+        }
+        free(line);
+        fclose(f);
+        return found;
+}
+
 int device_profile_for_path(const char *path, struct device_profile *ret, struct device_note *note)
 {
         struct stat st;
@@ -298,6 +343,8 @@ int device_profile_for_path(const char *path, struct device_profile *ret, struct
         if (stat(path, &st) < 0)
                 return -errno;
         dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
+        if (major(dev) == 0)
+                (void)mounted_from(path, &dev);
         /* a partition's queue is its disk's */
         (void)sysfs_dirs(dev, devlink, base);
         snprintf(q, sizeof(q), "%s/queue/rotational", base);

@@ -159,3 +159,43 @@ int checksum_buf(const void *p, size_t n, struct content_sum *ret)
         evp.ctx_free(md);
         return r;
 }
+
+int checksum_spans(int fd, const struct rs_span *spans, size_t n, struct content_sum *ret)
+{
+        EVP_MD_CTX *md;
+        _cleanup_free_ uint8_t *buf = NULL;
+        unsigned len = 0;
+        int r = checksum_available();
+
+        if (r < 0)
+                return r;
+        buf = malloc(CHUNK);
+        md = evp.ctx_new();
+        if (!md || !buf) {
+                if (md)
+                        evp.ctx_free(md);
+                return -ENOMEM;
+        }
+        if (evp.init(md, evp.sha256(), NULL) != 1)
+                r = -ENOMEM;
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                uint64_t off = spans[i].offset, end = spans[i].offset + spans[i].length;
+                while (r >= 0 && off < end) {
+                        ssize_t k = pread(fd, buf, (size_t)MIN(end - off, (uint64_t)CHUNK), (off_t)off);
+                        if (k < 0) {
+                                if (errno != EINTR)
+                                        r = -errno;
+                                continue;
+                        }
+                        if (k == 0)
+                                r = -ESTALE;
+                        else if (evp.update(md, buf, (size_t)k) != 1)
+                                r = -ENOMEM;
+                        off += (uint64_t)k;
+                }
+        }
+        if (r >= 0 && evp.final(md, ret->d, &len) != 1)
+                r = -ENOMEM;
+        evp.ctx_free(md);
+        return r;
+}

@@ -25,5 +25,9 @@ struct rs_file;
  * model/readset.h), read from fd through the page cache: -ESTALE when the
  * file is shorter now.  -errno. */
 int checksum_ranges(int fd, const struct rs_file *f, struct content_sum *ret);
+/* The digest of the bytes of n spans of fd, in order, read through the page
+ * cache (which keeps them), 1 MiB at a time: -ESTALE when fd is shorter. */
+struct rs_span;
+int checksum_spans(int fd, const struct rs_span *spans, size_t n, struct content_sum *ret);
 /* The digest of n bytes at p.  -errno. */
 int checksum_buf(const void *p, size_t n, struct content_sum *ret);

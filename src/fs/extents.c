@@ -53,7 +53,9 @@ int extents_read_flags(int fd, uint32_t fm_flags, struct rp_layout *ret, uint64_
                         const struct fiemap_extent *e = &q.ext[i];
                         if (e->fe_flags & FIEMAP_EXTENT_LAST)
                                 last = true;
-                        if (e->fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC | FIEMAP_EXTENT_ENCODED |
+                        /* (an encoded extent, compressed by btrfs, is read
+                         * whole from where it starts: a position to sort by) */
+                        if (e->fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC |
                                            FIEMAP_EXTENT_DATA_INLINE | FIEMAP_EXTENT_NOT_ALIGNED)) {
                                 odd++;
                                 continue;
@@ -66,8 +68,9 @@ int extents_read_flags(int fd, uint32_t fm_flags, struct rp_layout *ret, uint64_
                                 extents_clear(ret);
                                 return -ENOMEM;
                         }
-                        ret->extents[ret->n_extents++] = (struct rp_extent){ e->fe_logical, e->fe_physical,
-                                                                             e->fe_length };
+                        ret->extents[ret->n_extents++] = (struct rp_extent){
+                                e->fe_logical, e->fe_physical, e->fe_length,
+                                !!(e->fe_flags & FIEMAP_EXTENT_ENCODED) };
                 }
                 const struct fiemap_extent *tail = &q.ext[q.fm.fm_mapped_extents - 1];
                 /* the end, or a map that does not move on (wrapped, or bogus) */

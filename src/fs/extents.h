@@ -12,6 +12,7 @@
  * physical (a byte address on the file system's device). */
 struct rp_extent {
         uint64_t logical, physical, length;
+        bool encoded;     /* compressed (btrfs): physical is where it starts, for all of it */
 };
 
 /* What is known of a file's layout; extents sorted by logical offset.  A
@@ -26,7 +27,8 @@ struct rp_layout {
 #define EXTENTS_MAX_PER_FILE (1u << 20)
 
 /* Read fd's extent map (extents without a usable physical address --
- * delayed, inline, encoded -- are left out).  -EOPNOTSUPP (or the ioctl's
+ * delayed, inline, not aligned -- are left out; an encoded one is placed
+ * where it starts).  -EOPNOTSUPP (or the ioctl's
  * error) when the file system has no FIEMAP; ret is then left unknown. */
 int extents_read(int fd, struct rp_layout *ret);
 /* The same with FIEMAP's fm_flags (FIEMAP_FLAG_SYNC: delayed allocations

@@ -3,9 +3,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "fs/checksum.h"
@@ -64,6 +66,18 @@ static int reopen(int pathfd, int flags)
         return fd == -EPERM ? fd_reopen(pathfd, flags) : fd;
 }
 
+/* A portable read set's path, joined to the root it is replayed against:
+ * through no symlink at all (a recorded path is the one the kernel gave,
+ * without any), so that one in the tree cannot lead out of the root. */
+static int open_below(const char *path)
+{
+        struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+                                .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+        long fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+
+        return fd < 0 ? -1 : (int)fd;
+}
+
 /* Are the bytes of f's ranges in fd those recorded?  1 yes, 0 no (or
  * shorter now), -errno. */
 static int content_matches(int fd, const struct rs_file *f)
@@ -103,7 +117,7 @@ int fs_open_recorded(const struct rs_file *f, int mode, enum fs_skip *ret_why)
          * pseudo-file recorded as 0, 0 passes every other check) */
         if (f->kind == RS_FILE_REGULAR && !f->size && !f->mtime_ns)
                 return skip(FS_SKIP_UNKNOWN, -EPERM, ret_why);
-        pfd = open(f->path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        pfd = (f->flags & RS_FILE_BY_CONTENT) ? open_below(f->path) : open(f->path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
         if (pfd < 0)
                 return skip(why_of(errno), -errno, ret_why);
         if (fstat(pfd, &s) < 0)

@@ -177,6 +177,7 @@ int format_encode(const struct readset *rs, uint8_t **ret_buf, size_t *ret_len)
                 uint64_t end = 0;
                 w_varint(&image, rs->image->size);
                 w_bytes(&image, rs->image->head, sizeof(rs->image->head));
+                w_bytes(&image, rs->image->digest, sizeof(rs->image->digest));
                 w_varint(&image, rs->image->n_spans);
                 for (size_t i = 0; i < rs->image->n_spans; i++) {
                         w_varint(&image, zigzag((int64_t)(rs->image->spans[i].offset - end)));
@@ -408,10 +409,12 @@ static int parse_image(struct rbuf *r, struct readset *rs)
                 return -ENOMEM;
         rs->image = im;
         im->size = r_varint(r);
-        if (r->err || r->n - r->off < sizeof(im->head))
+        if (r->err || r->n - r->off < sizeof(im->head) + sizeof(im->digest))
                 return -EBADMSG;
         memcpy(im->head, r->p + r->off, sizeof(im->head));
         r->off += sizeof(im->head);
+        memcpy(im->digest, r->p + r->off, sizeof(im->digest));
+        r->off += sizeof(im->digest);
         n = r_count(r, 2);
         if (r->err || n > FORMAT_MAX_RANGES)
                 return -EBADMSG;
@@ -424,7 +427,7 @@ static int parse_image(struct rbuf *r, struct readset *rs)
                 s->offset = end + (uint64_t)d;
                 s->length = r_varint(r);
                 /* (in range of the image: checked with the rest) */
-                if ((d < 0 && (uint64_t)-d > end) || s->offset > im->size || s->length > im->size)
+                if ((d < 0 && (uint64_t)0 - (uint64_t)d > end) || s->offset > im->size || s->length > im->size)
                         return -EBADMSG;
                 end = s->offset + s->length;
                 im->n_spans++;

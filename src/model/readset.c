@@ -16,6 +16,13 @@ struct readset *readset_new(void)
         return calloc(1, sizeof(struct readset));
 }
 
+void rs_image_free(struct rs_image *im)
+{
+        if (im)
+                free(im->spans);
+        free(im);
+}
+
 void readset_free(struct readset *rs)
 {
         if (!rs)
@@ -29,9 +36,7 @@ void readset_free(struct readset *rs)
         free(rs->files);
         free(rs->lookups);
         free(rs->command);
-        if (rs->image)
-                free(rs->image->spans);
-        free(rs->image);
+        rs_image_free(rs->image);
         free(rs);
 }
 
@@ -190,6 +195,8 @@ int readset_validate(const struct readset *rs)
                 if (l->op == 0 || l->op >= _RS_LOOKUP_OP_MAX || !l->path)
                         return -EBADMSG;
                 if (l->result > 0 || l->result < -4095)
+                        return -EBADMSG;
+                if ((rs->rec_flags & RS_REC_PORTABLE) && !readset_path_is_plain(l->path))
                         return -EBADMSG;
         }
         return 0;

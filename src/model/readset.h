@@ -76,11 +76,15 @@ struct rs_lookup {
 struct rs_image {
         uint64_t size;            /* the image's bytes */
         uint8_t head[16];         /* SHA-256 (first 16 bytes) of its first 4096 bytes */
+        uint8_t digest[16];       /* SHA-256 (first 16 bytes) of the spans' bytes, in order */
         struct rs_span {
                 uint64_t offset, length;
         } *spans;
         size_t n_spans;
 };
+
+void rs_image_free(struct rs_image *im);
+static inline void rs_image_freep(struct rs_image **p) { rs_image_free(*p); }
 
 struct readset {
         /* metadata */

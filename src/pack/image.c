@@ -96,11 +96,20 @@ int pack_build_image(const struct pack_build *b)
 
         snprintf(when, sizeof(when), "%u", b->mkfs_time);
         if (b->image == PACK_SQUASHFS) {
-                char *argv[] = { "mksquashfs", (char *)b->tree, (char *)b->out, "-noappend", "-quiet", "-no-progress",
-                                 "-reproducible", "-mkfs-time", when, "-comp", (char *)pack_compress_name(b->compress),
-                                 "-sort", (char *)b->sort_file, NULL };
-                if (!b->sort_file)
-                        argv[11] = NULL;
+                char *argv[16] = { "mksquashfs", (char *)b->tree, (char *)b->out, "-noappend", "-quiet",
+                                   "-no-progress", "-reproducible", "-comp", (char *)pack_compress_name(b->compress) };
+                int n = 9;
+                /* (given SOURCE_DATE_EPOCH, mksquashfs takes its time from it
+                 * and refuses one on the command line too) */
+                if (!getenv("SOURCE_DATE_EPOCH")) {
+                        argv[n++] = "-mkfs-time";
+                        argv[n++] = when;
+                }
+                if (b->sort_file) {
+                        argv[n++] = "-sort";
+                        argv[n++] = (char *)b->sort_file;
+                }
+                argv[n] = NULL;
                 return run(argv);
         }
         /* erofs-utils 1.5: lz4 alone (lz4hc: the same decompressor, better packed) */
@@ -128,7 +137,7 @@ int pack_image_spans(const char *path, const struct readset *p, struct rs_image 
 {
         _cleanup_(sqfs_closep) struct sqfs *s = NULL;
         _cleanup_free_ struct sqfs_span *v = NULL;
-        _cleanup_free_ struct rs_image *im = calloc(1, sizeof(*im));
+        _cleanup_(rs_image_freep) struct rs_image *im = calloc(1, sizeof(*im));
         _cleanup_close_ int fd = -1;
         size_t n = 0, cap = 0, out = 0;
         uint8_t head[4096];
@@ -191,6 +200,12 @@ int pack_image_spans(const char *path, const struct readset *p, struct rs_image 
         for (size_t i = 0; i < out; i++)
                 im->spans[i] = (struct rs_span){ v[i].offset, v[i].length };
         im->n_spans = out;
+        /* the digest of those bytes: a copy holding them holds the start's
+         * files as packed (the tables, and their data, compressed) */
+        r = checksum_spans(fd, im->spans, im->n_spans, &sum);
+        if (r < 0)
+                return r;
+        memcpy(im->digest, sum.d, sizeof(im->digest));
         *ret = TAKE_PTR(im);
         return 0;
 }

@@ -89,7 +89,7 @@ int portable_make(const struct readset *rs, const char *root, int64_t clamp_s, s
                 pf->size = f->size;
                 /* squashfs keeps whole seconds */
                 pf->mtime_ns = to_second(f->mtime_ns);
-                if (clamp_s > 0 && pf->mtime_ns > clamp_s * 1000000000LL)
+                if (clamp_s >= 0 && pf->mtime_ns > clamp_s * 1000000000LL)
                         pf->mtime_ns = clamp_s * 1000000000LL;
                 /* what the start read, not what the recording's file
                  * system read ahead (another medium reads ahead its own) */
@@ -174,6 +174,7 @@ static int read_line(const char *path, char *buf, size_t size)
 int portable_image_open(const char *root, const struct rs_image *im)
 {
         char sys[128], path[4096], off[32];
+        _cleanup_close_ int pfd = -1;
         struct content_sum sum;
         uint8_t head[4096];
         struct stat st;
@@ -188,11 +189,24 @@ int portable_image_open(const char *root, const struct rs_image *im)
         snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u/loop/offset", major(st.st_dev), minor(st.st_dev));
         if (read_line(sys, off, sizeof(off)) < 0 || strcmp(off, "0") != 0 || path[0] != '/')
                 return -ENODEV;
-        /* only read ahead: never a FIFO or device in its place */
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
-        if (fd < 0)
+        /* with direct I/O the loop device reads around the page cache:
+         * nothing read of the file there would be found */
+        snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u/loop/dio", major(st.st_dev), minor(st.st_dev));
+        if (read_line(sys, off, sizeof(off)) >= 0 && strcmp(off, "1") == 0)
+                return -ENODEV;
+        /* only ever a regular file: looked at first (O_PATH), then that
+         * very inode opened, never a FIFO or device in its place */
+        pfd = open(path, O_PATH | O_CLOEXEC | O_NOFOLLOW);
+        if (pfd < 0)
                 return -errno;
-        r = fstat(fd, &st) < 0 ? -errno : !S_ISREG(st.st_mode) || (uint64_t)st.st_size != im->size ? -ESTALE : 0;
+        if (fstat(pfd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != im->size)
+                return -ESTALE;
+        fd = fd_reopen(pfd, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+        if (fd < 0)
+                return fd;
+        r = 0;
         if (r >= 0) {
                 k = pread(fd, head, sizeof(head), 0);
                 r = k < 0 ? -errno : checksum_buf(head, (size_t)k, &sum);

@@ -25,7 +25,7 @@ struct portable_counts {
  * portable read set, their paths relative to root ("/usr/bin/x" for
  * ROOT/usr/bin/x), with the ranges the start read (accessed: not those
  * only read ahead), their digests read now; mtimes after clamp_s (seconds
- * since the epoch; 0: none) taken as clamp_s, as image builders given
+ * since the epoch; -1: none) taken as clamp_s, as image builders given
  * SOURCE_DATE_EPOCH write them.  -ENOMEM, -ELIBACC (no
  * digests here), -EINVAL (root not absolute). */
 int portable_make(const struct readset *rs, const char *root, int64_t clamp_s, struct readset **ret,

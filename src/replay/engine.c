@@ -5,6 +5,8 @@
  * warm.c. */
 #include "replay/engine-priv.h"
 
+#include "fs/checksum.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -57,31 +59,24 @@ void engine_options_default(struct engine_options *o)
 /* ---- the image a portable read set was packed in ------------------------- */
 
 struct image_job {
-        struct eng *e;
         int fd;
         const struct rs_image *im;
         uint64_t bytes;
+        bool verified;
 };
 
-/* Its ranges, in order: readahead(2) queues them and returns as they are
- * queued, so that the device reads them one after the other, ahead of the
- * file system that decompresses them. */
-static void *image_main(void *userdata)
+/* Its ranges, in order, read through the page cache (where the file system
+ * that decompresses them finds them) in large sequential reads, and their
+ * digest compared with the read set's. */
+static void image_read(struct image_job *j)
 {
-        struct image_job *j = userdata;
+        struct content_sum sum;
 
-        /* (the kernel reads at most its readahead window a call) */
-        uint64_t cap = j->e->opt->readahead_cap ? j->e->opt->readahead_cap : 128 << 10;
-
-        for (size_t i = 0; i < j->im->n_spans && !atomic_load(&j->e->stop); i++) {
-                const struct rs_span *s = &j->im->spans[i];
-                for (uint64_t off = s->offset, end = s->offset + s->length; off < end; off += cap) {
-                        size_t n = (size_t)MIN(cap, end - off);
-                        if (readahead(j->fd, (off64_t)off, n) == 0)
-                                j->bytes += n;
-                }
-        }
-        return NULL;
+        if (checksum_spans(j->fd, j->im->spans, j->im->n_spans, &sum) < 0)
+                return;
+        for (size_t i = 0; i < j->im->n_spans; i++)
+                j->bytes += j->im->spans[i].length;
+        j->verified = memcmp(sum.d, j->im->digest, sizeof(j->im->digest)) == 0;
 }
 
 unsigned engine_threads(const struct engine_options *opt)
@@ -303,6 +298,7 @@ void engine_add_stats(struct engine_stats *a, const struct engine_stats *b)
         a->bytes_missing += b->bytes_missing;
         a->lookups += b->lookups;
         a->image_bytes += b->image_bytes;
+        a->image_verified |= b->image_verified;
         a->stopped |= b->stopped;
 }
 
@@ -461,9 +457,6 @@ int engine_run(const struct readset *rs, const struct plan *plan, const struct e
         struct eng e;
         uint64_t t0 = now_us();
         enum engine_method method;
-        struct image_job img;
-        pthread_t img_thread;
-        bool img_on = false;
         uint32_t budget;
         int r;
 
@@ -484,19 +477,22 @@ int engine_run(const struct readset *rs, const struct plan *plan, const struct e
                 return -ENOMEM;
         }
         reserve_fds((uint32_t)MIN((size_t)budget, rs->n_files) + 16);
-        if (opt->image_fd >= 0 && opt->image) {
-                img = (struct image_job){ &e, opt->image_fd, opt->image, 0 };
-                img_on = pthread_create(&img_thread, NULL, image_main, &img) == 0;
-        }
 
-        /* 0. the image the files are packed in: its ranges queued first, in
-         * its order, so that what the files' reads ask of it is on its way
-         * already (asked first, they would come in the file system's
-         * smaller requests, and with its readahead besides) */
-        if (img_on) {
-                pthread_join(img_thread, NULL);
-                img_on = false;
+        /* 0. the image the files are packed in, mounted from a file: the
+         * ranges the start reads, first, in its order, in large reads (the
+         * files' reads would ask in the file system's smaller ones, with
+         * its readahead besides).  Their digest the read set's, every file
+         * the start reads is the one packed, its data (compressed) in the
+         * page cache now: nothing more to do.  The file system decompresses
+         * as the start reads (squashfs here: one decompressor per mount,
+         * which the files' replay would only compete for). */
+        if (opt->image_fd >= 0 && opt->image) {
+                struct image_job img = { opt->image_fd, opt->image, 0, false };
+                image_read(&img);
                 st.image_bytes = img.bytes;
+                st.image_verified = img.verified;
+                if (img.verified)
+                        goto done;
         }
         /* 1. filesystem metadata, all of it, before anything is opened */
         warm_metadata(&e, &st);
@@ -528,10 +524,7 @@ int engine_run(const struct readset *rs, const struct plan *plan, const struct e
         engine_wake_warmers(&e);
         st.submit_us = now_us() - t0 - st.meta_us;
         warmers_join(w, &st);
-        if (img_on) {
-                pthread_join(img_thread, NULL);
-                st.image_bytes = img.bytes;
-        }
+done:
         st.elapsed_us = now_us() - t0;
         close_all(&e, false);
         eng_free(&e);

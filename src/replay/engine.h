@@ -62,7 +62,8 @@ struct engine_stats {
         uint64_t bytes_skipped;    /* skipped: their file was skipped */
         uint64_t bytes_missing;    /* still not resident after waiting */
         uint64_t lookups;          /* paths stat'ed */
-        uint64_t image_bytes;      /* read ahead of the image file (image_fd) */
+        uint64_t image_bytes;      /* read of the image file (image_fd) */
+        bool image_verified;       /* ... and found the image packed: the files were not opened */
         uint64_t elapsed_us;
         uint64_t meta_us, submit_us;  /* phases: metadata; data (with lookups beside) */
         bool stopped;              /* stop() ended it early */

@@ -87,8 +87,9 @@ tr '\n' '\0' < "$TMP/order" | (cd "$TMP/m1" && xargs -0 $SQ ordered "$TMP/live.i
 # the builder's own order is another (else the check above proves nothing)
 mksquashfs "$T" "$TMP/default.img" -comp gzip -noappend -quiet -no-progress > /dev/null || fail "mksquashfs"
 mnt "$TMP/default.img" "$TMP/m0"
-tr '\n' '\0' < "$TMP/order" | (cd "$TMP/m0" && xargs -0 $SQ ordered "$TMP/default.img" "$TMP/m0") 2>/dev/null &&
+tr '\n' '\0' < "$TMP/order" | (cd "$TMP/m0" && xargs -0 $SQ ordered "$TMP/default.img" "$TMP/m0") 2>"$TMP/sq0.err" &&
         fail "mksquashfs's default order is the order read already: the test proves nothing"
+grep -q "lies at" "$TMP/sq0.err" || fail "the order check on the default image: $(cat "$TMP/sq0.err")"
 # the same tree: names, types, modes, owners, sizes, mtimes (seconds), link
 # targets, hard links, xattrs, contents
 "$PY" - "$T" "$TMP/m1" <<'PYEOF' || fail "the image does not hold the tree"
@@ -125,14 +126,40 @@ want = ["/" + l for l in open(sys.argv[2]).read().splitlines()]
 got = [f["path"] for f in d["files"]]
 assert got == want, (got, want)
 PYEOF
+# a copy mounted from a file: the image's ranges the start reads, read from
+# that file in its order, their digest the packed one's, so every file the
+# start reads is the one packed; the files are not opened
 cp "$TMP/live.img" "$TMP/copy.img"
 mnt "$TMP/copy.img" "$TMP/m2"
 echo 3 > /proc/sys/vm/drop_caches
 "$READSET" replay --root "$TMP/m2" --json "$TMP/live.img.readset" > "$TMP/r2.json" 2>"$TMP/r2.err" ||
         fail "replay --root: $(cat "$TMP/r2.err")"
-jcheck "$TMP/r2.json" "replay on a copy" 'd["files_opened"] == 12 and d["files_changed"] == 0' \
+jcheck "$TMP/r2.json" "replay on a copy" 'd["image_verified"] and d["files_opened"] == 0' \
+        'd["files_changed"] == 0 and d["files_missing"] == 0 and d["files_error"] == 0'
+# ... all of them, now in the page cache of the copy's file
+"$READSET" show --json "$TMP/live.img.readset" > "$TMP/p.json"
+"$PY" - "$TMP/p.json" "$TMP/r2.json" "$TMP/copy.img" "$TESTPROG" <<'PYEOF' || fail "the image's ranges are not in the page cache"
+import json, subprocess, sys
+im, r = json.load(open(sys.argv[1]))["image"], json.load(open(sys.argv[2]))
+assert r["image_bytes_read"] == im["bytes"], (r["image_bytes_read"], im["bytes"])
+for s in im["spans"]:
+    got = int(subprocess.run([sys.argv[4], "resident", sys.argv[3], str(s["offset"]), str(s["length"])],
+                             capture_output=True, text=True, check=True).stdout.split()[0])
+    assert got >= s["length"], (s, got)
+PYEOF
+# a copy on a loop device with direct I/O (no page cache under it): the
+# files, each checked by content, every range the start reads resident
+L=$(losetup --find --show --direct-io=on --read-only "$TMP/copy.img") || fail "losetup --direct-io"
+MORE_LOOPS="$L $MORE_LOOPS"
+mkdir -p "$TMP/m2d"
+mount -o ro "$L" "$TMP/m2d" || fail "mount the direct-I/O copy"
+MORE_MNTS="$TMP/m2d $MORE_MNTS"
+echo 3 > /proc/sys/vm/drop_caches
+"$READSET" replay --root "$TMP/m2d" --json "$TMP/live.img.readset" > "$TMP/r2d.json" 2>"$TMP/r2d.err" ||
+        fail "replay --root, direct I/O: $(cat "$TMP/r2d.err")"
+jcheck "$TMP/r2d.json" "replay on a direct-I/O copy" 'd["files_opened"] == 12 and d["files_changed"] == 0' \
         'd["files_missing"] == 0 and d["files_content_checked"] == 12 and d["bytes_not_resident"] == 0' \
-        'd["image_bytes_read_ahead"] > 0'
+        'd["image_bytes_read"] == 0'
 # the image's ranges pack named: each file's data blocks, read ahead from the
 # copy's file (its own inode table says where they are)
 "$READSET" show --json "$TMP/live.img.readset" > "$TMP/p.json"
@@ -149,7 +176,7 @@ for line in open(sys.argv[2]):
     assert any(a <= start < b for a, b in spans), (line, spans)
 assert im["bytes"] < im["size"], im
 PYEOF
-"$PY" - "$TMP/live.img.readset" "$TMP/m2" "$READSET" "$TESTPROG" <<'PYEOF' || fail "the replay on the copy left data out"
+"$PY" - "$TMP/live.img.readset" "$TMP/m2d" "$READSET" "$TESTPROG" <<'PYEOF' || fail "the replay on the copy left data out"
 import json, subprocess, sys
 rs, top, readset, prog = sys.argv[1:]
 d = json.loads(subprocess.run([readset, "show", "--json", rs], capture_output=True, check=True).stdout)
@@ -162,8 +189,47 @@ for f in d["files"]:
 PYEOF
 # run --root: the same read set beside a command
 echo 3 > /proc/sys/vm/drop_caches
-"$READSET" run --root "$TMP/m2" "$TMP/live.img.readset" -- cat "$TMP/m2/usr/lib/f00" > /dev/null 2>"$TMP/run.err" ||
+"$READSET" run --root "$TMP/m2" "$TMP/live.img.readset" -- sha256sum "$TMP/m2/usr/lib/f00" > "$TMP/run.out" 2>"$TMP/run.err" ||
         fail "run --root: $(cat "$TMP/run.err")"
+[ "$(cut -d' ' -f1 "$TMP/run.out")" = "$(sha256sum < "$T/usr/lib/f00" | cut -d' ' -f1)" ] || fail "run --root: the command's output"
+# a copy whose bytes differ past its head (one flipped in the data the
+# start reads): read, not the image packed, so its files are replayed and
+# checked one by one: the one hit is not replayed
+cp "$TMP/live.img" "$TMP/bad.img"
+"$PY" - "$TMP/p.json" "$TMP/bad.img" <<'PYEOF' || fail "flip a byte"
+import json, sys
+im = json.load(open(sys.argv[1]))["image"]
+s = [s for s in im["spans"][1:] if s["offset"] + s["length"] > 16384][0]   # (the first: the tables)
+with open(sys.argv[2], "r+b") as f:
+    f.seek(max(s["offset"], 8192) + 100)   # past the head the replay compares
+    b = f.read(1)
+    f.seek(-1, 1)
+    f.write(bytes([b[0] ^ 0xff]))
+PYEOF
+mnt "$TMP/bad.img" "$TMP/mb"
+echo 3 > /proc/sys/vm/drop_caches
+"$READSET" replay --root "$TMP/mb" --json "$TMP/live.img.readset" > "$TMP/rb.json" 2>/dev/null || true
+jcheck "$TMP/rb.json" "replay on a damaged copy" 'd["image_bytes_read"] > 0 and not d["image_verified"]' \
+        'd["files_opened"] < 12 and d["files_opened"] + d["files_error"] + d["files_changed"] == 12'
+# SOURCE_DATE_EPOCH: later mtimes clamped, in the image and in its read set
+SOURCE_DATE_EPOCH=1700000000 "$READSET" pack --image squashfs -o "$TMP/epoch.img" "$T" "$TMP/t.readset" 2>"$TMP/e.err" ||
+        fail "pack with SOURCE_DATE_EPOCH: $(cat "$TMP/e.err")"
+mnt "$TMP/epoch.img" "$TMP/me"
+[ "$(stat -c %Y "$TMP/me/usr/lib/f00")" = 1700000000 ] || fail "SOURCE_DATE_EPOCH: not clamped in the image"
+"$READSET" replay --root "$TMP/me" --json "$TMP/epoch.img.readset" > "$TMP/re.json" 2>/dev/null || fail "replay the clamped image"
+jcheck "$TMP/re.json" "replay on the clamped image" 'd["image_verified"] and d["files_changed"] == 0'
+# --portable: the same read set, without an image
+"$READSET" pack --portable -o "$TMP/only.readset" "$T" "$TMP/t.readset" 2>/dev/null || fail "pack --portable"
+"$READSET" show --json "$TMP/only.readset" > "$TMP/only.json" || fail "show --portable's"
+"$PY" - "$TMP/only.json" "$TMP/p.json" <<'PYEOF' || fail "pack --portable"
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert a["portable"] and "image" not in a, a.keys()
+assert [f["path"] for f in a["files"]] == [f["path"] for f in b["files"]]
+PYEOF
+# a portable read set is no layout's
+"$READSET" layout --dry-run "$TMP/only.readset" > /dev/null 2>"$TMP/l.err" && fail "layout took a portable read set"
+grep -q "portable read set" "$TMP/l.err" || fail "layout of a portable read set: $(cat "$TMP/l.err")"
 # --root is for portable read sets only
 "$READSET" replay --root "$TMP/m2" "$TMP/t.readset" > /dev/null 2>"$TMP/np.err" && fail "--root took a read set that is not portable"
 grep -q "not a portable read set" "$TMP/np.err" || fail "--root with a plain read set: $(cat "$TMP/np.err")"
@@ -179,7 +245,7 @@ mnt "$TMP/other.img" "$TMP/m3"
 "$READSET" replay --root "$TMP/m3" --json -v "$TMP/live.img.readset" > "$TMP/r3.json" 2>"$TMP/r3.err" || fail "replay on the other image"
 jcheck "$TMP/r3.json" "replay on a changed image" \
         'd["files_opened"] == 10 and d["files_changed"] == 2 and d["files_content_differs"] == 1' \
-        'd["image_bytes_read_ahead"] == 0' \
+        'd["image_bytes_read"] == 0' \
         'sorted(s["reason"] for s in d["skipped"]) == ["changed", "content differs"]'
 "$READSET" replay --root "$TMP/m3" -v "$TMP/live.img.readset" 2>&1 | grep -q "$f1': content differs" ||
         fail "the file changed in place is not named"
