@@ -518,10 +518,10 @@ void print_replay_stats(const struct replay_result *res, const struct replay_arg
                 snprintf(differ, sizeof(differ), " (%" PRIu64 " in content)", st->files_differ);
         if (st->image_verified)
                 log_info("read %s of the image the files are packed in, in its order: the very image packed, its "
-                         "files not opened", format_bytes(st->image_bytes, b3));
+                         "files not checked one by one once it was known", format_bytes(st->image_bytes, b3));
         else if (st->image_bytes)
                 log_info("read %s of the image the files are packed in, in its order: not the image packed (its "
-                         "bytes differ): its files replayed and checked", format_bytes(st->image_bytes, b3));
+                         "bytes differ): its files checked one by one", format_bytes(st->image_bytes, b3));
         if (st->files_checked)
                 log_info("checked the content of %" PRIu64 " files: %s read for that (counted as cached above)",
                          st->files_checked, format_bytes(st->bytes_checked, b3));

@@ -21,6 +21,7 @@ enum fs_skip {
         FS_SKIP_PSEUDO,        /* on a pseudo filesystem (proc, sysfs, tracefs, devtmpfs...) */
         FS_SKIP_UNKNOWN,       /* recorded without an identity (no size, no mtime): not a pass */
         FS_SKIP_CONTENT,       /* known by content, whose bytes differ (a portable read set) */
+        FS_SKIP_PRIVATE,       /* known by content, and not for the user who asked to read (under sudo) */
         _FS_SKIP_MAX,
 };
 

@@ -92,7 +92,7 @@ static int run(char **argv)
 
 int pack_build_image(const struct pack_build *b)
 {
-        char when[32], comp[32], uuid[40];
+        char when[32], comp[32], uuid[40], bs[16];
 
         snprintf(when, sizeof(when), "%u", b->mkfs_time);
         if (b->image == PACK_SQUASHFS) {
@@ -108,6 +108,11 @@ int pack_build_image(const struct pack_build *b)
                 if (b->sort_file) {
                         argv[n++] = "-sort";
                         argv[n++] = (char *)b->sort_file;
+                }
+                if (b->block_size) {
+                        snprintf(bs, sizeof(bs), "%u", b->block_size);
+                        argv[n++] = "-b";
+                        argv[n++] = bs;
                 }
                 argv[n] = NULL;
                 return run(argv);

@@ -51,6 +51,7 @@ struct pack_build {
         const char *tree;       /* absolute, resolved */
         const char *sort_file;  /* squashfs */
         const char *out;        /* a new file in a directory of readset's own */
+        uint32_t block_size;    /* squashfs: bytes of a data block (0: the tool's) */
         uint32_t mkfs_time;     /* squashfs: the image's own timestamp (reproducible; EROFS
                                  * takes SOURCE_DATE_EPOCH from the environment) */
         uint8_t uuid[16];       /* EROFS's filesystem UUID (reproducible) */

@@ -23,6 +23,9 @@ enum { FILE_UNKNOWN = 0, FILE_CHECKING = 1, FILE_ALL_CACHED = 2, FILE_NOT_ALL = 
 #define SETTLE_BUF (1u << 20)
 
 struct eng {
+        /* the files are those of an image whose bytes were checked: their
+         * identity (size, mtime) is enough */
+        atomic_bool trusted;
         const struct readset *rs;
         const struct plan *plan;
         const struct engine_options *opt;

@@ -59,24 +59,40 @@ void engine_options_default(struct engine_options *o)
 /* ---- the image a portable read set was packed in ------------------------- */
 
 struct image_job {
+        struct eng *e;
         int fd;
         const struct rs_image *im;
+        uint64_t cap;
         uint64_t bytes;
+        atomic_bool queued;
         bool verified;
 };
 
-/* Its ranges, in order, read through the page cache (where the file system
- * that decompresses them finds them) in large sequential reads, and their
- * digest compared with the read set's. */
-static void image_read(struct image_job *j)
+/* Its ranges, in order: all queued first (readahead(2) returns once they
+ * are, a window at a time: the kernel reads at most that a call), so that
+ * the device reads them one after the other; then read through the page
+ * cache (where the file system that decompresses them finds them) for
+ * their digest: the read set's, the files opened after it are the image's
+ * and need no check of their own. */
+static void *image_main(void *userdata)
 {
+        struct image_job *j = userdata;
         struct content_sum sum;
 
-        if (checksum_spans(j->fd, j->im->spans, j->im->n_spans, &sum) < 0)
-                return;
+        /* the ranges and no more: a read would read ahead past them */
+        (void)posix_fadvise(j->fd, 0, 0, POSIX_FADV_RANDOM);
+        for (size_t i = 0; i < j->im->n_spans && !atomic_load(&j->e->stop); i++)
+                for (uint64_t off = j->im->spans[i].offset, end = off + j->im->spans[i].length; off < end;
+                     off += j->cap)
+                        (void)readahead(j->fd, (off64_t)off, (size_t)MIN(j->cap, end - off));
+        atomic_store(&j->queued, true);
+        if (atomic_load(&j->e->stop) || checksum_spans(j->fd, j->im->spans, j->im->n_spans, &sum) < 0)
+                return NULL;
         for (size_t i = 0; i < j->im->n_spans; i++)
                 j->bytes += j->im->spans[i].length;
         j->verified = memcmp(sum.d, j->im->digest, sizeof(j->im->digest)) == 0;
+        atomic_store(&j->e->trusted, j->verified);
+        return NULL;
 }
 
 unsigned engine_threads(const struct engine_options *opt)
@@ -123,7 +139,9 @@ static int open_file(struct eng *e, uint32_t file, struct engine_stats *st)
 {
         const struct rs_file *f = &e->rs->files[file];
         enum fs_skip why;
-        int fd = fs_open_recorded(f, O_RDONLY, &why);
+        /* (the image they are packed in checked already: the files are its) */
+        bool trusted = atomic_load(&e->trusted);
+        int fd = fs_open_recorded(f, O_RDONLY | (trusted ? FS_OPEN_IDENTITY_ONLY : 0), &why);
 
         if (e->opt->skip_reasons)
                 e->opt->skip_reasons[file] = (uint8_t)why;
@@ -133,7 +151,7 @@ static int open_file(struct eng *e, uint32_t file, struct engine_stats *st)
         switch (why) {
         case FS_SKIP_NONE:
                 st->files_opened++;
-                if (f->flags & RS_FILE_BY_CONTENT) {
+                if ((f->flags & RS_FILE_BY_CONTENT) && !trusted) {
                         /* its ranges were read to check it */
                         st->files_checked++;
                         for (size_t k = 0; k < f->n_ranges; k++)
@@ -146,6 +164,7 @@ static int open_file(struct eng *e, uint32_t file, struct engine_stats *st)
         case FS_SKIP_CHANGED: st->files_changed++; break;
         case FS_SKIP_CONTENT: st->files_changed++, st->files_differ++; break;
         case FS_SKIP_PSEUDO:
+        case FS_SKIP_PRIVATE:
         case FS_SKIP_UNKNOWN: st->files_refused++; break;
         default: st->files_error++; break;
         }
@@ -457,6 +476,9 @@ int engine_run(const struct readset *rs, const struct plan *plan, const struct e
         struct eng e;
         uint64_t t0 = now_us();
         enum engine_method method;
+        struct image_job img;
+        pthread_t img_thread;
+        bool img_on = false;
         uint32_t budget;
         int r;
 
@@ -479,20 +501,20 @@ int engine_run(const struct readset *rs, const struct plan *plan, const struct e
         reserve_fds((uint32_t)MIN((size_t)budget, rs->n_files) + 16);
 
         /* 0. the image the files are packed in, mounted from a file: the
-         * ranges the start reads, first, in its order, in large reads (the
-         * files' reads would ask in the file system's smaller ones, with
-         * its readahead besides).  Their digest the read set's, every file
-         * the start reads is the one packed, its data (compressed) in the
-         * page cache now: nothing more to do.  The file system decompresses
-         * as the start reads (squashfs here: one decompressor per mount,
-         * which the files' replay would only compete for). */
+         * ranges the start reads, first, in its order, in large requests
+         * (the files' reads would ask in the file system's smaller ones,
+         * with its readahead besides).  Their digest the read set's, every
+         * file the start reads is the one packed: the files are replayed
+         * after (decompressed ahead of the start, from the page cache) but
+         * not checked one by one. */
         if (opt->image_fd >= 0 && opt->image) {
-                struct image_job img = { opt->image_fd, opt->image, 0, false };
-                image_read(&img);
-                st.image_bytes = img.bytes;
-                st.image_verified = img.verified;
-                if (img.verified)
-                        goto done;
+                img = (struct image_job){ .e = &e, .fd = opt->image_fd, .im = opt->image,
+                                          .cap = opt->readahead_cap ? opt->readahead_cap : 128 << 10 };
+                img_on = pthread_create(&img_thread, NULL, image_main, &img) == 0;
+                while (img_on && !atomic_load(&img.queued)) {
+                        struct timespec ts = { 0, 1000000 };
+                        nanosleep(&ts, NULL);
+                }
         }
         /* 1. filesystem metadata, all of it, before anything is opened */
         warm_metadata(&e, &st);
@@ -524,7 +546,11 @@ int engine_run(const struct readset *rs, const struct plan *plan, const struct e
         engine_wake_warmers(&e);
         st.submit_us = now_us() - t0 - st.meta_us;
         warmers_join(w, &st);
-done:
+        if (img_on) {
+                pthread_join(img_thread, NULL);
+                st.image_bytes = img.bytes;
+                st.image_verified = img.verified;
+        }
         st.elapsed_us = now_us() - t0;
         close_all(&e, false);
         eng_free(&e);
