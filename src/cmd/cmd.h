@@ -91,7 +91,8 @@ void replay_args_for_device(struct replay_args *a, const struct device_profile *
 /* Have the engine say why it skipped each of rs's files (into
  * a->skip_reasons, freed by replay_args_free()); -ENOMEM. */
 int replay_args_skips(struct replay_args *a, const struct readset *rs);
-void replay_args_free(struct replay_args *a);
+void replay_args_free(struct replay_args *a);   /* safe to call again */
+static inline void replay_args_freep(struct replay_args *a) { replay_args_free(a); }
 /* A portable read set (pack/portable.h) bound to --root (else /); --root
  * with any other is an error, said.  CMD_FAILED. */
 int replay_args_bind(struct replay_args *a, struct readset *rs, const char *path);

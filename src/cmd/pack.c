@@ -4,7 +4,7 @@
  * that replays on every copy of that image (pack/portable.h). */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
+#include <fts.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -55,6 +55,9 @@ static void pack_help(void)
                "  -c, --compress C      zstd (default: the fastest cold start measured on\n"
                "                        the emulated USB stick, SD card and 7200 rpm disk,\n"
                "                        bench/results/pack.md), xz, lz4 or gzip; erofs: lz4\n"
+               "  -b, --block-size N    squashfs data blocks of N bytes (default 128K,\n"
+               "                        mksquashfs's: the fastest start with readset run\n"
+               "                        measured; 256K and 1M make smaller images)\n"
                "  -o, --output IMG      the image (written aside, then renamed into place)\n"
                "      --order           print the sort file and stop\n"
                "      --portable        write only the portable read set, to -o OUT\n"
@@ -92,34 +95,40 @@ static char *private_dir_beside(const char *path)
         return t;
 }
 
-static uint64_t newest;
-
-static int see_mtime(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-        (void)path, (void)type, (void)ftw;
-        if (st->st_mtim.tv_sec > 0 && (uint64_t)st->st_mtim.tv_sec > newest)
-                newest = (uint64_t)st->st_mtim.tv_sec;
-        return 0;
-}
-
 /* The newest mtime in the tree, in seconds (not across mounts). */
 static int newest_mtime(const char *root, uint64_t *ret)
 {
-        newest = 0;
-        if (nftw(root, see_mtime, 64, FTW_PHYS | FTW_MOUNT) < 0)
+        char *argv[2] = { (char *)root, NULL };
+        FTS *fts = fts_open(argv, FTS_PHYSICAL | FTS_XDEV | FTS_NOCHDIR, NULL);
+        FTSENT *e;
+        uint64_t newest = 0;
+
+        if (!fts)
                 return -errno;
+        while ((e = fts_read(fts)))
+                if (e->fts_statp && e->fts_info != FTS_NS && e->fts_info != FTS_DP && e->fts_statp->st_mtim.tv_sec > 0 &&
+                    (uint64_t)e->fts_statp->st_mtim.tv_sec > newest)
+                        newest = (uint64_t)e->fts_statp->st_mtim.tv_sec;
+        fts_close(fts);
         *ret = newest;
         return 0;
 }
 
 static int write_sort(FILE *f, void *userdata)
 {
-        void **a = userdata;
+        const void *const *w = userdata;
         struct pack_order_counts c;
-        return pack_order_write(f, a[0], a[1], &c);
+        return pack_order_write(f, w[0], w[1], &c);
 }
 
-int cmd_pack(int argc, char **argv)
+struct pack_args {
+        const char *out, *tree_arg, *rs_arg;
+        int image, compress;      /* -1: not given */
+        uint32_t block;
+        bool order, portable;
+};
+
+static int parse_args(int argc, char **argv, struct pack_args *a)
 {
         static const struct option opts[] = {
                 { "image", required_argument, NULL, 'i' },
@@ -132,120 +141,96 @@ int cmd_pack(int argc, char **argv)
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
-        _cleanup_readset_ struct readset *rs = NULL, *p = NULL;
-        _cleanup_free_ char *root = NULL, *dir = NULL, *img_tmp = NULL, *sort = NULL, *side = NULL;
-        _cleanup_free_ uint8_t *enc = NULL;
-        const char *arg_out = NULL, *env;
-        int arg_image = -1, arg_comp = -1, c, r;
-        uint32_t arg_block = DEFAULT_BLOCK;
-        bool arg_order = false, arg_portable = false;
-        struct portable_counts pc;
-        struct pack_order_counts oc;
-        struct pack_build b = { 0 };
-        struct content_sum sum;
-        struct stat st;
-        size_t enc_len = 0;
-        uint64_t epoch = 0;
+        uint64_t v;
+        int c;
 
+        *a = (struct pack_args){ .image = -1, .compress = -1, .block = DEFAULT_BLOCK };
         while ((c = getopt_long(argc, argv, "+i:c:b:o:h", opts, NULL)) >= 0) {
                 switch (c) {
                 case 'i':
-                        if ((arg_image = pack_image_from_name(optarg)) < 0)
+                        if ((a->image = pack_image_from_name(optarg)) < 0)
                                 return log_usage("pack", "unknown --image '%s' (squashfs, erofs)", optarg);
                         break;
                 case 'c':
-                        if ((arg_comp = pack_compress_from_name(optarg)) < 0)
+                        if ((a->compress = pack_compress_from_name(optarg)) < 0)
                                 return log_usage("pack", "unknown --compress '%s' (zstd, xz, lz4, gzip)", optarg);
                         break;
-                case 'b': {
-                        uint64_t v;
+                case 'b':
                         if (parse_size(optarg, &v) < 0 || v < 4096 || v > (1 << 20) || (v & (v - 1)))
                                 return log_usage("pack", "invalid --block-size '%s' (4K to 1M, a power of two)", optarg);
-                        arg_block = (uint32_t)v;
+                        a->block = (uint32_t)v;
                         break;
-                }
-                case 'o': arg_out = optarg; break;
-                case OPT_ORDER: arg_order = true; break;
-                case OPT_PORTABLE: arg_portable = true; break;
+                case 'o': a->out = optarg; break;
+                case OPT_ORDER: a->order = true; break;
+                case OPT_PORTABLE: a->portable = true; break;
                 case CMD_OPT_ALLOW_UNTRUSTED: trust_allow_untrusted(); break;
-                case 'h': pack_help(); return 0;
+                case 'h': pack_help(); return 1;
                 default: return log_usage("pack", "invalid option");
                 }
         }
         if (optind + 2 != argc)
                 return log_usage("pack", optind + 2 > argc ? "missing ROOTDIR and read-set FILE" : "too many arguments");
-        if (arg_order + arg_portable + (arg_image >= 0) != 1)
+        a->tree_arg = argv[optind];
+        a->rs_arg = argv[optind + 1];
+        if (a->order + a->portable + (a->image >= 0) != 1)
                 return log_usage("pack", "one of --image, --order and --portable");
-        if (!arg_order && !arg_out)
+        if (!a->order && !a->out)
                 return log_usage("pack", "missing -o");
-        if (arg_order && arg_out)
+        if (a->order && a->out)
                 return log_usage("pack", "--order prints to standard output (no -o)");
-        if (arg_image < 0 && arg_comp >= 0)
+        if (a->image < 0 && a->compress >= 0)
                 return log_usage("pack", "--compress goes with --image");
-        if (arg_comp < 0)
-                arg_comp = arg_image == PACK_EROFS ? PACK_LZ4 : DEFAULT_COMPRESS;
-        if (arg_image == PACK_EROFS && arg_comp != PACK_LZ4)
+        if (a->compress < 0)
+                a->compress = a->image == PACK_EROFS ? PACK_LZ4 : DEFAULT_COMPRESS;
+        if (a->image == PACK_EROFS && a->compress != PACK_LZ4)
                 return log_usage("pack", "erofs-utils 1.5 compresses with lz4 alone");
+        return 0;
+}
 
-        root = realpath(argv[optind], NULL);
-        if (!root)
-                return log_errno(-errno, "cannot resolve '%s'", argv[optind]);
-        if (stat(root, &st) < 0 || !S_ISDIR(st.st_mode))
-                return log_error("'%s' is not a directory", argv[optind]);
-        if (cmd_load_readset(argv[optind + 1], &rs) < 0)
-                return CMD_FAILED;
-        if (readset_is_portable(rs))
-                return log_error("'%s' is a portable read set already: pack takes the one recorded from the tree",
-                                 argv[optind + 1]);
-        /* the image tools clamp later mtimes to SOURCE_DATE_EPOCH: so
-         * does the portable read set */
-        env = getenv("SOURCE_DATE_EPOCH");
-        if (env && (parse_u64(env, &epoch) < 0 || epoch > UINT32_MAX))
-                return log_error("invalid SOURCE_DATE_EPOCH '%s'", env);
-        r = portable_make(rs, root, env ? (int64_t)epoch : -1, &p, &pc);
-        if (r == -ELIBACC)
-                return log_error("cannot make digests: OpenSSL's libcrypto is not installed");
-        if (r < 0)
-                return log_errno(r, "cannot make the portable read set");
-        if (p->n_files == 0) {
-                say_counts(&pc);
-                return log_error("no file of '%s' lies below '%s' as recorded (was it recorded from that tree?)",
-                                 argv[optind + 1], root);
-        }
+/* Is path's directory below root (an image written into the tree it is
+ * made of would hold its own working files)? */
+static bool inside(const char *path, const char *root)
+{
+        _cleanup_free_ char *copy = strdup(path), *real = NULL;
+        char *slash = copy ? strrchr(copy, '/') : NULL;
+        size_t n = strlen(root);
 
-        if (arg_order) {
-                r = pack_order_write(stdout, p, "", &oc);
-                if (r >= 0 && fflush(stdout) != 0)
-                        r = -errno;
-                if (r < 0)
-                        return log_errno(r, "cannot write the order");
-                if (oc.unnamable)
-                        log_warning("%" PRIu64 " file(s) with a newline in the name left out", oc.unnamable);
-                say_counts(&pc);
-                return 0;
-        }
-        if (arg_portable) {
-                r = format_write(p, arg_out);
-                if (r < 0)
-                        return log_errno(r, "cannot write '%s'", arg_out);
-                log_info("%s: %zu file(s), relative to %s", arg_out, p->n_files, root);
-                say_counts(&pc);
-                return 0;
-        }
+        if (!copy)
+                return false;
+        if (slash)
+                *slash = 0;
+        real = realpath(slash ? (copy[0] ? copy : "/") : ".", NULL);
+        return real && strncmp(real, root, n) == 0 && (real[n] == '/' || !real[n] || n == 1);
+}
 
+/* The image of root with p's files first, and p beside it (with the
+ * image's ranges).  CMD_FAILED, said. */
+static int build_image(const struct pack_args *a, const char *root, const struct readset *rs, struct readset *p,
+                       const char *epoch_env, uint64_t epoch)
+{
+        _cleanup_free_ char *dir = NULL, *img_tmp = NULL, *sort = NULL, *side = NULL;
+        _cleanup_free_ uint8_t *enc = NULL;
+        struct pack_build b = { 0 };
+        struct content_sum sum;
+        struct stat st;
+        size_t enc_len = 0;
+        int r;
+
+        if (inside(a->out, root))
+                return log_error("'%s' lies in the tree it would be made of", a->out);
         /* made in a directory of readset's own beside IMG, renamed over it
          * once whole: never written through a symlink, never half there */
-        dir = private_dir_beside(arg_out);
+        dir = private_dir_beside(a->out);
         if (!dir)
-                return log_errno(-errno, "cannot make a directory beside '%s'", arg_out);
+                return log_errno(-errno, "cannot make a directory beside '%s'", a->out);
         if (asprintf(&img_tmp, "%s/image", dir) < 0 || asprintf(&sort, "%s/sort", dir) < 0 ||
-            asprintf(&side, "%s.readset", arg_out) < 0) {
+            asprintf(&side, "%s.readset", a->out) < 0) {
                 r = log_errno(-ENOMEM, "cannot make the paths");
                 goto out;
         }
         {
-                void *a[2] = { p, root };
-                r = write_file_atomic(sort, 0600, write_sort, a);
+                const void *w[2] = { p, root };
+                r = write_file_atomic(sort, 0600, write_sort, (void *)w);
                 if (r < 0) {
                         log_errno(r, "cannot write the sort file");
                         goto out;
@@ -255,8 +240,8 @@ int cmd_pack(int argc, char **argv)
          * recording's; mkfs.erofs 1.5 takes the time of every file from -T,
          * and keeps a file's own only below SOURCE_DATE_EPOCH: given the
          * newest of the tree, it clamps none */
-        b.mkfs_time = (uint32_t)MIN(env ? epoch : rs->created_unix, (uint64_t)UINT32_MAX);
-        if (arg_image == PACK_EROFS && !env) {
+        b.mkfs_time = (uint32_t)MIN(epoch_env ? epoch : rs->created_unix, (uint64_t)UINT32_MAX);
+        if (a->image == PACK_EROFS && !epoch_env) {
                 char s[32];
                 r = newest_mtime(root, &epoch);
                 if (r < 0) {
@@ -279,31 +264,31 @@ int cmd_pack(int argc, char **argv)
         memcpy(b.uuid, sum.d, sizeof(b.uuid));
         b.uuid[6] = (uint8_t)((b.uuid[6] & 0x0f) | 0x50);  /* a name-based UUID */
         b.uuid[8] = (uint8_t)((b.uuid[8] & 0x3f) | 0x80);
-        b.image = (enum pack_image)arg_image;
-        b.compress = (enum pack_compress)arg_comp;
-        b.block_size = arg_block;
+        b.image = (enum pack_image)a->image;
+        b.compress = (enum pack_compress)a->compress;
+        b.block_size = a->block;
         b.tree = root;
-        b.sort_file = arg_image == PACK_SQUASHFS ? sort : NULL;
+        b.sort_file = a->image == PACK_SQUASHFS ? sort : NULL;
         b.out = img_tmp;
-        if (arg_image == PACK_EROFS)
+        if (a->image == PACK_EROFS)
                 log_info("erofs-utils 1.5 cannot order an image's data: built in mkfs.erofs's own order");
         r = pack_build_image(&b);
-        if (r == -ENOENT) {
-                log_error("%s is not installed (apt-get install %s)", arg_image == PACK_EROFS ? "mkfs.erofs" : "mksquashfs",
-                          arg_image == PACK_EROFS ? "erofs-utils" : "squashfs-tools");
-                goto out;
-        }
-        if (r < 0) {
+        if (r == -ENOENT)
+                log_error("%s is not installed (apt-get install %s)", a->image == PACK_EROFS ? "mkfs.erofs" : "mksquashfs",
+                          a->image == PACK_EROFS ? "erofs-utils" : "squashfs-tools");
+        else if (r == -EIO)
                 log_error("the image tool failed; nothing written");
+        else if (r < 0)
+                log_errno(r, "cannot run the image tool; nothing written");
+        if (r < 0)
                 goto out;
-        }
         /* where in the image the start's bytes lie, for a replay of the
          * image itself (squashfs; metadata that readset can read) */
-        if (arg_image == PACK_SQUASHFS) {
+        if (a->image == PACK_SQUASHFS) {
                 r = pack_image_spans(img_tmp, p, &p->image);
                 if (r == -EOPNOTSUPP)
                         log_info("%s keeps its metadata %s-compressed, which readset does not read: its read set "
-                                 "replays the files, not the image", arg_out, pack_compress_name(b.compress));
+                                 "replays the files, not the image", a->out, pack_compress_name(b.compress));
                 else if (r < 0) {
                         log_errno(r, "cannot read back the image just built");
                         goto out;
@@ -315,15 +300,14 @@ int cmd_pack(int argc, char **argv)
                 log_errno(r, "cannot write '%s'", side);
                 goto out;
         }
-        if (rename(img_tmp, arg_out) < 0) {
-                r = log_errno(-errno, "cannot rename the image to '%s'", arg_out);
+        if (rename(img_tmp, a->out) < 0) {
+                r = log_errno(-errno, "cannot rename the image to '%s'", a->out);
                 goto out;
         }
-        if (stat(arg_out, &st) == 0)
-                log_info("%s: %.1f MB, %s; its first %zu file(s) in the order the start reads them; %s", arg_out,
+        if (stat(a->out, &st) == 0)
+                log_info("%s: %.1f MB, %s; its first %zu file(s) in the order the start reads them; %s", a->out,
                          (double)st.st_size / 1e6, pack_compress_name(b.compress),
-                         arg_image == PACK_SQUASHFS ? MIN(p->n_files, (size_t)PACK_DISTINCT_PRIORITIES) : 0, side);
-        say_counts(&pc);
+                         a->image == PACK_SQUASHFS ? MIN(p->n_files, (size_t)PACK_DISTINCT_PRIORITIES) : 0, side);
         r = 0;
 out:
         if (img_tmp)
@@ -333,4 +317,63 @@ out:
         if (dir)
                 (void)rmdir(dir);
         return r < 0 ? CMD_FAILED : 0;
+}
+
+int cmd_pack(int argc, char **argv)
+{
+        _cleanup_readset_ struct readset *rs = NULL, *p = NULL;
+        _cleanup_free_ char *root = NULL;
+        struct portable_counts pc;
+        struct pack_order_counts oc;
+        struct pack_args a;
+        const char *env;
+        struct stat st;
+        uint64_t epoch = 0;
+        int r;
+
+        r = parse_args(argc, argv, &a);
+        if (r != 0)
+                return r > 0 ? 0 : r;
+        root = realpath(a.tree_arg, NULL);
+        if (!root)
+                return log_errno(-errno, "cannot resolve '%s'", a.tree_arg);
+        if (stat(root, &st) < 0 || !S_ISDIR(st.st_mode))
+                return log_error("'%s' is not a directory", a.tree_arg);
+        if (cmd_load_readset(a.rs_arg, &rs) < 0)
+                return CMD_FAILED;
+        if (readset_is_portable(rs))
+                return log_error("'%s' is a portable read set already: pack takes the one recorded from the tree",
+                                 a.rs_arg);
+        /* the image tools clamp later mtimes to SOURCE_DATE_EPOCH: so
+         * does the portable read set */
+        env = getenv("SOURCE_DATE_EPOCH");
+        if (env && (parse_u64(env, &epoch) < 0 || epoch > UINT32_MAX))
+                return log_error("invalid SOURCE_DATE_EPOCH '%s'", env);
+        r = portable_make(rs, root, env ? (int64_t)epoch : -1, &p, &pc);
+        if (r == -ELIBACC)
+                return log_error("cannot make digests: OpenSSL's libcrypto is not installed");
+        if (r < 0)
+                return log_errno(r, "cannot make the portable read set");
+        if (p->n_files == 0) {
+                say_counts(&pc);
+                return log_error("no file of '%s' lies below '%s' as recorded (was it recorded from that tree?)",
+                                 a.rs_arg, root);
+        }
+        if (a.order) {
+                r = pack_order_write(stdout, p, "", &oc);
+                if (r >= 0 && fflush(stdout) != 0)
+                        r = -errno;
+                if (r < 0)
+                        return log_errno(r, "cannot write the order");
+                if (oc.unnamable)
+                        log_warning("%" PRIu64 " file(s) with a newline in the name left out", oc.unnamable);
+        } else if (a.portable) {
+                r = format_write(p, a.out);
+                if (r < 0)
+                        return log_errno(r, "cannot write '%s'", a.out);
+                log_info("%s: %zu file(s), relative to %s", a.out, p->n_files, root);
+        } else if ((r = build_image(&a, root, rs, p, env, epoch)) < 0)
+                return r;
+        say_counts(&pc);
+        return 0;
 }

@@ -77,7 +77,7 @@ int cmd_replay(int argc, char **argv)
         };
         _cleanup_readset_ struct readset *rs = NULL;
         _cleanup_plan_ struct plan *plan = NULL;
-        struct replay_args a;
+        struct replay_args a __attribute__((cleanup(replay_args_freep)));
         struct replay_result res;
         struct device_profile dev;
         bool arg_json = false, arg_quiet = false, arg_background = false, arg_dry = false, parent = false;

@@ -170,7 +170,7 @@ int cmd_run(int argc, char **argv)
         const char *arg_auto = NULL, *file = NULL;
         bool arg_stats = false, arg_json = false;
         uint64_t arg_stale = DEFAULT_STALE_PERCENT, arg_nice = DEFAULT_NICE;
-        struct replay_args a;
+        struct replay_args a __attribute__((cleanup(replay_args_freep)));
         struct replay_result res = { .st.stopped = false };
         struct replay_job *job = NULL;
         struct child child = { .pid = -1 };

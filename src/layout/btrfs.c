@@ -179,17 +179,24 @@ static int survey_file(struct blayout *l, struct blayout_file *bf, const struct 
         return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
+struct ino_at {
+        uint64_t ino;
+        size_t at;        /* index in the layout's files */
+};
+
+static int cmp_ino_at(const void *a, const void *b)
 {
-        uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-        return x < y ? -1 : x > y;
+        const struct ino_at *x = a, *y = b;
+        if (x->ino != y->ino)
+                return x->ino < y->ino ? -1 : 1;
+        return x->at < y->at ? -1 : x->at > y->at;
 }
 
 int blayout_survey(const struct readset *rs, const struct layout_fs *fs, int compress, bool unshare,
                    struct blayout **ret)
 {
         _cleanup_(blayout_freep) struct blayout *l = calloc(1, sizeof(*l));
-        _cleanup_free_ uint64_t *seen = NULL;
+        _cleanup_free_ struct ino_at *seen = NULL;
         size_t n_seen = 0, under = strlen(fs->under);
         int r;
 
@@ -217,22 +224,24 @@ int blayout_survey(const struct readset *rs, const struct layout_fs *fs, int com
                         bf->skip = LAYOUT_SKIP_UNRESOLVED;
                 else if (f->flags & RS_FILE_DELETED)
                         bf->skip = LAYOUT_SKIP_DELETED;
-                else if (f->dev != fs->dev && !(f->flags & RS_FILE_BY_CONTENT))
+                else if (f->dev != fs->dev)
                         bf->skip = LAYOUT_SKIP_OTHER_FS;
                 else if (f->n_ranges == 0)
                         bf->skip = LAYOUT_SKIP_NOT_READ;
                 else if ((r = survey_file(l, bf, f)) < 0)
                         return r;
-                /* a hard link of one already there: rewritten with it */
-                if (!bf->skip && !(f->flags & RS_FILE_BY_CONTENT)) {
-                        uint64_t key = f->ino;
-                        if (bsearch(&key, seen, n_seen, sizeof(*seen), cmp_u64)) {
-                                bf->duplicate = true;
-                                continue;
-                        }
-                        seen[n_seen++] = key;
-                        qsort_safe(seen, n_seen, sizeof(*seen), cmp_u64);
-                }
+                if (!bf->skip)
+                        seen[n_seen++] = (struct ino_at){ f->ino, l->n_files - 1 };
+        }
+        /* a hard link of one earlier in the order: rewritten with it */
+        qsort_safe(seen, n_seen, sizeof(*seen), cmp_ino_at);
+        for (size_t k = 1; k < n_seen; k++)
+                if (seen[k].ino == seen[k - 1].ino)
+                        l->files[seen[k].at].duplicate = true;
+        for (size_t i = 0; i < l->n_files; i++) {
+                struct blayout_file *bf = &l->files[i];
+                if (bf->duplicate)
+                        continue;
                 l->skipped[bf->skip]++;
                 if (!bf->skip) {
                         l->move_files++;

@@ -183,7 +183,8 @@ int engine_get_fd(struct eng *e, uint32_t file, struct engine_stats *st)
                 return fd;
         }
         /* another thread is opening it (by position, files are not owned);
-         * an open takes a metadata read at most: wait without burning CPU */
+         * an open takes a metadata read (and, for a file known by content,
+         * the reads of its check): wait without burning CPU */
         while ((fd = atomic_load(&e->fds[file])) == FD_OPENING) {
                 struct timespec ts = { 0, 50000 };
                 nanosleep(&ts, NULL);

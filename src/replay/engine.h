@@ -39,6 +39,7 @@ struct engine_options {
          * order beside the files, in large requests. */
         int image_fd;
         const struct rs_image *image;
+
         /* Polled between submissions; returning true stops the replay. */
         bool (*stop)(void *userdata);
         void *stop_userdata;

@@ -355,6 +355,45 @@ static void test_portable(void)
         readset_free(back), back = NULL;
         free(buf), buf = NULL;
 
+        /* the image it was packed in: its ranges kept, in order */
+        rs->image = calloc(1, sizeof(*rs->image));
+        rs->image->size = 1 << 20;
+        memset(rs->image->head, 0x11, sizeof(rs->image->head));
+        memset(rs->image->digest, 0x22, sizeof(rs->image->digest));
+        rs->image->spans = calloc(3, sizeof(*rs->image->spans));
+        rs->image->spans[0] = (struct rs_span){ 900000, 4096 };   /* the tables, then back */
+        rs->image->spans[1] = (struct rs_span){ 96, 8192 };
+        rs->image->spans[2] = (struct rs_span){ 65536, 1000 };
+        rs->image->n_spans = 3;
+        CHECK_EQ(format_encode(rs, &buf, &len), 0);
+        CHECK_EQ(format_decode(buf, len, &back, &why), 0);
+        CHECK(back && back->image && back->image->n_spans == 3);
+        if (back && back->image && back->image->n_spans == 3) {
+                CHECK_EQ(back->image->size, 1 << 20);
+                CHECK_EQ(back->image->spans[0].offset, 900000);
+                CHECK_EQ(back->image->spans[1].offset, 96);
+                CHECK_EQ(back->image->spans[2].length, 1000);
+                CHECK(back->image->head[0] == 0x11 && back->image->digest[15] == 0x22);
+        }
+        readset_free(back), back = NULL;
+        free(buf), buf = NULL;
+        /* a range past the image's end */
+        rs->image->spans[2].length = 2 << 20;
+        CHECK_EQ(format_encode(rs, &buf, &len), 0);
+        CHECK_EQ(format_decode(buf, len, &back, &why), -EBADMSG);
+        free(buf), buf = NULL;
+        rs->image->spans[2].length = 1000;
+        /* an image in a read set that is not portable */
+        rs->rec_flags = 0;
+        for (size_t i = 0; i < rs->n_files; i++)
+                rs->files[i].flags = 0;
+        CHECK_EQ(format_encode(rs, &buf, &len), 0);
+        CHECK_EQ(format_decode(buf, len, &back, &why), -EBADMSG);
+        free(buf), buf = NULL;
+        rs->rec_flags = RS_REC_PORTABLE;
+        for (size_t i = 0; i < rs->n_files; i++)
+                rs->files[i].flags = RS_FILE_BY_CONTENT;
+
         /* a path that climbs out of the root it is joined to */
         free(rs->files[1].path);
         rs->files[1].path = strdup("/usr/../../etc/shadow");
