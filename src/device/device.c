@@ -290,46 +290,25 @@ static bool measured_profile(dev_t dev, struct device_profile *ret, struct devic
 }
 
 /* A file system without a device number of its own (btrfs's files carry
- * an anonymous one per subvolume): the block device it is mounted from,
- * found by the longest mount point above path whose source is one. */
+ * an anonymous one per subvolume): the block device it is mounted from. */
 static bool mounted_from(const char *path, dev_t *ret)
 {
         _cleanup_free_ char *real = realpath(path, NULL);
-        FILE *f;
-        char *line = NULL;
-        size_t cap = 0, best = 0;
+        struct mounts mt = { 0 };
+        const struct mount_ent *m;
+        struct stat st;
         bool found = false;
 
-        if (!real || !(f = fopen("/proc/self/mountinfo", "re")))
+        if (!real || mounts_read(&mt) < 0) {
+                mounts_free(&mt);
                 return false;
-        while (getline(&line, &cap, f) > 0) {
-                /* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS ... - FSTYPE SOURCE SUPER */
-                char *save = NULL, *mnt = NULL, *src = NULL, *tok;
-                int i = 0;
-                bool dash = false;
-                for (tok = strtok_r(line, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save), i++) {
-                        if (i == 4)
-                                mnt = tok;
-                        else if (strcmp(tok, "-") == 0)
-                                dash = true, i = 100;
-                        else if (dash && i == 102)
-                                src = tok;
-                }
-                if (mnt && src && src[0] == '/') {
-                        size_t n;
-                        struct stat st;
-                        mounts_unescape(mnt);
-                        n = strlen(mnt);
-                        if ((strcmp(mnt, "/") == 0 || (strncmp(real, mnt, n) == 0 && (real[n] == '/' || !real[n]))) &&
-                            n >= best && stat(src, &st) == 0 && S_ISBLK(st.st_mode)) {
-                                best = n;
-                                *ret = st.st_rdev;
-                                found = true;
-                        }
-                }
         }
-        free(line);
-        fclose(f);
+        m = mounts_holding(&mt, real, strlen(real));
+        if (m && m->source[0] == '/' && stat(m->source, &st) == 0 && S_ISBLK(st.st_mode)) {
+                *ret = st.st_rdev;
+                found = true;
+        }
+        mounts_free(&mt);
         return found;
 }
 

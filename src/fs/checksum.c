@@ -101,101 +101,81 @@ int checksum_fd(int fd, uint64_t size, bool direct, struct content_sum *ret)
         return r;
 }
 
-int checksum_ranges(int fd, const struct rs_file *f, struct content_sum *ret)
-{
+/* A digest made of byte ranges read from files, CHUNK bytes at a time
+ * through the page cache. */
+struct hasher {
         EVP_MD_CTX *md;
-        _cleanup_free_ uint8_t *buf = NULL;
-        unsigned len = 0;
-        int r = checksum_available();
+        uint8_t *buf;
+        int r;
+};
 
-        if (r < 0)
-                return r;
-        buf = malloc(CHUNK);
-        md = evp.ctx_new();
-        if (!md || !buf) {
-                if (md)
-                        evp.ctx_free(md);
-                return -ENOMEM;
-        }
-        if (evp.init(md, evp.sha256(), NULL) != 1)
-                r = -ENOMEM;
-        for (size_t i = 0; r >= 0 && i < f->n_ranges; i++) {
-                uint64_t off = f->ranges[i].offset, end = f->ranges[i].offset + f->ranges[i].length;
-                if (end > f->size)
-                        end = f->size;
-                while (r >= 0 && off < end) {
-                        ssize_t k = pread(fd, buf, (size_t)MIN(end - off, (uint64_t)CHUNK), (off_t)off);
-                        if (k < 0) {
-                                if (errno != EINTR)
-                                        r = -errno;
-                                continue;
-                        }
-                        if (k == 0)
-                                r = -ESTALE;
-                        else if (evp.update(md, buf, (size_t)k) != 1)
-                                r = -ENOMEM;
-                        off += (uint64_t)k;
-                }
-        }
-        if (r >= 0 && evp.final(md, ret->d, &len) != 1)
-                r = -ENOMEM;
-        evp.ctx_free(md);
-        return r;
+static int hasher_begin(struct hasher *h)
+{
+        *h = (struct hasher){ .r = checksum_available() };
+        if (h->r < 0)
+                return h->r;
+        h->md = evp.ctx_new();
+        h->buf = malloc(CHUNK);
+        if (!h->md || !h->buf || evp.init(h->md, evp.sha256(), NULL) != 1)
+                h->r = -ENOMEM;
+        return h->r;
 }
 
-int checksum_buf(const void *p, size_t n, struct content_sum *ret)
+/* Bytes [off, end) of fd: -ESTALE when it is shorter. */
+static void hasher_file(struct hasher *h, int fd, uint64_t off, uint64_t end)
 {
-        EVP_MD_CTX *md;
-        unsigned len = 0;
-        int r = checksum_available();
+        while (h->r >= 0 && off < end) {
+                ssize_t k = pread(fd, h->buf, (size_t)MIN(end - off, (uint64_t)CHUNK), (off_t)off);
+                if (k < 0) {
+                        if (errno != EINTR)
+                                h->r = -errno;
+                        continue;
+                }
+                if (k == 0)
+                        h->r = -ESTALE;
+                else if (evp.update(h->md, h->buf, (size_t)k) != 1)
+                        h->r = -ENOMEM;
+                off += (uint64_t)k;
+        }
+}
 
-        if (r < 0)
-                return r;
-        md = evp.ctx_new();
-        if (!md)
-                return -ENOMEM;
-        if (evp.init(md, evp.sha256(), NULL) != 1 || evp.update(md, p, n) != 1 || evp.final(md, ret->d, &len) != 1)
-                r = -ENOMEM;
-        evp.ctx_free(md);
-        return r;
+static int hasher_end(struct hasher *h, struct content_sum *ret)
+{
+        unsigned len = 0;
+
+        if (h->r >= 0 && evp.final(h->md, ret->d, &len) != 1)
+                h->r = -ENOMEM;
+        if (h->md)
+                evp.ctx_free(h->md);
+        free(h->buf);
+        return h->r;
+}
+
+int checksum_ranges(int fd, const struct rs_file *f, struct content_sum *ret)
+{
+        struct hasher h;
+
+        if (hasher_begin(&h) >= 0)
+                for (size_t i = 0; i < f->n_ranges; i++)
+                        hasher_file(&h, fd, f->ranges[i].offset, MIN(f->ranges[i].offset + f->ranges[i].length, f->size));
+        return hasher_end(&h, ret);
 }
 
 int checksum_spans(int fd, const struct rs_span *spans, size_t n, struct content_sum *ret)
 {
-        EVP_MD_CTX *md;
-        _cleanup_free_ uint8_t *buf = NULL;
-        unsigned len = 0;
-        int r = checksum_available();
+        struct hasher h;
 
-        if (r < 0)
-                return r;
-        buf = malloc(CHUNK);
-        md = evp.ctx_new();
-        if (!md || !buf) {
-                if (md)
-                        evp.ctx_free(md);
-                return -ENOMEM;
-        }
-        if (evp.init(md, evp.sha256(), NULL) != 1)
-                r = -ENOMEM;
-        for (size_t i = 0; r >= 0 && i < n; i++) {
-                uint64_t off = spans[i].offset, end = spans[i].offset + spans[i].length;
-                while (r >= 0 && off < end) {
-                        ssize_t k = pread(fd, buf, (size_t)MIN(end - off, (uint64_t)CHUNK), (off_t)off);
-                        if (k < 0) {
-                                if (errno != EINTR)
-                                        r = -errno;
-                                continue;
-                        }
-                        if (k == 0)
-                                r = -ESTALE;
-                        else if (evp.update(md, buf, (size_t)k) != 1)
-                                r = -ENOMEM;
-                        off += (uint64_t)k;
-                }
-        }
-        if (r >= 0 && evp.final(md, ret->d, &len) != 1)
-                r = -ENOMEM;
-        evp.ctx_free(md);
-        return r;
+        if (hasher_begin(&h) >= 0)
+                for (size_t i = 0; i < n; i++)
+                        hasher_file(&h, fd, spans[i].offset, spans[i].offset + spans[i].length);
+        return hasher_end(&h, ret);
+}
+
+int checksum_buf(const void *p, size_t n, struct content_sum *ret)
+{
+        struct hasher h;
+
+        if (hasher_begin(&h) >= 0 && evp.update(h.md, p, n) != 1)
+                h.r = -ENOMEM;
+        return hasher_end(&h, ret);
 }

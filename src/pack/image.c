@@ -131,14 +131,14 @@ int pack_build_image(const struct pack_build *b)
 
 static int cmp_span(const void *a, const void *b)
 {
-        const struct sqfs_span *x = a, *y = b;
+        const struct rs_span *x = a, *y = b;
         return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
 int pack_image_spans(const char *path, const struct readset *p, struct rs_image **ret)
 {
         _cleanup_(sqfs_closep) struct sqfs *s = NULL;
-        _cleanup_free_ struct sqfs_span *v = NULL;
+        _cleanup_free_ struct rs_span *v = NULL;
         _cleanup_(rs_image_freep) struct rs_image *im = calloc(1, sizeof(*im));
         _cleanup_close_ int fd = -1;
         size_t n = 0, cap = 0, out = 0;
@@ -167,7 +167,7 @@ int pack_image_spans(const char *path, const struct readset *p, struct rs_image 
         sqfs_tables(s, &t0, &t1);
         if (grow_array(&v, &cap, 1, sizeof(*v)) < 0)
                 return -ENOMEM;
-        v[n++] = (struct sqfs_span){ t0, t1 - t0 };
+        v[n++] = (struct rs_span){ t0, t1 - t0 };
         /* (what the start read: not what the recording's file system read
          * ahead, more than the image's reads; measured on the emulated USB
          * stick: 42 MB read and 1.91 s with it, 35 MB and 1.74 s without) */
@@ -186,21 +186,15 @@ int pack_image_spans(const char *path, const struct readset *p, struct rs_image 
          * Merged where apart by less than a gap. */
         qsort_safe(v + 1, n - 1, sizeof(*v), cmp_span);
         for (size_t i = 0; i < n; i++) {
-                struct sqfs_span *last = out ? &v[out - 1] : NULL;
+                struct rs_span *last = out ? &v[out - 1] : NULL;
                 if (last && v[i].offset >= last->offset && v[i].offset <= last->offset + last->length + PACK_SPAN_GAP) {
                         uint64_t end = MAX(last->offset + last->length, v[i].offset + v[i].length);
                         last->length = end - last->offset;
                         continue;
                 }
-                if (last && v[i].offset >= last->offset && v[i].offset + v[i].length <= last->offset + last->length)
-                        continue;
                 v[out++] = v[i];
         }
-        im->spans = calloc(out ? out : 1, sizeof(*im->spans));
-        if (!im->spans)
-                return -ENOMEM;
-        for (size_t i = 0; i < out; i++)
-                im->spans[i] = (struct rs_span){ v[i].offset, v[i].length };
+        im->spans = TAKE_PTR(v);
         im->n_spans = out;
         /* the digest of those bytes: a copy holding them holds the start's
          * files as packed (the tables, and their data, compressed) */

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,25 +156,22 @@ int portable_bind(struct readset *rs, const char *root, uint64_t dev)
         return 0;
 }
 
-/* A one-line sysfs file, without its newline. */
-static int read_line(const char *path, char *buf, size_t size)
+/* An attribute of the loop device dev (its sysfs file), without its
+ * newline; NULL when there is none (not a loop device). */
+static char *loop_attr(dev_t dev, const char *name)
 {
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-        ssize_t k;
+        char sys[128], *s = NULL;
 
-        if (fd < 0)
-                return -errno;
-        k = read(fd, buf, size - 1);
-        if (k < 0)
-                return -errno;
-        buf[k] = 0;
-        buf[strcspn(buf, "\n")] = 0;
-        return 0;
+        snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u/loop/%s", major(dev), minor(dev), name);
+        if (read_small_file(sys, &s, PATH_MAX + 16) < 0)
+                return NULL;
+        s[strcspn(s, "\n")] = 0;
+        return s;
 }
 
 int portable_image_open(const char *root, const struct rs_image *im)
 {
-        char sys[128], path[4096], off[32];
+        _cleanup_free_ char *path = NULL, *off = NULL, *dio = NULL;
         _cleanup_close_ int pfd = -1;
         struct content_sum sum;
         uint8_t head[4096];
@@ -183,16 +181,12 @@ int portable_image_open(const char *root, const struct rs_image *im)
 
         if (stat(root, &st) < 0)
                 return -errno;
-        snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u/loop/backing_file", major(st.st_dev), minor(st.st_dev));
-        if (read_line(sys, path, sizeof(path)) < 0)
-                return -ENODEV;
-        snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u/loop/offset", major(st.st_dev), minor(st.st_dev));
-        if (read_line(sys, off, sizeof(off)) < 0 || strcmp(off, "0") != 0 || path[0] != '/')
-                return -ENODEV;
+        path = loop_attr(st.st_dev, "backing_file");
+        off = loop_attr(st.st_dev, "offset");
         /* with direct I/O the loop device reads around the page cache:
          * nothing read of the file there would be found */
-        snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u/loop/dio", major(st.st_dev), minor(st.st_dev));
-        if (read_line(sys, off, sizeof(off)) >= 0 && strcmp(off, "1") == 0)
+        dio = loop_attr(st.st_dev, "dio");
+        if (!path || path[0] != '/' || !off || strcmp(off, "0") != 0 || (dio && strcmp(dio, "1") == 0))
                 return -ENODEV;
         /* only ever a regular file: looked at first (O_PATH), then that
          * very inode opened, never a FIFO or device in its place */

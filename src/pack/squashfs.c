@@ -287,7 +287,7 @@ static int fragment(const struct sqfs *s, uint32_t i, uint64_t *ret_off, uint64_
         return *ret_off <= s->len && s->len - *ret_off >= *ret_len ? 0 : -EBADMSG;
 }
 
-static int add(struct sqfs_span **v, size_t *n, size_t *cap, uint64_t off, uint64_t len)
+static int add(struct rs_span **v, size_t *n, size_t *cap, uint64_t off, uint64_t len)
 {
         if (len == 0)
                 return 0;
@@ -297,11 +297,11 @@ static int add(struct sqfs_span **v, size_t *n, size_t *cap, uint64_t off, uint6
         }
         if (grow_array(v, cap, *n + 1, sizeof(**v)) < 0)
                 return -ENOMEM;
-        (*v)[(*n)++] = (struct sqfs_span){ off, len };
+        (*v)[(*n)++] = (struct rs_span){ off, len };
         return 0;
 }
 
-int sqfs_file_spans(struct sqfs *s, const char *path, uint64_t offset, uint64_t length, struct sqfs_span **spans,
+int sqfs_file_spans(struct sqfs *s, const char *path, uint64_t offset, uint64_t length, struct rs_span **spans,
                     size_t *n, size_t *cap)
 {
         uint64_t ref = s->root_ref, start, size, at, first, last, nblocks;

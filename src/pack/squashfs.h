@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model/readset.h"
+
 struct sqfs;
 
 /* Open the image at path (mapped read-only).  -EBADMSG not a squashfs 4.0
@@ -24,14 +26,9 @@ static inline void sqfs_closep(struct sqfs **p) { sqfs_close(*p); }
 /* Where the file's metadata lies: the image's tables, [start, end). */
 void sqfs_tables(const struct sqfs *s, uint64_t *ret_start, uint64_t *ret_end);
 
-/* A byte range of the image. */
-struct sqfs_span {
-        uint64_t offset, length;
-};
-
-/* The ranges of the image that hold bytes [offset, offset+length) of the
+/* The ranges of the image (model/readset.h's spans) that hold bytes [offset, offset+length) of the
  * regular file at path ("/usr/lib/x", relative to the image's root), in
  * file order, appended to *spans (n, cap: grow_array's).  -ENOENT no such
  * regular file, -EBADMSG damaged tables, -ENOMEM. */
-int sqfs_file_spans(struct sqfs *s, const char *path, uint64_t offset, uint64_t length, struct sqfs_span **spans,
+int sqfs_file_spans(struct sqfs *s, const char *path, uint64_t offset, uint64_t length, struct rs_span **spans,
                     size_t *n, size_t *cap);

@@ -131,36 +131,15 @@ static bool is_share(const char *fstype)
  * program needs); python3 and the boot tree were unchanged. */
 #define LOCAL_LOOKUP_STRIDE 64
 
-/* The mount holding dir (len bytes): the last-mounted of those whose point
- * is the longest prefix of it. */
-static const struct mount_ent *mount_holding(const struct mounts *mt, const char *dir, size_t len)
-{
-        const struct mount_ent *best = NULL;
-        size_t best_len = 0;
-
-        for (size_t i = 0; i < mt->n; i++) {
-                const struct mount_ent *m = &mt->m[i];
-                size_t ml = strlen(m->mnt);
-                bool root = ml == 1 && m->mnt[0] == '/';
-                if (!root && (ml > len || memcmp(m->mnt, dir, ml) != 0 || (ml < len && dir[ml] != '/')))
-                        continue;
-                if (!best || ml >= best_len) {
-                        best = m;
-                        best_len = ml;
-                }
-        }
-        return best;
-}
-
 uint32_t replay_lookup_stride(const struct mounts *mt, const char *dir, size_t len)
 {
-        const struct mount_ent *m = mount_holding(mt, dir, len);
+        const struct mount_ent *m = mounts_holding(mt, dir, len);
         return m && is_share(m->fstype) ? 1 : LOCAL_LOOKUP_STRIDE;
 }
 
 bool replay_on_share(const struct mounts *mt, const char *path)
 {
-        const struct mount_ent *m = mount_holding(mt, path, strlen(path));
+        const struct mount_ent *m = mounts_holding(mt, path, strlen(path));
         return m && is_share(m->fstype);
 }
 

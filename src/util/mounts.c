@@ -32,6 +32,7 @@ void mounts_free(struct mounts *mt)
                 free(mt->m[i].mnt);
                 free(mt->m[i].fstype);
                 free(mt->m[i].root);
+                free(mt->m[i].source);
         }
         free(mt->m);
         mt->m = NULL;
@@ -41,7 +42,7 @@ void mounts_free(struct mounts *mt)
 int mounts_parse_line(char *line, struct mount_ent *ret)
 {
         /* ID PARENT MAJ:MIN ROOT POINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPER */
-        char *fields[10] = { 0 }, *sep, *save = NULL, *tok;
+        char *fields[10] = { 0 }, *sep, *save = NULL, *tok, *src;
         unsigned maj, min;
         int n = 0;
 
@@ -56,16 +57,21 @@ int mounts_parse_line(char *line, struct mount_ent *ret)
         tok = strtok_r(sep + 3, " \n", &save);
         if (!tok)
                 return 0;
+        src = strtok_r(NULL, " \n", &save);
         mounts_unescape(fields[3]);
         mounts_unescape(fields[4]);
+        if (src)
+                mounts_unescape(src);
         ret->dev = makedev(maj, min);
         ret->root = strdup(fields[3]);
         ret->mnt = strdup(fields[4]);
         ret->fstype = strdup(tok);
-        if (!ret->root || !ret->mnt || !ret->fstype) {
+        ret->source = strdup(src ? src : "");
+        if (!ret->root || !ret->mnt || !ret->fstype || !ret->source) {
                 free(ret->root);
                 free(ret->mnt);
                 free(ret->fstype);
+                free(ret->source);
                 return -ENOMEM;
         }
         return 1;
@@ -92,6 +98,7 @@ int mounts_read(struct mounts *mt)
                         free(m.root);
                         free(m.mnt);
                         free(m.fstype);
+                        free(m.source);
                         return -ENOMEM;
                 }
                 mt->m[mt->n++] = m;
@@ -178,3 +185,22 @@ bool mounts_is_pseudo(long f_type, dev_t dev)
         return false;
 }
 
+
+const struct mount_ent *mounts_holding(const struct mounts *mt, const char *path, size_t len)
+{
+        const struct mount_ent *best = NULL;
+        size_t best_len = 0;
+
+        for (size_t i = 0; i < mt->n; i++) {
+                const struct mount_ent *m = &mt->m[i];
+                size_t ml = strlen(m->mnt);
+                bool root = ml == 1 && m->mnt[0] == '/';
+                if (!root && (ml > len || memcmp(m->mnt, path, ml) != 0 || (ml < len && path[ml] != '/')))
+                        continue;
+                if (!best || ml >= best_len) {
+                        best = m;
+                        best_len = ml;
+                }
+        }
+        return best;
+}

@@ -12,6 +12,7 @@ struct mount_ent {
         char *mnt;        /* mount point, unescaped */
         char *fstype;
         char *root;       /* the mounted directory of the filesystem */
+        char *source;     /* what was mounted ("/dev/loop0", "tmpfs", ...) */
 };
 
 struct mounts {
@@ -33,3 +34,6 @@ bool mounts_is_pseudo(long f_type, dev_t dev);
 /* Read the table (in mount order); mounts_free() in any case. */
 int mounts_read(struct mounts *ret);
 void mounts_free(struct mounts *mt);
+/* The mount holding path (len bytes, absolute, no trailing slash): the
+ * last-mounted of those whose point is the longest prefix of it; NULL. */
+const struct mount_ent *mounts_holding(const struct mounts *mt, const char *path, size_t len);

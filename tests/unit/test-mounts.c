@@ -26,6 +26,7 @@ static void ent_free(struct mount_ent *m)
         free(m->root);
         free(m->mnt);
         free(m->fstype);
+        free(m->source);
 }
 
 static void test_parse_line(void)
