@@ -26,14 +26,19 @@ void mounts_unescape(char *s)
         *d = 0;
 }
 
+void mount_ent_free(struct mount_ent *m)
+{
+        free(m->mnt);
+        free(m->fstype);
+        free(m->root);
+        free(m->source);
+        *m = (struct mount_ent){ 0 };
+}
+
 void mounts_free(struct mounts *mt)
 {
-        for (size_t i = 0; i < mt->n; i++) {
-                free(mt->m[i].mnt);
-                free(mt->m[i].fstype);
-                free(mt->m[i].root);
-                free(mt->m[i].source);
-        }
+        for (size_t i = 0; i < mt->n; i++)
+                mount_ent_free(&mt->m[i]);
         free(mt->m);
         mt->m = NULL;
         mt->n = 0;
@@ -68,10 +73,7 @@ int mounts_parse_line(char *line, struct mount_ent *ret)
         ret->fstype = strdup(tok);
         ret->source = strdup(src ? src : "");
         if (!ret->root || !ret->mnt || !ret->fstype || !ret->source) {
-                free(ret->root);
-                free(ret->mnt);
-                free(ret->fstype);
-                free(ret->source);
+                mount_ent_free(ret);
                 return -ENOMEM;
         }
         return 1;
@@ -95,10 +97,7 @@ int mounts_read(struct mounts *mt)
                 if (r == 0)
                         continue;
                 if (grow_array(&mt->m, &cap_m, mt->n + 1, sizeof(*mt->m)) < 0) {
-                        free(m.root);
-                        free(m.mnt);
-                        free(m.fstype);
-                        free(m.source);
+                        mount_ent_free(&m);
                         return -ENOMEM;
                 }
                 mt->m[mt->n++] = m;

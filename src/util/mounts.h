@@ -23,6 +23,8 @@ struct mounts {
 /* One line of mountinfo (changed in place): 1 and *ret filled, 0 for a
  * line that is not one, -ENOMEM. */
 int mounts_parse_line(char *line, struct mount_ent *ret);
+/* Free what mounts_parse_line() filled in. */
+void mount_ent_free(struct mount_ent *m);
 /* mountinfo's octal escapes (\040 for a space...) undone, in place. */
 void mounts_unescape(char *s);
 

@@ -36,9 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         (void)printable(s, buf, sizeof(buf));
         if (mounts_parse_line(s, &m) == 1) {
-                free(m.mnt);
-                free(m.fstype);
-                free(m.root);
+                mount_ent_free(&m);
         }
         free(s);
         return 0;

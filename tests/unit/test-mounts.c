@@ -21,13 +21,6 @@ static void test_unescape(void)
         CHECK(strcmp(c, "/not\\08x/\\4000/\\") == 0);
 }
 
-static void ent_free(struct mount_ent *m)
-{
-        free(m->root);
-        free(m->mnt);
-        free(m->fstype);
-        free(m->source);
-}
 
 static void test_parse_line(void)
 {
@@ -42,12 +35,12 @@ static void test_parse_line(void)
         CHECK(strcmp(m.root, "/sub dir") == 0);
         CHECK(strcmp(m.mnt, "/mnt/my disk") == 0);
         CHECK(strcmp(m.fstype, "ext4") == 0);
-        ent_free(&m);
+        mount_ent_free(&m);
         /* optional fields before the separator */
         CHECK_EQ(mounts_parse_line(optional, &m), 1);
         CHECK(strcmp(m.mnt, "/run/user/1000") == 0);
         CHECK(strcmp(m.fstype, "tmpfs") == 0);
-        ent_free(&m);
+        mount_ent_free(&m);
         CHECK_EQ(mounts_parse_line(junk, &m), 0);
         CHECK_EQ(mounts_parse_line(short_, &m), 0);
 }
