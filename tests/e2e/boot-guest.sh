@@ -46,6 +46,13 @@ rm -rf "$TMP/root"
 between() { tr -d '\r' <"$1" | sed -n "/^$2/,/^$3/p" | sed '1d;$d' | grep -v '^\[ *[0-9.]*\] ' || true; }
 for n in 1 2; do
         "$GUEST" boot "$TMP/guest.img" "$TMP/serial$n.log" || fail "boot $n: $(tail -30 "$TMP/serial$n.log")"
+        # the guest's kernel under TCG panicked once here, in __schedule from a
+        # timer interrupt, its RIP inside an instruction: the emulator's, not
+        # readset's; that boot is tried once more, and said
+        if ! grep -q "Startup finished in" "$TMP/serial$n.log" && grep -q "Kernel panic" "$TMP/serial$n.log"; then
+                echo "boot $n: the guest's kernel panicked ($(grep -m1 'RIP:' "$TMP/serial$n.log" | tr -d '\r')): booting it once more"
+                "$GUEST" boot "$TMP/guest.img" "$TMP/serial$n.log" || fail "boot $n: $(tail -30 "$TMP/serial$n.log")"
+        fi
         grep -q "Startup finished in" "$TMP/serial$n.log" || fail "boot $n never finished: $(tail -40 "$TMP/serial$n.log")"
         between "$TMP/serial$n.log" BEGIN-STATUS END-STATUS >"$TMP/status$n.json"
         between "$TMP/serial$n.log" BEGIN-FAILED END-FAILED >"$TMP/failed$n"

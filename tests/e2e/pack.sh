@@ -138,16 +138,14 @@ echo 3 > /proc/sys/vm/drop_caches
 jcheck "$TMP/r2.json" "replay on a copy" 'd["image_verified"] and d["files_opened"] == 12' \
         'd["files_changed"] == 0 and d["files_missing"] == 0 and d["files_error"] == 0' \
         'd["bytes_not_resident"] == 0'
-# ... all of them, now in the page cache of the copy's file
+# ... all of them read, as many bytes as the image's ranges hold (whether
+# the copy file's pages are still cached after is the kernel's to decide:
+# seen once, three of them reclaimed already)
 "$READSET" show --json "$TMP/live.img.readset" > "$TMP/p.json"
-"$PY" - "$TMP/p.json" "$TMP/r2.json" "$TMP/copy.img" "$TESTPROG" <<'PYEOF' || fail "the image's ranges are not in the page cache"
-import json, subprocess, sys
+"$PY" - "$TMP/p.json" "$TMP/r2.json" <<'PYEOF' || fail "the image's ranges were not all read"
+import json, sys
 im, r = json.load(open(sys.argv[1]))["image"], json.load(open(sys.argv[2]))
-assert r["image_bytes_read"] == im["bytes"], (r["image_bytes_read"], im["bytes"])
-for s in im["spans"]:
-    got = int(subprocess.run([sys.argv[4], "resident", sys.argv[3], str(s["offset"]), str(s["length"])],
-                             capture_output=True, text=True, check=True).stdout.split()[0])
-    assert got >= s["length"], (s, got)
+assert r["image_bytes_read"] == im["bytes"] == sum(s["length"] for s in im["spans"]), (r["image_bytes_read"], im["bytes"])
 PYEOF
 # a copy on a loop device with direct I/O (no page cache under it): the
 # files, each checked by content, every range the start reads resident
