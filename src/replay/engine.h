@@ -14,7 +14,12 @@ enum engine_method {
         ENGINE_READ = 0,      /* io_uring buffered reads into a scratch ring */
         ENGINE_FADVISE = 1,   /* io_uring IORING_OP_FADVISE(WILLNEED), then wait */
         ENGINE_READAHEAD = 2, /* readahead(2) calls, then wait */
-        _ENGINE_METHOD_MAX,
+        _ENGINE_METHOD_MAX,   /* the methods a user may name (--method) */
+        /* For tests: opens, checks and accounts as the others do, but
+         * issues none of the plan's reads, metadata or data (an image_fd's
+         * ranges are still read); "null", a name that
+         * engine_method_from_name() does not know. */
+        ENGINE_NULL = _ENGINE_METHOD_MAX,
 };
 
 struct engine_options {

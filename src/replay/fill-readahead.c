@@ -5,7 +5,7 @@
  * plan order, or, where the plan is sorted by position (a disk), all of
  * them take the next read from one cursor, so that what is in flight stays
  * together on the device.  docs/DECISIONS.md has the measurements. */
-#include "replay/engine-priv.h"
+#include "replay/steps.h"
 
 #include <fcntl.h>
 #include <stdlib.h>

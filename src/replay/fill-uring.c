@@ -6,7 +6,7 @@
  * is).  Slower than readahead(2) here: a buffered read of pages not cached
  * is retried page by page, and fadvise runs in io_uring's workers, one
  * wake-up per request (docs/DECISIONS.md). */
-#include "replay/engine-priv.h"
+#include "replay/steps.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -4,7 +4,7 @@
  * ranges of the block device), and the warmers, threads beside the fill
  * that stat the plan's files ahead of it and then the paths the start
  * looked up. */
-#include "replay/engine-priv.h"
+#include "replay/warm.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -36,8 +36,11 @@ void warm_metadata(struct eng *e, struct engine_stats *st)
                         continue;
                 atomic_store(&e->issued[i], READ_ISSUED);
                 st->reads++;
-                (void)readahead(fd, (off64_t)pr->offset, pr->length);
+                if (!e->dry)
+                        (void)readahead(fd, (off64_t)pr->offset, pr->length);
         }
+        if (e->dry)
+                return;
         buf = malloc(SETTLE_BUF);
         if (!buf)
                 return;

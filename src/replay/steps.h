@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* What the engine's parts share (engine.c, warm.c and the fill methods,
- * fill-*.c): the state of one replay and the steps every method takes --
- * open a file once, ask the cache first, settle what is not resident.  Not
- * for use outside src/replay/. */
+/* The steps the engine's parts take (steps.c): the state of one replay and
+ * what every fill method (fill-*.c) and the warmers (warm.c) do with it --
+ * open a file once, ask the cache first, settle what is not resident, stop
+ * when asked.  The orchestrator (engine.c) calls all of them; none of them
+ * calls it.  Not for use outside src/replay/. */
 #pragma once
 
 #include <pthread.h>
@@ -26,6 +27,7 @@ struct eng {
         /* the files are those of an image whose bytes were checked: their
          * identity (size, mtime) is enough */
         atomic_bool trusted;
+        bool dry;                 /* the null method: no plan read is issued, metadata or data */
         const struct readset *rs;
         const struct plan *plan;
         const struct engine_options *opt;
@@ -53,7 +55,15 @@ struct fill_method {
         const char *name;
         int (*fill)(struct eng *e, struct engine_stats *st);
 };
-extern const struct fill_method fill_readahead, fill_uring_read, fill_uring_fadvise;
+extern const struct fill_method fill_readahead, fill_uring_read, fill_uring_fadvise, fill_null;
+
+/* The state of one replay: the plan's files counted in st->files. */
+int engine_state_init(struct eng *e, const struct readset *rs, const struct plan *plan,
+                      const struct engine_options *opt, struct engine_stats *st);
+void engine_state_free(struct eng *e);
+/* Close the files' descriptors (left FD_UNTRIED: a later window opens them
+ * again, checked again); keep_devices: not the block devices'. */
+void engine_close_files(struct eng *e, bool keep_devices);
 
 /* Asking the page cache before every read pays on a warm cache and costs
  * on a cold one (readahead(2) skips cached pages by itself): a thread's
@@ -81,13 +91,3 @@ void engine_settle_range(int fd, const struct plan_read *pr, bool issued, uint8_
 /* Wake the warmers (data found not cached, the workers done, a stop). */
 void engine_wake_warmers(struct eng *e);
 void engine_add_stats(struct engine_stats *a, const struct engine_stats *b);
-
-/* warm.c: the metadata reads [0, plan->n_meta), all waited for (every open
- * and stat needs them); the warmers, beside the data: stat the plan's files
- * ahead of the fill threads, then the recorded lookup paths. */
-void warm_metadata(struct eng *e, struct engine_stats *st);
-struct warmers;
-/* n threads (at most 16); NULL when none could be had: the replay goes on. */
-struct warmers *warmers_start(struct eng *e, unsigned n);
-/* Wait for them; adds the lookups they made to st.  Frees w (NULL is fine). */
-void warmers_join(struct warmers *w, struct engine_stats *st);
