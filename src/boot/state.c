@@ -148,3 +148,25 @@ int boot_state_keep(const struct boot_state *p, const struct readset *rs, bool s
         *ret_merged = n;
         return 0;
 }
+
+int boot_state_status(const struct boot_state *p, struct boot_status *ret)
+{
+        struct loop_options lo;
+        int r;
+
+        *ret = (struct boot_status){ .enabled = boot_state_has(p->enabled), .have_plan = boot_state_has(p->plan) };
+        ret->stale = boot_state_stale(p, ret->stale_buf, sizeof(ret->stale_buf));
+        if ((r = history_load(p->history, &ret->h, &ret->bad)) < 0)
+                return r;
+        if (ret->have_plan) {
+                _cleanup_readset_ struct readset *plan = NULL;
+                char why[256];
+                if (format_read(p->plan, &plan, why, sizeof(why)) >= 0)
+                        readset_totals(plan, &ret->t);
+                else
+                        ret->have_plan = false;
+        }
+        loop_options_for_boot(&lo);
+        loop_decide(&lo, &ret->h, ret->have_plan, ret->stale, &ret->d);
+        return 0;
+}

@@ -8,11 +8,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "boot/history.h"
+#include "model/readset.h"
+
 #define BOOT_STATE_DIR "/var/lib/readset/boot"
 /* recorded boots the plan is made from */
 #define BOOT_KEEP 3
-
-struct readset;
 
 struct boot_state {
         char dir[PATH_MAX], enabled[PATH_MAX], history[PATH_MAX], plan[PATH_MAX], stale[PATH_MAX],
@@ -50,3 +51,17 @@ int boot_state_lock(const struct boot_state *p);
 int boot_state_keep(const struct boot_state *p, const struct readset *rs, bool stale,
                     void (*left_out)(void *userdata, const char *path, const char *why), void *userdata,
                     size_t *ret_merged);
+
+/* What `boot status` shows: whether it is on, the plan, the stale mark,
+ * the history and what the next boot does. */
+struct boot_status {
+        bool enabled, have_plan;  /* have_plan: one that reads */
+        const char *stale;        /* the stale mark's reason (stale_buf), or NULL */
+        char stale_buf[512];
+        struct readset_totals t;  /* the plan's */
+        struct history h;
+        unsigned bad;             /* the history's lines that did not parse */
+        struct loop_decision d;   /* the next boot */
+};
+/* 0, or the history's -errno. */
+int boot_state_status(const struct boot_state *p, struct boot_status *ret);

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "boot/state.h"
 #include "record/recorder.h"
 #include "util/child.h"
 #include "util/util.h"
@@ -162,6 +163,31 @@ int boot_io_best_effort(void)
 {
         /* linux/ioprio.h: class 2 (best effort) in the top bits, level 4 */
         return syscall(SYS_ioprio_set, 1 /* IOPRIO_WHO_PROCESS */, 0, (2 << 13) | 4) < 0 ? -errno : 0;
+}
+
+static bool systemd_running(const char *state)
+{
+        struct stat st;
+        return stat("/run/systemd/system", &st) == 0 && S_ISDIR(st.st_mode) && strcmp(state, BOOT_STATE_DIR) == 0;
+}
+
+int boot_unit_enable(const char *state)
+{
+        char *argv[] = { "systemctl", "enable", "--quiet", BOOT_UNIT, NULL };
+        int r;
+
+        if (!systemd_running(state))
+                return 0;
+        r = child_run(argv, NULL, 0, false, 0);
+        return r < 0 ? r : r > 0 ? -EIO : 0;
+}
+
+void boot_unit_disable(const char *state)
+{
+        char *argv[] = { "systemctl", "disable", "--quiet", BOOT_UNIT, NULL };
+
+        if (systemd_running(state))
+                (void)child_run(argv, NULL, 0, true, 0);
 }
 
 /* ---- the real environment ---------------------------------------------- */

@@ -9,6 +9,8 @@
 
 #include "boot/session.h"
 
+#define BOOT_UNIT "readset-boot.service"
+
 /* what one boot's recording keeps at most: about 40 MB (the rest counted) */
 #define BOOT_MAX_EVENTS (1u << 20)
 
@@ -38,3 +40,10 @@ int boot_parse_seconds(const char *s, uint64_t *ret_us);
  * own reads are not starved): the replay's process inherits it.  0 or
  * -errno. */
 int boot_io_best_effort(void);
+/* The boot's unit enabled (systemctl enable), where systemd runs and
+ * state is BOOT_STATE_DIR (another state is a test's, or a container's
+ * driven from outside): 0 (or nothing to do), or -errno (-EIO: systemctl
+ * failed). */
+int boot_unit_enable(const char *state);
+/* ... and disabled (not enabled, or not installed: nothing to undo). */
+void boot_unit_disable(const char *state);

@@ -14,20 +14,15 @@
 #include <unistd.h>
 
 #include "boot/history.h"
-#include "boot/state.h"
 #include "boot/session.h"
+#include "boot/state.h"
+#include "boot/system.h"
 #include "cmd/boot-cli.h"
 #include "cmd/cmd.h"
-#include "model/format.h"
-#include "model/store.h"
 #include "util/json.h"
-#include "util/child.h"
 #include "util/log.h"
-#include "util/trust.h"
 #include "util/util.h"
 #include "util/banned.h"
-
-#define BOOT_UNIT "readset-boot.service"
 
 static void boot_help(void)
 {
@@ -75,12 +70,6 @@ static int check_state(const char *dir)
         return r < 0 ? boot_say_refused(dir, r, why) : 0;
 }
 
-static bool systemd_running(void)
-{
-        struct stat st;
-        return stat("/run/systemd/system", &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 /* ---- enable, disable, stale ------------------------------------------ */
 
 static int boot_enable(const struct boot_args *a)
@@ -97,14 +86,9 @@ static int boot_enable(const struct boot_args *a)
                 return r;
         if ((r = boot_state_enable(&p)) < 0)
                 return log_errno(r, "cannot write '%s'", p.enabled);
-        if (systemd_running() && strcmp(a->state, BOOT_STATE_DIR) == 0) {
-                char *argv[] = { "systemctl", "enable", "--quiet", BOOT_UNIT, NULL };
-                r = child_run(argv, NULL, 0, false, 0);
-                if (r != 0) {
-                        unlink(p.enabled);
-                        return log_error("systemctl enable %s failed (is readset installed with its units?)",
-                                         BOOT_UNIT);
-                }
+        if (boot_unit_enable(a->state) < 0) {
+                unlink(p.enabled);
+                return log_error("systemctl enable %s failed (is readset installed with its units?)", BOOT_UNIT);
         }
         log_info("enabled: the next boot is recorded, later boots replay it ('readset boot status')");
         return 0;
@@ -124,10 +108,7 @@ static int boot_disable(const struct boot_args *a)
         boot_state_paths(a->state, &p);
         if (geteuid() != 0)
                 return log_error("readset boot disable needs root");
-        if (systemd_running() && strcmp(a->state, BOOT_STATE_DIR) == 0) {
-                char *argv[] = { "systemctl", "disable", "--quiet", BOOT_UNIT, NULL };
-                (void)child_run(argv, NULL, 0, true, 0);   /* not enabled, or not installed: nothing to undo */
-        }
+        boot_unit_disable(a->state);
         /* what readset made there, by name; anything else stays */
         r = boot_state_remove(&p, say_not_removed, NULL, &dir_err) < 0 ? CMD_FAILED : 0;
         if (dir_err < 0)
@@ -166,58 +147,42 @@ static void format_when(uint64_t t, char *buf, size_t size)
 static int boot_status(const struct boot_args *a)
 {
         struct boot_state p;
-        struct history h;
-        struct loop_options lo;
-        struct loop_decision d;
-        struct readset_totals t = { 0 };
-        char stale_buf[512];
-        const char *stale;
-        bool enabled, have_plan;
-        unsigned bad = 0;
+        struct boot_status st;
+        const struct history *h = &st.h;
+        const struct loop_decision *d = &st.d;
+        const struct readset_totals *t = &st.t;
+        bool enabled;
         size_t from;
         int r;
 
         boot_state_paths(a->state, &p);
         enabled = boot_state_has(p.enabled);
-        have_plan = boot_state_has(p.plan);
-        stale = boot_state_stale(&p, stale_buf, sizeof(stale_buf));
         if (enabled && (r = check_state(a->state)) != 0)
                 return r;
-        r = history_load(p.history, &h, &bad);
-        if (r < 0)
+        if ((r = boot_state_status(&p, &st)) < 0)
                 return log_errno(r, "cannot read '%s'", p.history);
-        if (have_plan) {
-                _cleanup_readset_ struct readset *plan = NULL;
-                char why[256];
-                if (format_read(p.plan, &plan, why, sizeof(why)) >= 0)
-                        readset_totals(plan, &t);
-                else
-                        have_plan = false;
-        }
-        loop_options_for_boot(&lo);
-        loop_decide(&lo, &h, have_plan, stale, &d);
-        from = h.n > a->last ? h.n - a->last : 0;
+        from = h->n > a->last ? h->n - a->last : 0;
         if (a->json) {
                 struct json j;
                 json_begin(&j, stdout, true);
                 json_object_open(&j, NULL);
                 json_bool(&j, "enabled", enabled);
                 json_string(&j, "state", a->state);
-                json_string(&j, "next", enabled ? start_mode_name(d.mode) : "disabled");
-                json_string(&j, "why", enabled ? d.why : "readset boot is not enabled");
-                json_bool(&j, "off", enabled && d.off);
-                json_bool(&j, "stale", stale != NULL);
-                if (stale)
-                        json_string(&j, "stale_why", stale);
+                json_string(&j, "next", enabled ? start_mode_name(d->mode) : "disabled");
+                json_string(&j, "why", enabled ? d->why : "readset boot is not enabled");
+                json_bool(&j, "off", enabled && d->off);
+                json_bool(&j, "stale", st.stale != NULL);
+                if (st.stale)
+                        json_string(&j, "stale_why", st.stale);
                 json_object_open(&j, "read_set");
-                json_bool(&j, "present", have_plan);
-                json_u64(&j, "files", t.files);
-                json_u64(&j, "bytes", t.bytes);
+                json_bool(&j, "present", st.have_plan);
+                json_u64(&j, "files", t->files);
+                json_u64(&j, "bytes", t->bytes);
                 json_object_close(&j);
-                json_u64(&j, "history_bad_lines", bad);
+                json_u64(&j, "history_bad_lines", st.bad);
                 json_array_open(&j, "boots");
-                for (size_t i = from; i < h.n; i++) {
-                        const struct start_entry *e = &h.e[i];
+                for (size_t i = from; i < h->n; i++) {
+                        const struct start_entry *e = &h->e[i];
                         json_object_open(&j, NULL);
                         json_u64(&j, "at", e->at_unix);
                         json_string(&j, "mode", start_mode_name(e->mode));
@@ -239,19 +204,19 @@ static int boot_status(const struct boot_args *a)
         printf("readset boot: %s\n", enabled ? "enabled" : "disabled");
         if (!enabled)
                 return 0;
-        printf("next boot:    %s (%s)\n", start_mode_name(d.mode), d.why);
-        if (have_plan)
-                printf("read set:     %" PRIu64 " files, %.1f MB%s\n", t.files, t.bytes / 1e6,
-                       stale ? " (stale)" : "");
+        printf("next boot:    %s (%s)\n", start_mode_name(d->mode), d->why);
+        if (st.have_plan)
+                printf("read set:     %" PRIu64 " files, %.1f MB%s\n", t->files, t->bytes / 1e6,
+                       st.stale ? " (stale)" : "");
         else
                 printf("read set:     none yet\n");
-        if (h.n == 0) {
+        if (h->n == 0) {
                 printf("no boot measured yet\n");
                 return 0;
         }
         printf("\n%-16s  %-13s  %8s  %9s  %5s  %s\n", "boot (UTC)", "mode", "seconds", "replayed", "hit", "note");
-        for (size_t i = from; i < h.n; i++) {
-                const struct start_entry *e = &h.e[i];
+        for (size_t i = from; i < h->n; i++) {
+                const struct start_entry *e = &h->e[i];
                 char when[32], hit[16], sec[16];
                 format_when(e->at_unix, when, sizeof(when));
                 snprintf(hit, sizeof(hit), e->hit >= 0 ? "%.0f%%" : "-", e->hit * 100);
@@ -259,8 +224,8 @@ static int boot_status(const struct boot_args *a)
                 printf("%-16s  %-13s  %8s  %7.1f MB  %5s  %s\n", when, start_mode_name(e->mode), sec,
                        e->replayed_bytes / 1e6, hit, e->note);
         }
-        if (bad)
-                printf("(%u line%s of the history did not parse and were left out)\n", bad, bad == 1 ? "" : "s");
+        if (st.bad)
+                printf("(%u line%s of the history did not parse and were left out)\n", st.bad, st.bad == 1 ? "" : "s");
         return 0;
 }
 

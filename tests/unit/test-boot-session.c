@@ -259,6 +259,7 @@ static void test_session_off(void)
         struct fake f = { .now = 1, .unix_now = 1700000000 };
         struct boot_state p;
         struct boot_result res;
+        struct boot_status st;
 
         make_state(dir, &p);
         CHECK_EQ(boot(dir, &f, 10.0, &res), START_RECORD);
@@ -275,6 +276,12 @@ static void test_session_off(void)
         CHECK_EQ(f.notified, 7u);
         modes_in_file(p.history, modes, sizeof(modes));
         CHECK(strcmp(modes, "record replay+record plain replay+record plain off off") == 0);
+        /* what boot status shows */
+        CHECK_EQ(boot_state_status(&p, &st), 0);
+        CHECK(st.enabled && st.have_plan && !st.stale);
+        CHECK_EQ(st.h.n, (size_t)7);
+        CHECK_EQ(st.d.mode, START_OFF);
+        CHECK_EQ(st.t.files, 2u);
         remove_state(&p);
 }
 
@@ -354,6 +361,31 @@ static void test_session_replay_fails(void)
         remove_state(&p);
 }
 
+/* another session holds the lock: this one does nothing (but tell systemd) */
+static void test_session_locked(void)
+{
+        char dir[PATH_MAX];
+        struct fake f = { .now = 1 };
+        struct boot_session_args a = { .state = dir, .root = true };
+        struct boot_state p;
+        struct boot_result res;
+        struct boot_env env;
+        int fd;
+
+        make_state(dir, &p);
+        env_of(&f, &env);
+        fd = boot_state_lock(&p);
+        CHECK(fd >= 0);
+        CHECK_EQ(boot_session(&a, &env, &res), 0);
+        CHECK_EQ(res.outcome, BOOT_LOCKED);
+        CHECK_EQ(res.err, -EWOULDBLOCK);
+        CHECK_EQ(f.notified, 1u);
+        CHECK_EQ(f.recorded + f.tracing + f.replayed, 0u);
+        CHECK(!boot_state_has(p.history));
+        close(fd);
+        remove_state(&p);
+}
+
 /* the boot's seconds from a line (--finished-from-stdin) */
 static void test_parse_seconds(void)
 {
@@ -384,6 +416,7 @@ int main(void)
         test_session_nothing();
         test_session_never_finishes();
         test_session_replay_fails();
+        test_session_locked();
         test_parse_seconds();
         TESTS_DONE();
 }

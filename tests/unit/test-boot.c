@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "boot/history.h"
+#include "boot/run-loop.h"
 #include "boot/plan.h"
 #include "model/readset.h"
 #include "tests.h"
@@ -183,6 +184,66 @@ static void test_loop_run_auto_keeps(void)
         CHECK_EQ(off, 64u);
 }
 
+/* run --auto's loop over its history file: record, then replays without
+ * recording; a replay's figures kept, what changed only from one that
+ * went through; turning off said once */
+static void test_run_loop(void)
+{
+        char dir[] = "/tmp/readset-test-run-loop.XXXXXX", file[256];
+        struct start_replayed rp = { .bytes = 4096, .files = 100, .changed = 1 };
+        struct run_loop l = { .t0 = 0 };
+        bool record, replay, replace, off;
+        struct history h;
+        unsigned bad;
+
+        CHECK(mkdtemp(dir) != NULL);
+        snprintf(file, sizeof(file), "%s/cmd.readset", dir);
+        CHECK_EQ(run_loop_decide(&l, file, false, &off), 0);
+        CHECK_EQ(l.d.mode, START_RECORD);
+        CHECK(!off);
+        run_loop_what(&l, false, &record, &replay, &replace);
+        CHECK(record && !replay && !replace);
+        CHECK_EQ(run_loop_note(&l, 100, 1300000, &rp), 0);
+        CHECK_EQ(run_loop_decide(&l, file, true, &off), 0);
+        CHECK_EQ(l.d.mode, START_REPLAY);
+        run_loop_what(&l, false, &record, &replay, &replace);
+        CHECK(!record && replay && !replace);
+        run_loop_what(&l, true, &record, &replay, &replace);    /* --stats: both, whatever the loop says */
+        CHECK(record && replay && !replace);
+        CHECK_EQ(run_loop_note(&l, 101, 1000000, &rp), 0);
+        CHECK_EQ(history_load(l.path, &h, &bad), 0);
+        CHECK_EQ(h.n, (size_t)2);
+        CHECK_EQ(h.e[0].replayed_bytes, 0u);    /* a recorded run replays nothing */
+        CHECK_EQ(h.e[0].total_us, 1300000u);
+        CHECK_EQ(h.e[1].replayed_bytes, 4096u);
+        CHECK_EQ(h.e[1].changed, 1u);
+        /* plain, replay, plain, replay (stopped: what changed unknown), plain: off */
+        double s[] = { 1.0, 1.0, 1.0, 1.0, 1.0 };
+        for (int i = 0; i < 5; i++) {
+                CHECK_EQ(run_loop_decide(&l, file, true, &off), 0);
+                CHECK(!off);
+                rp.stopped = l.d.mode == START_REPLAY;
+                CHECK_EQ(run_loop_note(&l, 102 + (uint64_t)i, (uint64_t)(s[i] * 1e6), &rp), 0);
+        }
+        CHECK_EQ(history_load(l.path, &h, &bad), 0);
+        CHECK_EQ(h.e[3].mode, START_REPLAY);
+        CHECK_EQ(h.e[3].replayed_bytes, 4096u);
+        CHECK_EQ(h.e[3].files, 0u);
+        CHECK_EQ(run_loop_decide(&l, file, true, &off), 0);
+        CHECK_EQ(l.d.mode, START_OFF);
+        CHECK(off);
+        CHECK_EQ(run_loop_note(&l, 200, 1000000, NULL), 0);
+        CHECK_EQ(run_loop_decide(&l, file, true, &off), 0);
+        CHECK_EQ(l.d.mode, START_OFF);
+        CHECK(!off);                    /* said once */
+        /* found stale: replayed and recorded, the read set replaced */
+        l.d.mode = START_REPLAY_RECORD;
+        run_loop_what(&l, false, &record, &replay, &replace);
+        CHECK(record && replay && replace);
+        unlink(l.path);
+        rmdir(dir);
+}
+
 static void test_history_file(void)
 {
         char dir[] = "/tmp/readset-test-history.XXXXXX", path[256];
@@ -291,6 +352,7 @@ int main(void)
         test_loop_on_where_it_helps();
         test_loop_run_auto();
         test_loop_run_auto_keeps();
+        test_run_loop();
         test_history_file();
         test_plan_merge();
         TESTS_DONE();
