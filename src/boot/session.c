@@ -228,7 +228,7 @@ static void keep(struct session *s, struct readset *rs, size_t *ret_merged)
 /* Nothing to do this boot: systemd told so at once. */
 static int nothing(const struct boot_env *env, struct boot_result *ret, enum boot_outcome outcome, int err)
 {
-        env->sys.notify_ready(env->sys.userdata);
+        env->sys.notify_ready(env->sys.userdata, false);
         ret->outcome = outcome;
         ret->err = err;
         return 0;
@@ -256,7 +256,7 @@ int boot_session(const struct boot_session_args *a, const struct boot_env *env, 
 
         decide(&s);
         start(&s);
-        env->sys.notify_ready(env->sys.userdata);
+        env->sys.notify_ready(env->sys.userdata, true);
         rs = wait_end(&s);
         if (rs)
                 keep(&s, rs, &ret->merged);

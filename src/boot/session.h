@@ -32,8 +32,8 @@ struct boot_system {
         /* the kernel command line turns readset off for this boot */
         bool (*cmdline_off)(void *userdata);
         /* the session is set up (sd_notify's READY=1); said also when it
-         * does nothing */
-        void (*notify_ready)(void *userdata);
+         * does nothing (running false) */
+        void (*notify_ready)(void *userdata, bool running);
         /* Wait until the boot finished, deadline_us (now_us's clock) at
          * most: 0 and the boot's total in *ret_total_us (0: unknown),
          * -ETIMEDOUT, or -errno. */

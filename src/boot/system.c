@@ -193,7 +193,7 @@ void boot_unit_disable(const char *state)
 /* ---- the real environment ---------------------------------------------- */
 
 static bool sys_cmdline_off(void *userdata) { (void)userdata; return boot_cmdline_off(); }
-static void sys_notify_ready(void *userdata) { (void)userdata; boot_notify_ready(); }
+static void sys_notify_ready(void *userdata, bool running) { (void)userdata; (void)running; boot_notify_ready(); }
 static uint64_t sys_now_us(void *userdata) { (void)userdata; return now_us(); }
 static uint64_t sys_now_unix(void *userdata) { (void)userdata; return (uint64_t)time(NULL); }
 static void sys_sleep_us(void *userdata, uint64_t us) { (void)userdata; usleep((useconds_t)us); }

@@ -55,12 +55,14 @@ static void wire_replay(struct boot_replayer *rp, struct replay_args *ra)
 
 /* ---- the boot's end from stdin (--finished-from-stdin) -------------------- */
 
-static void stdin_ready(void *userdata)
+static void stdin_ready(void *userdata, bool running)
 {
         (void)userdata;
         boot_notify_ready();
-        printf("ready\n");
-        fflush(stdout);
+        if (running) {
+                printf("ready\n");
+                fflush(stdout);
+        }
 }
 
 static int stdin_finished(void *userdata, uint64_t deadline_us, uint64_t *ret_total_us)

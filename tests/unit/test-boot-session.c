@@ -28,13 +28,13 @@ struct fake {
         bool never_finishes;     /* systemd: the boot goes on past any deadline */
         uint64_t boot_us;        /* this boot's total, as systemd gives it */
         uint64_t finish_deadline, replay_deadline;
-        unsigned notified, recorded, replayed, tracing;
+        unsigned notified, running, recorded, replayed, tracing;
         int replay_err;          /* the replay's start fails so */
         char said[4096];
 };
 
 static bool f_cmdline_off(void *u) { return ((struct fake *)u)->cmdline_off; }
-static void f_notify(void *u) { ((struct fake *)u)->notified++; }
+static void f_notify(void *u, bool running) { ((struct fake *)u)->notified++; ((struct fake *)u)->running += running; }
 static uint64_t f_now(void *u) { return ((struct fake *)u)->now; }
 static uint64_t f_unix(void *u) { return ((struct fake *)u)->unix_now; }
 static void f_sleep(void *u, uint64_t us) { ((struct fake *)u)->now += us; }
@@ -274,6 +274,7 @@ static void test_session_off(void)
         CHECK_EQ(f.replayed, 2u);
         CHECK_EQ(f.tracing, 3u);
         CHECK_EQ(f.notified, 7u);
+        CHECK_EQ(f.running, 7u);
         modes_in_file(p.history, modes, sizeof(modes));
         CHECK(strcmp(modes, "record replay+record plain replay+record plain off off") == 0);
         /* what boot status shows */
@@ -312,6 +313,7 @@ static void test_session_nothing(void)
         CHECK_EQ(boot_session(&a, &env, &res), 0);
         CHECK_EQ(res.outcome, BOOT_NOT_ENABLED);
         CHECK_EQ(f.notified, 3u);
+        CHECK_EQ(f.running, 0u);        /* ready, but doing nothing */
         CHECK_EQ(f.recorded + f.tracing + f.replayed, 0u);
         CHECK(!boot_state_has(p.history));
         remove_state(&p);
