@@ -87,16 +87,46 @@ int boot_say_refused(const char *dir, int err, const char *why)
         return log_errno(err, "cannot use '%s'", dir);
 }
 
+/* What the session did, said (the journal's last line of it) */
+static void say_result(const struct boot_args *a, const struct boot_result *res)
+{
+        const struct start_entry *e = &res->e;
+        struct boot_state p;
+        char hit[64] = "";
+
+        switch (res->outcome) {
+        case BOOT_CMDLINE_OFF:
+                log_info("readset=off on the kernel command line: this boot is neither replayed nor recorded");
+                return;
+        case BOOT_NOT_ENABLED:
+                log_info("readset boot is not enabled ('readset boot enable')");
+                return;
+        case BOOT_NOT_ROOT:
+                return;
+        case BOOT_REFUSED:
+                (void)boot_say_refused(a->state, res->err, res->why);
+                return;
+        case BOOT_LOCKED:
+                boot_state_paths(a->state, &p);
+                log_warning("another boot session holds '%s': this one does nothing", p.lock);
+                return;
+        case BOOT_RAN:
+                break;
+        }
+        if (e->hit >= 0)
+                snprintf(hit, sizeof(hit), ", %.0f%% of it warmed by the replay", e->hit * 100);
+        log_info("boot (%s) in %.3f s: %.1f MB replayed, %.1f MB used%s; next plan from %zu boot%s",
+                 start_mode_name(e->mode), e->total_us / 1e6, e->replayed_bytes / 1e6, e->used_bytes / 1e6, hit,
+                 res->merged, res->merged == 1 ? "" : "s");
+}
+
 int boot_start(const struct boot_args *a)
 {
         struct boot_session_args sa = { .state = a->state, .under = a->under, .settle_ms = a->settle_ms,
                                         .root = geteuid() == 0 };
         struct boot_env env = { .say = say };
         struct boot_result res;
-        struct boot_state p;
         struct replay_args ra;
-        const struct start_entry *e = &res.e;
-        char hit[64] = "";
 
         boot_env_system(&env);
         if (a->from_stdin) {
@@ -107,29 +137,6 @@ int boot_start(const struct boot_args *a)
         wire_replay(&env.replay, &ra);
         (void)boot_session(&sa, &env, &res);
         replay_args_free(&ra);
-        switch (res.outcome) {
-        case BOOT_CMDLINE_OFF:
-                log_info("readset=off on the kernel command line: this boot is neither replayed nor recorded");
-                return 0;
-        case BOOT_NOT_ENABLED:
-                log_info("readset boot is not enabled ('readset boot enable')");
-                return 0;
-        case BOOT_NOT_ROOT:
-                return 0;
-        case BOOT_REFUSED:
-                (void)boot_say_refused(a->state, res.err, res.why);
-                return 0;       /* the boot goes on */
-        case BOOT_LOCKED:
-                boot_state_paths(a->state, &p);
-                log_warning("another boot session holds '%s': this one does nothing", p.lock);
-                return 0;
-        case BOOT_RAN:
-                break;
-        }
-        if (e->hit >= 0)
-                snprintf(hit, sizeof(hit), ", %.0f%% of it warmed by the replay", e->hit * 100);
-        log_info("boot (%s) in %.3f s: %.1f MB replayed, %.1f MB used%s; next plan from %zu boot%s",
-                 start_mode_name(e->mode), e->total_us / 1e6, e->replayed_bytes / 1e6, e->used_bytes / 1e6, hit,
-                 res.merged, res.merged == 1 ? "" : "s");
-        return 0;
+        say_result(a, &res);
+        return 0;       /* the boot goes on, whatever failed */
 }

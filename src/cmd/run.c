@@ -295,9 +295,8 @@ int cmd_run(int argc, char **argv)
         }
         if (record)
                 run_record_start(&rr, &child, release_command);
-        if (job || (rs && !ld.plan_first && !child_done(&child))) {
+        if (job || (rs && !ld.plan_first && !child_done(&child)))
                 run_wait_replay(job, &a, rs, &child, &res);
-        }
         r = child_wait(&child);
         if (r < 0)
                 child_kill(&child);
