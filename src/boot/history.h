@@ -32,6 +32,17 @@ struct start_entry {
         char note[256];          /* what happened, in words ("" when nothing to say) */
 };
 
+/* What a start's replay did, as its line keeps it. */
+struct start_replayed {
+        uint64_t bytes;          /* read */
+        uint64_t files;          /* files it was to read */
+        uint64_t changed;        /* of those, changed or gone since recorded */
+        bool stopped;            /* told to stop before its end */
+};
+/* e's replay figures from r: what changed only from a replay that went
+ * through (one stopped may not have looked at every file). */
+void start_entry_replayed(struct start_entry *e, const struct start_replayed *r);
+
 /* The history kept: the last HISTORY_MAX starts. */
 #define HISTORY_MAX 64
 
@@ -64,6 +75,10 @@ struct loop_options {
                                   * 0.12 s container boot) */
 };
 void loop_options_default(struct loop_options *o);
+/* The settings the boot runs the loop with, and run --auto's: the one
+ * place either is given. */
+void loop_options_for_boot(struct loop_options *o);
+void loop_options_for_run(struct loop_options *o);
 
 struct loop_decision {
         uint32_t mode;           /* enum start_mode */

@@ -14,18 +14,15 @@
 #include <unistd.h>
 
 #include "boot/history.h"
+#include "boot/session.h"
+#include "boot/state.h"
+#include "boot/system.h"
 #include "cmd/boot-cli.h"
 #include "cmd/cmd.h"
-#include "model/format.h"
-#include "model/store.h"
 #include "util/json.h"
-#include "util/child.h"
 #include "util/log.h"
-#include "util/trust.h"
 #include "util/util.h"
 #include "util/banned.h"
-
-#define BOOT_UNIT "readset-boot.service"
 
 static void boot_help(void)
 {
@@ -64,133 +61,58 @@ static void boot_help(void)
                "  -h, --help           show this help\n", BOOT_SETTLE_MS);
 }
 
-void state_paths(const char *dir, struct state_paths *p)
-{
-        snprintf(p->dir, sizeof(p->dir), "%s", dir);
-        snprintf(p->enabled, sizeof(p->enabled), "%s/enabled", dir);
-        snprintf(p->history, sizeof(p->history), "%s/history", dir);
-        snprintf(p->plan, sizeof(p->plan), "%s/plan.readset", dir);
-        snprintf(p->stale, sizeof(p->stale), "%s/stale", dir);
-        snprintf(p->lock, sizeof(p->lock), "%s/lock", dir);
-        for (int i = 0; i < BOOT_KEEP; i++)
-                snprintf(p->boot[i], sizeof(p->boot[i]), "%s/boot.%d.readset", dir, i);
-}
-
-static int write_text(FILE *f, void *userdata)
-{
-        return fputs(userdata, f) < 0 ? -EIO : 0;
-}
-
-int write_file_atomic_text(const char *path, const char *text)
-{
-        return write_file_atomic(path, 0644, write_text, (void *)text);
-}
-
-/* dir and its parent (/var/lib/readset), 0755 */
-static int make_state_dir(const char *dir)
-{
-        char parent[PATH_MAX];
-        char *slash;
-
-        snprintf(parent, sizeof(parent), "%s", dir);
-        slash = strrchr(parent, '/');
-        if (slash && slash != parent) {
-                *slash = 0;
-                if (mkdir(parent, 0755) < 0 && errno != EEXIST)
-                        return -errno;
-        }
-        return mkdir(dir, 0755) < 0 && errno != EEXIST ? -errno : 0;
-}
-
-bool state_file_exists(const char *path)
-{
-        struct stat st;
-        return lstat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-/* The state directory is root's alone (a directory others can write
- * would let them choose what root reads at boot). */
-int state_check(const char *dir)
+/* 0, or said (CMD_FAILED) when dir is not root's alone */
+static int check_state(const char *dir)
 {
         char why[512];
-        int r = trust_check_dir(dir, why, sizeof(why));
+        int r = boot_state_check(dir, why, sizeof(why));
 
-        if (r == -EPERM)
-                return log_error("refusing the boot state '%s': %s (docs/SECURITY.md)", dir, why);
-        if (r < 0)
-                return log_errno(r, "cannot use '%s'", dir);
-        return 0;
-}
-
-/* "" or the first line of the stale mark, in buf. */
-const char *stale_reason(const struct state_paths *p, char *buf, size_t size)
-{
-        _cleanup_free_ char *s = NULL;
-
-        if (!state_file_exists(p->stale) || read_small_file(p->stale, &s, 4096) < 0)
-                return NULL;
-        s[strcspn(s, "\n")] = 0;
-        snprintf(buf, size, "%s", s[0] ? s : "marked stale");
-        return buf;
-}
-
-static bool systemd_running(void)
-{
-        struct stat st;
-        return stat("/run/systemd/system", &st) == 0 && S_ISDIR(st.st_mode);
+        return r < 0 ? boot_say_refused(dir, r, why) : 0;
 }
 
 /* ---- enable, disable, stale ------------------------------------------ */
 
 static int boot_enable(const struct boot_args *a)
 {
-        struct state_paths p;
+        struct boot_state p;
         int r;
 
-        state_paths(a->state, &p);
+        boot_state_paths(a->state, &p);
         if (geteuid() != 0)
                 return log_error("readset boot enable needs root");
-        if ((r = make_state_dir(a->state)) < 0)
+        if ((r = boot_state_make_dir(a->state)) < 0)
                 return log_errno(r, "cannot create '%s'", a->state);
-        if ((r = state_check(a->state)) != 0)
+        if ((r = check_state(a->state)) != 0)
                 return r;
-        if (!state_file_exists(p.enabled) && (r = write_file_atomic_text(p.enabled, "1\n")) < 0)
+        if ((r = boot_state_enable(&p)) < 0)
                 return log_errno(r, "cannot write '%s'", p.enabled);
-        if (systemd_running() && strcmp(a->state, BOOT_STATE_DIR) == 0) {
-                char *argv[] = { "systemctl", "enable", "--quiet", BOOT_UNIT, NULL };
-                r = child_run(argv, NULL, 0, false, 0);
-                if (r != 0) {
-                        unlink(p.enabled);
-                        return log_error("systemctl enable %s failed (is readset installed with its units?)",
-                                         BOOT_UNIT);
-                }
+        if (boot_unit_enable(a->state) < 0) {
+                unlink(p.enabled);
+                return log_error("systemctl enable %s failed (is readset installed with its units?)", BOOT_UNIT);
         }
         log_info("enabled: the next boot is recorded, later boots replay it ('readset boot status')");
         return 0;
 }
 
+static void say_not_removed(void *userdata, const char *path, int err)
+{
+        (void)userdata;
+        (void)log_errno(err, "cannot remove '%s'", path);
+}
+
 static int boot_disable(const struct boot_args *a)
 {
-        struct state_paths p;
-        int r = 0;
+        struct boot_state p;
+        int r = 0, dir_err;
 
-        state_paths(a->state, &p);
+        boot_state_paths(a->state, &p);
         if (geteuid() != 0)
                 return log_error("readset boot disable needs root");
-        if (systemd_running() && strcmp(a->state, BOOT_STATE_DIR) == 0) {
-                char *argv[] = { "systemctl", "disable", "--quiet", BOOT_UNIT, NULL };
-                (void)child_run(argv, NULL, 0, true, 0);   /* not enabled, or not installed: nothing to undo */
-        }
+        boot_unit_disable(a->state);
         /* what readset made there, by name; anything else stays */
-        const char *files[] = { p.enabled, p.history, p.plan, p.stale, p.lock, p.boot[0], p.boot[1], p.boot[2] };
-        for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
-                if (unlink(files[i]) < 0 && errno != ENOENT)
-                        r = log_errno(-errno, "cannot remove '%s'", files[i]);
-        (void)store_remove_left(a->state, p.plan);
-        for (int i = 0; i < BOOT_KEEP; i++)
-                (void)store_remove_left(a->state, p.boot[i]);
-        if (rmdir(a->state) < 0 && errno != ENOENT)
-                log_warning("left '%s': %s (files readset did not make)", a->state, strerror(errno));
+        r = boot_state_remove(&p, say_not_removed, NULL, &dir_err) < 0 ? CMD_FAILED : 0;
+        if (dir_err < 0)
+                log_warning("left '%s': %s (files readset did not make)", a->state, strerror(-dir_err));
         if (r == 0)
                 log_info("disabled: boots are plain again; its read sets and history are removed");
         return r;
@@ -198,17 +120,15 @@ static int boot_disable(const struct boot_args *a)
 
 static int boot_stale(const struct boot_args *a)
 {
-        struct state_paths p;
-        char line[512];
+        struct boot_state p;
         int r;
 
-        state_paths(a->state, &p);
-        if (!state_file_exists(p.enabled))
+        boot_state_paths(a->state, &p);
+        if (!boot_state_has(p.enabled))
                 return 0;       /* nothing to mark: dpkg calls this whatever the state */
-        if ((r = state_check(a->state)) != 0)
+        if ((r = check_state(a->state)) != 0)
                 return r;
-        snprintf(line, sizeof(line), "%s\n", a->why ? a->why : "marked stale");
-        if ((r = write_file_atomic_text(p.stale, line)) < 0)
+        if ((r = boot_state_mark_stale(&p, a->why)) < 0)
                 return log_errno(r, "cannot write '%s'", p.stale);
         return 0;
 }
@@ -224,66 +144,45 @@ static void format_when(uint64_t t, char *buf, size_t size)
                 snprintf(buf, size, "?");
 }
 
-void loop_for_boot(struct loop_options *o)
-{
-        loop_options_default(o);
-}
-
 static int boot_status(const struct boot_args *a)
 {
-        struct state_paths p;
-        struct history h;
-        struct loop_options lo;
-        struct loop_decision d;
-        struct readset_totals t = { 0 };
-        char stale_buf[512];
-        const char *stale;
-        bool enabled, have_plan;
-        unsigned bad = 0;
+        struct boot_state p;
+        struct boot_status st;
+        const struct history *h = &st.h;
+        const struct loop_decision *d = &st.d;
+        const struct readset_totals *t = &st.t;
+        bool enabled;
         size_t from;
         int r;
 
-        state_paths(a->state, &p);
-        enabled = state_file_exists(p.enabled);
-        have_plan = state_file_exists(p.plan);
-        stale = stale_reason(&p, stale_buf, sizeof(stale_buf));
-        if (enabled && (r = state_check(a->state)) != 0)
+        boot_state_paths(a->state, &p);
+        enabled = boot_state_has(p.enabled);
+        if (enabled && (r = check_state(a->state)) != 0)
                 return r;
-        r = history_load(p.history, &h, &bad);
-        if (r < 0)
+        if ((r = boot_state_status(&p, &st)) < 0)
                 return log_errno(r, "cannot read '%s'", p.history);
-        if (have_plan) {
-                _cleanup_readset_ struct readset *plan = NULL;
-                char why[256];
-                if (format_read(p.plan, &plan, why, sizeof(why)) >= 0)
-                        readset_totals(plan, &t);
-                else
-                        have_plan = false;
-        }
-        loop_for_boot(&lo);
-        loop_decide(&lo, &h, have_plan, stale, &d);
-        from = h.n > a->last ? h.n - a->last : 0;
+        from = h->n > a->last ? h->n - a->last : 0;
         if (a->json) {
                 struct json j;
                 json_begin(&j, stdout, true);
                 json_object_open(&j, NULL);
                 json_bool(&j, "enabled", enabled);
                 json_string(&j, "state", a->state);
-                json_string(&j, "next", enabled ? start_mode_name(d.mode) : "disabled");
-                json_string(&j, "why", enabled ? d.why : "readset boot is not enabled");
-                json_bool(&j, "off", enabled && d.off);
-                json_bool(&j, "stale", stale != NULL);
-                if (stale)
-                        json_string(&j, "stale_why", stale);
+                json_string(&j, "next", enabled ? start_mode_name(d->mode) : "disabled");
+                json_string(&j, "why", enabled ? d->why : "readset boot is not enabled");
+                json_bool(&j, "off", enabled && d->off);
+                json_bool(&j, "stale", st.stale != NULL);
+                if (st.stale)
+                        json_string(&j, "stale_why", st.stale);
                 json_object_open(&j, "read_set");
-                json_bool(&j, "present", have_plan);
-                json_u64(&j, "files", t.files);
-                json_u64(&j, "bytes", t.bytes);
+                json_bool(&j, "present", st.have_plan);
+                json_u64(&j, "files", t->files);
+                json_u64(&j, "bytes", t->bytes);
                 json_object_close(&j);
-                json_u64(&j, "history_bad_lines", bad);
+                json_u64(&j, "history_bad_lines", st.bad);
                 json_array_open(&j, "boots");
-                for (size_t i = from; i < h.n; i++) {
-                        const struct start_entry *e = &h.e[i];
+                for (size_t i = from; i < h->n; i++) {
+                        const struct start_entry *e = &h->e[i];
                         json_object_open(&j, NULL);
                         json_u64(&j, "at", e->at_unix);
                         json_string(&j, "mode", start_mode_name(e->mode));
@@ -305,19 +204,19 @@ static int boot_status(const struct boot_args *a)
         printf("readset boot: %s\n", enabled ? "enabled" : "disabled");
         if (!enabled)
                 return 0;
-        printf("next boot:    %s (%s)\n", start_mode_name(d.mode), d.why);
-        if (have_plan)
-                printf("read set:     %" PRIu64 " files, %.1f MB%s\n", t.files, t.bytes / 1e6,
-                       stale ? " (stale)" : "");
+        printf("next boot:    %s (%s)\n", start_mode_name(d->mode), d->why);
+        if (st.have_plan)
+                printf("read set:     %" PRIu64 " files, %.1f MB%s\n", t->files, t->bytes / 1e6,
+                       st.stale ? " (stale)" : "");
         else
                 printf("read set:     none yet\n");
-        if (h.n == 0) {
+        if (h->n == 0) {
                 printf("no boot measured yet\n");
                 return 0;
         }
         printf("\n%-16s  %-13s  %8s  %9s  %5s  %s\n", "boot (UTC)", "mode", "seconds", "replayed", "hit", "note");
-        for (size_t i = from; i < h.n; i++) {
-                const struct start_entry *e = &h.e[i];
+        for (size_t i = from; i < h->n; i++) {
+                const struct start_entry *e = &h->e[i];
                 char when[32], hit[16], sec[16];
                 format_when(e->at_unix, when, sizeof(when));
                 snprintf(hit, sizeof(hit), e->hit >= 0 ? "%.0f%%" : "-", e->hit * 100);
@@ -325,8 +224,8 @@ static int boot_status(const struct boot_args *a)
                 printf("%-16s  %-13s  %8s  %7.1f MB  %5s  %s\n", when, start_mode_name(e->mode), sec,
                        e->replayed_bytes / 1e6, hit, e->note);
         }
-        if (bad)
-                printf("(%u line%s of the history did not parse and were left out)\n", bad, bad == 1 ? "" : "s");
+        if (st.bad)
+                printf("(%u line%s of the history did not parse and were left out)\n", st.bad, st.bad == 1 ? "" : "s");
         return 0;
 }
 
@@ -387,6 +286,6 @@ int cmd_boot(int argc, char **argv)
         if (strcmp(sub, "stale") == 0)
                 return boot_stale(&a);
         if (strcmp(sub, "start") == 0)
-                return boot_session(&a);
+                return boot_start(&a);
         return log_usage("boot", "unknown '%s' (enable, disable, status, stale, start)", sub);
 }

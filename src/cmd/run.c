@@ -10,7 +10,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "boot/history.h"
+#include "boot/run-loop.h"
+#include "cmd/boot-cli.h"
 #include "cmd/cmd.h"
 #include "cmd/record-cli.h"
 #include "cmd/run-cli.h"
@@ -88,70 +89,16 @@ static void run_help(void)
 static bool command_done(void *userdata) { return child_done(userdata); }
 static void release_command(void *userdata) { (void)child_release(userdata); }
 
-/* --auto's closed loop (boot/history.h): the history beside the read set,
- * one line a run; a run replays without recording, records only when
- * there is no read set or it went stale, and where replay does not make
- * the command faster than plain runs it runs plain, trying again later. */
-struct run_loop {
-        char path[PATH_MAX];
-        struct history h;
-        struct loop_decision d;
-        uint64_t t0;
+/* What run's options say (the replay's own in a). */
+struct run_opts {
+        const char *auto_dir, *file;
+        bool stats, json;
+        uint64_t stale, nice;
+        char **cmd;
 };
 
-static void run_loop_options(struct loop_options *o)
-{
-        loop_options_default(o);
-        o->record_replays = false;
-        o->plain_baseline = true;
-        o->retry_after = 64;    /* a command runs far more often than a machine boots */
-        /* a run's time varies more than a boot's (measured: +-10% for a cold
-         * git status): more of them, and a clearer gain, before replay stays */
-        o->trial = 3;
-        o->keep_below = 0.95;
-}
-
-static void run_loop_decide(struct run_loop *l, const char *file, bool have_plan)
-{
-        struct loop_options o;
-        unsigned bad;
-        int r;
-
-        snprintf(l->path, sizeof(l->path), "%s.history", file);
-        if ((r = history_load(l->path, &l->h, &bad)) < 0) {
-                log_warning_errno(r, "cannot read '%s': starting a new history", l->path);
-                l->h.n = 0;
-        }
-        run_loop_options(&o);
-        loop_decide(&o, &l->h, have_plan, NULL, &l->d);
-        if (l->d.mode == START_OFF && l->h.n && l->h.e[l->h.n - 1].mode != START_OFF)
-                log_info("%s", l->d.why);      /* said once, when it turns off */
-}
-
-/* The run's line, unless the command did not run to its end. */
-static void run_loop_note(struct run_loop *l, const struct child *c, bool ran, const struct replay_result *res)
-{
-        struct start_entry e = { .at_unix = (uint64_t)time(NULL), .mode = l->d.mode,
-                                 .total_us = now_us() - l->t0, .hit = -1 };
-        int r;
-
-        if (!ran || child_cut_short(c))
-                return;
-        if (l->d.mode == START_REPLAY || l->d.mode == START_REPLAY_RECORD) {
-                e.replayed_bytes = res->st.bytes;
-                /* what changed, only from a replay that went through: one
-                 * stopped when the command ended may not have looked */
-                if (!res->st.stopped) {
-                        e.files = res->st.files;
-                        e.changed = res->st.files_changed + res->st.files_missing;
-                }
-        }
-        snprintf(e.note, sizeof(e.note), "%s", l->d.why);
-        if ((r = history_append(l->path, &l->h, &e)) < 0)
-                log_warning_errno(r, "cannot write '%s'", l->path);
-}
-
-int cmd_run(int argc, char **argv)
+/* 0, or CMD_USAGE (said); --help: 1 */
+static int run_parse(int argc, char **argv, struct replay_args *a, struct run_opts *o)
 {
         static const struct option opts[] = {
                 { "auto", required_argument, NULL, 'a' },
@@ -163,60 +110,102 @@ int cmd_run(int argc, char **argv)
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
+        int c, r;
+
+        *o = (struct run_opts){ .stale = DEFAULT_STALE_PERCENT, .nice = DEFAULT_NICE };
+        while ((c = getopt_long(argc, argv, "+a:sjm:Q:T:vh", opts, NULL)) >= 0) {
+                r = replay_args_parse(a, c, optarg, "run");
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        continue;
+                switch (c) {
+                case 'a': o->auto_dir = optarg; break;
+                case 'S':
+                        if (parse_u64(optarg, &o->stale) < 0 || o->stale > 100)
+                                return log_usage("run", "invalid --stale-below '%s' (0..100)", optarg);
+                        break;
+                case 's': o->stats = true; break;
+                case 'j': o->json = true; break;
+                case 'N':
+                        if (parse_u64(optarg, &o->nice) < 0 || o->nice > 19)
+                                return log_usage("run", "invalid --nice '%s' (0..19)", optarg);
+                        break;
+                case 'h': run_help(); return 1;
+                default: return log_usage("run", "invalid option");
+                }
+        }
+        if (!o->auto_dir && optind >= argc)
+                return log_usage("run", "missing read-set FILE");
+        if (!o->auto_dir)
+                o->file = argv[optind++];
+        if (optind < argc && strcmp(argv[optind], "--") == 0)
+                optind++;
+        if (optind >= argc)
+                return log_usage("run", "missing command (readset run FILE -- CMD ARGS...)");
+        o->cmd = argv + optind;
+        return 0;
+}
+
+/* --auto's closed loop (boot/run-loop.h) decides this run: said when it
+ * turns replay off */
+static void run_loop_start(struct run_loop *l, struct run_opts *o, bool *ret_record, bool *ret_replay)
+{
+        bool off, replace;
+        int r;
+
+        if ((r = run_loop_decide(l, o->file, access(o->file, F_OK) == 0, &off)) < 0)
+                log_warning_errno(r, "cannot read '%s': starting a new history", l->path);
+        if (off)
+                log_info("%s", l->d.why);      /* said once, when it turns off */
+        run_loop_what(l, o->stats, ret_record, ret_replay, &replace);
+        if (replace)
+                o->stale = 101;
+}
+
+/* The replay waited for until the command ends (a job of its own, or here) */
+static void run_wait_replay(struct replay_job *job, struct replay_args *a, const struct readset *rs,
+                            struct child *child, struct replay_result *res)
+{
+        int r;
+
+        if (job)
+                r = replay_job_wait(job, 0, command_done, child, res);
+        else
+                r = replay_bounded(a, rs, 0, command_done, child, res);
+        if (r == -ETIMEDOUT)
+                log_warning("the replay was left with a read that has not returned (a share whose server "
+                            "is slow or gone?)");
+        else if (r < 0 && r != -ECHILD)
+                log_warning_errno(r, "replay failed");
+        else if (r >= 0 && !res->planned_ok)
+                log_warning("the command ran without a replay");
+}
+
+int cmd_run(int argc, char **argv)
+{
         _cleanup_readset_ struct readset *rs = NULL;
         _cleanup_free_ char *auto_file = NULL;
         struct run_loaded ld = { 0 };
         struct run_recording rr = { 0 };
-        const char *arg_auto = NULL, *file = NULL;
-        bool arg_stats = false, arg_json = false;
-        uint64_t arg_stale = DEFAULT_STALE_PERCENT, arg_nice = DEFAULT_NICE;
+        struct run_opts o;
         struct replay_args a __attribute__((cleanup(replay_args_freep)));
         struct replay_result res = { .st.stopped = false };
         struct replay_job *job = NULL;
         struct child child = { .pid = -1 };
         struct run_loop loop = { .d.mode = START_REPLAY };
         bool record, replay = true;
-        int c, r, code, exec_errno;
-        char **cmd;
+        int r, code, exec_errno;
 
         replay_args_init(&a);
         a.engine.wait = false;
-        while ((c = getopt_long(argc, argv, "+a:sjm:Q:T:vh", opts, NULL)) >= 0) {
-                r = replay_args_parse(&a, c, optarg, "run");
-                if (r < 0)
-                        return r;
-                if (r > 0)
-                        continue;
-                switch (c) {
-                case 'a': arg_auto = optarg; break;
-                case 'S':
-                        if (parse_u64(optarg, &arg_stale) < 0 || arg_stale > 100)
-                                return log_usage("run", "invalid --stale-below '%s' (0..100)", optarg);
-                        break;
-                case 's': arg_stats = true; break;
-                case 'j': arg_json = true; break;
-                case 'N':
-                        if (parse_u64(optarg, &arg_nice) < 0 || arg_nice > 19)
-                                return log_usage("run", "invalid --nice '%s' (0..19)", optarg);
-                        break;
-                case 'h': run_help(); return 0;
-                default: return log_usage("run", "invalid option");
-                }
-        }
-        if (!arg_auto && optind >= argc)
-                return log_usage("run", "missing read-set FILE");
-        if (!arg_auto)
-                file = argv[optind++];
-        if (optind < argc && strcmp(argv[optind], "--") == 0)
-                optind++;
-        if (optind >= argc)
-                return log_usage("run", "missing command (readset run FILE -- CMD ARGS...)");
-        cmd = argv + optind;
-        if ((arg_stats || arg_auto) && geteuid() != 0)
+        if ((r = run_parse(argc, argv, &a, &o)) != 0)
+                return r > 0 ? 0 : r;
+        if ((o.stats || o.auto_dir) && geteuid() != 0)
                 return log_error("--stats and --auto record the command and need root");
-        if (arg_auto && (r = run_auto_prepare(arg_auto, cmd, &auto_file)) < 0)
+        if (o.auto_dir && (r = run_auto_prepare(o.auto_dir, o.cmd, &auto_file)) < 0)
                 return r;
-        file = arg_auto ? auto_file : file;
+        o.file = o.auto_dir ? auto_file : o.file;
 
         /* Loaded, its header checked, and where the replay will read known
          * before anything runs: a damaged read set is refused (with --auto,
@@ -224,34 +213,26 @@ int cmd_run(int argc, char **argv)
          * asks FIEMAP of every file: starting the command meanwhile, both
          * compete for the head; measured 7.6 s against 4.0 s): the replay's
          * process plans, then waits for the command to start, 10 s at most. */
-        record = arg_stats;
-        if (arg_auto) {
-                /* decided first: a plain run reads nothing of readset's (a
-                 * read set found unusable below is recorded anew) */
-                run_loop_decide(&loop, file, access(file, F_OK) == 0);
-                record = arg_stats || loop.d.mode == START_RECORD || loop.d.mode == START_REPLAY_RECORD;
-                /* --stats replays and records whatever the loop says, and
-                 * leaves its history alone (it times nothing usual) */
-                replay = arg_stats || loop.d.mode == START_REPLAY || loop.d.mode == START_REPLAY_RECORD;
-                /* recorded anew because the loop found it stale: replaced */
-                if (!arg_stats && loop.d.mode == START_REPLAY_RECORD)
-                        arg_stale = 101;
-        }
+        record = o.stats;
+        /* decided first: a plain run reads nothing of readset's (a read set
+         * found unusable below is recorded anew) */
+        if (o.auto_dir)
+                run_loop_start(&loop, &o, &record, &replay);
         if (replay || record) {
-                r = run_load(file, &a, arg_auto != NULL, &ld);
+                r = run_load(o.file, &a, o.auto_dir != NULL, &ld);
                 if (r < 0)
                         return r;
-                if (arg_auto && !ld.buf && !record) {
+                if (o.auto_dir && !ld.buf && !record) {
                         /* unusable after all: this run records a new one */
-                        loop.d.mode = START_RECORD;
+                        run_loop_record_instead(&loop);
                         record = true;
                         replay = false;
                 }
         }
-        a.nice = (int)arg_nice;
+        a.nice = (int)o.nice;
         if (ld.plan_first) {
                 struct readset_totals t;
-                if (run_decode(&ld, arg_auto != NULL, false, &rs) < 0)
+                if (run_decode(&ld, o.auto_dir != NULL, false, &rs) < 0)
                         return CMD_FAILED;
                 /* a small read set: the head has little to be fought over,
                  * and the command's start is not put off for the plan */
@@ -269,7 +250,7 @@ int cmd_run(int argc, char **argv)
         }
         /* otherwise the command starts first and never waits for the replay */
         loop.t0 = now_us();
-        r = child_start(&child, cmd, record);
+        r = child_start(&child, o.cmd, record);
         if (r < 0) {
                 if (job)
                         (void)replay_job_wait(job, 1, NULL, NULL, &res);
@@ -280,7 +261,7 @@ int cmd_run(int argc, char **argv)
         a.follow_pid = child.pid;
         a.wake_fd = child.pidfd;        /* its end is noticed at once */
         /* nobody to tell what it did: once the command ends, run does too */
-        a.leave_at_give_up = !arg_stats && !a.verbose && !arg_auto;
+        a.leave_at_give_up = !o.stats && !a.verbose && !o.auto_dir;
         /* (--auto keeps what the replay found changed: it is told to stop
          * when the command ends, and says) */
         if (job)
@@ -288,12 +269,12 @@ int cmd_run(int argc, char **argv)
         /* the replay (and, after the start, its decoding and planning) runs
          * at a lower CPU priority: it mostly waits for the device, and where
          * it would compete for the CPU, the command wins */
-        if (ld.buf && arg_nice > 0)
-                (void)setpriority(PRIO_PROCESS, 0, (int)arg_nice);
+        if (ld.buf && o.nice > 0)
+                (void)setpriority(PRIO_PROCESS, 0, (int)o.nice);
         /* (a recording needs the old read set, to tell whether it went
          * stale, even if the command is done already) */
         if (ld.buf && !ld.plan_first && (record || !child_done(&child)))
-                (void)run_decode(&ld, arg_auto != NULL, true, &rs);
+                (void)run_decode(&ld, o.auto_dir != NULL, true, &rs);
         /* planned (unless it was) and replayed in a process of its own: the
          * files are touched there, so that a share whose server is slow or
          * gone never keeps run past the command's end (1 s after it, the
@@ -314,27 +295,20 @@ int cmd_run(int argc, char **argv)
         }
         if (record)
                 run_record_start(&rr, &child, release_command);
-        if (job || (rs && !ld.plan_first && !child_done(&child))) {
-                if (job)
-                        r = replay_job_wait(job, 0, command_done, &child, &res);
-                else
-                        r = replay_bounded(&a, rs, 0, command_done, &child, &res);
-                if (r == -ETIMEDOUT)
-                        log_warning("the replay was left with a read that has not returned (a share whose server "
-                                    "is slow or gone?)");
-                else if (r < 0 && r != -ECHILD)
-                        log_warning_errno(r, "replay failed");
-                else if (r >= 0 && !res.planned_ok)
-                        log_warning("the command ran without a replay");
-        }
+        if (job || (rs && !ld.plan_first && !child_done(&child)))
+                run_wait_replay(job, &a, rs, &child, &res);
         r = child_wait(&child);
         if (r < 0)
                 child_kill(&child);
         code = child_exit_code(&child, &exec_errno);
         if (exec_errno)
-                log_errno(-exec_errno, "cannot run '%s'", cmd[0]);
-        if (arg_auto && !arg_stats)
-                run_loop_note(&loop, &child, !exec_errno && r >= 0, &res);
+                log_errno(-exec_errno, "cannot run '%s'", o.cmd[0]);
+        if (o.auto_dir && !o.stats && !exec_errno && r >= 0 && !child_cut_short(&child)) {
+                struct start_replayed x;
+                start_replayed_of(&res, &x);
+                if ((r = run_loop_note(&loop, (uint64_t)time(NULL), now_us(), &x)) < 0)
+                        log_warning_errno(r, "cannot write '%s'", loop.path);
+        }
         /* once the command is over, before --json's line (it is the last) */
         if (a.verbose && rs)
                 say_skipped(&a, rs);
@@ -343,8 +317,8 @@ int cmd_run(int argc, char **argv)
         /* the recording finished while signals still go to the command (it
          * is gone: they reach nobody), then they stop readset again */
         if (rr.on)
-                run_record_finish(&rr, &child, cmd, !exec_errno, rs, arg_auto ? file : NULL, arg_stale,
-                                  arg_stats ? &res : NULL, &a, arg_json);
+                run_record_finish(&rr, &child, o.cmd, !exec_errno, rs, o.auto_dir ? o.file : NULL, o.stale,
+                                  o.stats ? &res : NULL, &a, o.json);
         replay_args_free(&a);
         child_close(&child);
         run_loaded_free(&ld);

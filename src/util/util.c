@@ -302,6 +302,16 @@ int write_file_atomic(const char *path, mode_t mode, int (*write_fn)(FILE *f, vo
         return e;
 }
 
+static int write_text(FILE *f, void *userdata)
+{
+        return fputs(userdata, f) < 0 ? -EIO : 0;
+}
+
+int write_file_atomic_text(const char *path, const char *text)
+{
+        return write_file_atomic(path, 0644, write_text, (void *)text);
+}
+
 int io_uring_usable(const char **why)
 {
         struct io_uring ring;

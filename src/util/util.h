@@ -103,6 +103,8 @@ int write_file_at(int dirfd, const char *path, const char *s);
  * is left.  As root under sudo, in a directory of the invoking user's, the
  * file is that user's (SUDO_UID, SUDO_GID).  write_fn returns 0 or -errno. */
 int write_file_atomic(const char *path, mode_t mode, int (*write_fn)(FILE *f, void *userdata), void *userdata);
+/* The same, of a string, 0644. */
+int write_file_atomic_text(const char *path, const char *text);
 
 /* sync, then drop the page, dentry and inode caches (root). */
 int drop_caches(void);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "boot/history.h"
+#include "boot/run-loop.h"
 #include "boot/plan.h"
 #include "model/readset.h"
 #include "tests.h"
@@ -17,6 +18,16 @@ static void add(struct history *h, uint32_t mode, double seconds)
 {
         struct start_entry e = { .mode = mode, .total_us = (uint64_t)(seconds * 1e6), .hit = -1 };
         h->e[h->n++] = e;
+}
+
+/* as history_append() keeps it: the oldest goes when full */
+static void push(struct history *h, uint32_t mode, double seconds)
+{
+        if (h->n == HISTORY_MAX) {
+                memmove(&h->e[0], &h->e[1], (HISTORY_MAX - 1) * sizeof(h->e[0]));
+                h->n--;
+        }
+        add(h, mode, seconds);
 }
 
 static uint32_t next(const struct loop_options *o, const struct history *h, const char *stale)
@@ -108,14 +119,15 @@ static void test_loop_on_where_it_helps(void)
         CHECK(baselines >= 2 && baselines <= 4);       /* one in the trial, then one in 16 */
 }
 
+/* run --auto's loop, with the options run --auto uses: no recording while
+ * replaying, plain runs the baseline, a trial of three, a clearer gain */
 static void test_loop_run_auto(void)
 {
         struct loop_options o;
         struct history h = { .n = 0 };
 
-        loop_options_default(&o);
-        o.record_replays = false;
-        o.plain_baseline = true;
+        loop_options_for_run(&o);
+        CHECK(!o.record_replays);
         add(&h, START_RECORD, 1.3);     /* recording costs: not what replay is judged against */
         CHECK_EQ(next(&o, &h, NULL), START_REPLAY);
         add(&h, START_REPLAY, 1.1);
@@ -125,7 +137,111 @@ static void test_loop_run_auto(void)
         add(&h, START_REPLAY, 1.12);
         CHECK_EQ(next(&o, &h, NULL), START_PLAIN);
         add(&h, START_PLAIN, 1.02);
+        CHECK_EQ(next(&o, &h, NULL), START_REPLAY);     /* a run's trial is three replays */
+        add(&h, START_REPLAY, 1.08);
+        CHECK_EQ(next(&o, &h, NULL), START_PLAIN);
+        add(&h, START_PLAIN, 1.01);
         CHECK_EQ(next(&o, &h, NULL), START_OFF);
+}
+
+/* run --auto keeps replay only for a clearer gain than a boot: 4% faster
+ * turns it off (0.95), where a boot would keep it (0.97); off, it tries
+ * again 64 runs on */
+static void test_loop_run_auto_keeps(void)
+{
+        struct loop_options o, boot;
+        struct history h = { .n = 0 };
+        unsigned off = 0;
+
+        loop_options_for_run(&o);
+        loop_options_for_boot(&boot);
+        add(&h, START_RECORD, 1.3);
+        for (int i = 0; i < 3; i++) {
+                add(&h, START_REPLAY, 0.96);
+                add(&h, START_PLAIN, 1.0);
+        }
+        CHECK_EQ(next(&o, &h, NULL), START_OFF);
+        boot.record_replays = false;
+        CHECK(next(&boot, &h, NULL) != START_OFF);
+        /* a clear gain: kept */
+        h.n = 1;
+        for (int i = 0; i < 3; i++) {
+                add(&h, START_REPLAY, 0.8);
+                add(&h, START_PLAIN, 1.0);
+        }
+        CHECK(next(&o, &h, NULL) != START_OFF);
+        /* off, then tried again after 64 runs */
+        h.n = 1;
+        for (int i = 0; i < 3; i++) {
+                add(&h, START_REPLAY, 1.0);
+                add(&h, START_PLAIN, 1.0);
+        }
+        /* (64: the history holds as many, the retry is seen at the last) */
+        while (next(&o, &h, NULL) == START_OFF && off < 100) {
+                push(&h, START_OFF, 1.0);
+                off++;
+        }
+        CHECK_EQ(off, 64u);
+}
+
+/* run --auto's loop over its history file: record, then replays without
+ * recording; a replay's figures kept, what changed only from one that
+ * went through; turning off said once */
+static void test_run_loop(void)
+{
+        char dir[] = "/tmp/readset-test-run-loop.XXXXXX", file[256];
+        struct start_replayed rp = { .bytes = 4096, .files = 100, .changed = 1 };
+        struct run_loop l = { .t0 = 0 };
+        bool record, replay, replace, off;
+        struct history h;
+        unsigned bad;
+
+        CHECK(mkdtemp(dir) != NULL);
+        snprintf(file, sizeof(file), "%s/cmd.readset", dir);
+        CHECK_EQ(run_loop_decide(&l, file, false, &off), 0);
+        CHECK_EQ(l.d.mode, START_RECORD);
+        CHECK(!off);
+        run_loop_what(&l, false, &record, &replay, &replace);
+        CHECK(record && !replay && !replace);
+        CHECK_EQ(run_loop_note(&l, 100, 1300000, &rp), 0);
+        CHECK_EQ(run_loop_decide(&l, file, true, &off), 0);
+        CHECK_EQ(l.d.mode, START_REPLAY);
+        run_loop_what(&l, false, &record, &replay, &replace);
+        CHECK(!record && replay && !replace);
+        run_loop_what(&l, true, &record, &replay, &replace);    /* --stats: both, whatever the loop says */
+        CHECK(record && replay && !replace);
+        CHECK_EQ(run_loop_note(&l, 101, 1000000, &rp), 0);
+        CHECK_EQ(history_load(l.path, &h, &bad), 0);
+        CHECK_EQ(h.n, (size_t)2);
+        CHECK_EQ(h.e[0].replayed_bytes, 0u);    /* a recorded run replays nothing */
+        CHECK_EQ(h.e[0].total_us, 1300000u);
+        CHECK_EQ(h.e[1].replayed_bytes, 4096u);
+        CHECK_EQ(h.e[1].changed, 1u);
+        /* plain, replay, plain, replay (stopped: what changed unknown), plain: off */
+        double s[] = { 1.0, 1.0, 1.0, 1.0, 1.0 };
+        for (int i = 0; i < 5; i++) {
+                CHECK_EQ(run_loop_decide(&l, file, true, &off), 0);
+                CHECK(!off);
+                rp.stopped = l.d.mode == START_REPLAY;
+                CHECK_EQ(run_loop_note(&l, 102 + (uint64_t)i, (uint64_t)(s[i] * 1e6), &rp), 0);
+        }
+        CHECK_EQ(history_load(l.path, &h, &bad), 0);
+        CHECK_EQ(h.e[3].mode, START_REPLAY);
+        CHECK_EQ(h.e[3].replayed_bytes, 4096u);
+        CHECK_EQ(h.e[3].files, 0u);
+        CHECK_EQ(run_loop_decide(&l, file, true, &off), 0);
+        CHECK_EQ(l.d.mode, START_OFF);
+        CHECK(off);
+        CHECK_EQ(run_loop_note(&l, 200, 1000000, NULL), 0);
+        CHECK_EQ(run_loop_decide(&l, file, true, &off), 0);
+        CHECK_EQ(l.d.mode, START_OFF);
+        CHECK(!off);                    /* said once */
+        /* found stale: replayed and recorded, the read set replaced */
+        l.d.mode = START_REPLAY_RECORD;
+        run_loop_what(&l, false, &record, &replay, &replace);
+        CHECK(record && replay && replace);
+        unlink(l.path);
+        rmdir(dir);
 }
 
 static void test_history_file(void)
@@ -235,6 +351,8 @@ int main(void)
         test_loop_stale_by_identity();
         test_loop_on_where_it_helps();
         test_loop_run_auto();
+        test_loop_run_auto_keeps();
+        test_run_loop();
         test_history_file();
         test_plan_merge();
         TESTS_DONE();
