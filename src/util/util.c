@@ -7,7 +7,6 @@
 #include <inttypes.h>
 #include <time.h>
 
-#include "util/trust.h"
 #include "util/banned.h"
 
 int parse_u64(const char *s, uint64_t *ret)
@@ -238,6 +237,18 @@ int write_file_at(int dirfd, const char *path, const char *s)
 
 int write_file(const char *path, const char *s) { return write_file_at(AT_FDCWD, path, s); }
 
+uid_t invoking_uid(void)
+{
+        const char *s = getenv("SUDO_UID");
+        uint64_t v;
+
+        if (getuid() != 0)
+                return getuid();
+        if (s && parse_u64(s, &v) == 0 && v > 0 && v < (uid_t)-1)
+                return (uid_t)v;
+        return (uid_t)-1;
+}
+
 /* Is the directory path is written into the invoking user's? */
 static bool in_invokers_dir(const char *path)
 {
@@ -251,7 +262,7 @@ static bool in_invokers_dir(const char *path)
                 snprintf(dir, sizeof(dir), "/");
         else
                 snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
-        return stat(dir, &st) == 0 && st.st_uid == trust_invoking_uid();
+        return stat(dir, &st) == 0 && st.st_uid == invoking_uid();
 }
 
 int write_file_atomic(const char *path, mode_t mode, int (*write_fn)(FILE *f, void *userdata), void *userdata)
@@ -285,12 +296,12 @@ int write_file_atomic(const char *path, mode_t mode, int (*write_fn)(FILE *f, vo
          * writes that user's file (readset show, report, replay of it then
          * work unprivileged); in root's directories (the profile cache, a
          * root --auto store) it stays root's */
-        if (e >= 0 && geteuid() == 0 && trust_invoking_uid() != (uid_t)-1 && in_invokers_dir(path)) {
+        if (e >= 0 && geteuid() == 0 && invoking_uid() != (uid_t)-1 && in_invokers_dir(path)) {
                 const char *g = getenv("SUDO_GID");
                 uint64_t gid = (uint64_t)-1;
                 if (!g || parse_u64(g, &gid) < 0 || gid >= (gid_t)-1)
                         gid = (uint64_t)-1;
-                if (fchown(fd, trust_invoking_uid(), (gid_t)gid) < 0)
+                if (fchown(fd, invoking_uid(), (gid_t)gid) < 0)
                         e = -errno;
         }
         if (fclose(f) != 0 && e >= 0)

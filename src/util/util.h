@@ -96,6 +96,10 @@ int fd_path(int fd, char *buf, size_t size);
 /* Write a string to an existing file (sysfs/tracefs style). */
 int write_file(const char *path, const char *s);
 int write_file_at(int dirfd, const char *path, const char *s);
+/* Who ran readset: the real user, or under sudo (the real user root) the
+ * user sudo names (SUDO_UID); (uid_t)-1 for root itself.  A fact about the
+ * process, not a policy: what it is trusted with is decided above util.c. */
+uid_t invoking_uid(void);
 /* Write a new file at path whole or not at all: write_fn fills a temporary
  * file beside it ("PATH.tmp.XXXXXX", made O_EXCL: no link is followed),
  * which is given mode, synced and renamed over path (a symbolic link or

@@ -2,6 +2,32 @@
 #include "util/util.h"
 #include "tests.h"
 
+/* The user who ran readset: sudo's SUDO_UID only when the real user is
+ * root, never root itself, never what does not parse. */
+static void test_invoking_uid(void)
+{
+        const char *saved = getenv("SUDO_UID");
+        char *keep = saved ? strdup(saved) : NULL;
+
+        setenv("SUDO_UID", "12345", 1);
+        CHECK_EQ(invoking_uid(), getuid() == 0 ? 12345 : getuid());
+        if (getuid() == 0) {
+                setenv("SUDO_UID", "0", 1);
+                CHECK_EQ(invoking_uid(), (uid_t)-1);
+                setenv("SUDO_UID", "-5", 1);
+                CHECK_EQ(invoking_uid(), (uid_t)-1);
+                setenv("SUDO_UID", "4294967295", 1);
+                CHECK_EQ(invoking_uid(), (uid_t)-1);
+                unsetenv("SUDO_UID");
+                CHECK_EQ(invoking_uid(), (uid_t)-1);
+        }
+        if (keep)
+                setenv("SUDO_UID", keep, 1);
+        else
+                unsetenv("SUDO_UID");
+        free(keep);
+}
+
 int main(void)
 {
         uint64_t v = 0;
@@ -22,5 +48,6 @@ int main(void)
         CHECK(parse_size("K", &v) < 0);
         CHECK(strcmp(format_bytes(512, buf), "512 B") == 0);
         CHECK(strcmp(format_bytes(1536, buf), "1.5 KiB") == 0);
+        test_invoking_uid();
         TESTS_DONE();
 }
