@@ -5,24 +5,96 @@
 #include <liburing.h>
 #include <sys/stat.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 
 #include "util/banned.h"
 
+int parse_u64_prefix(const char *s, uint64_t *ret, const char **ret_end)
+{
+        uint64_t v = 0;
+        const char *p = s;
+
+        if (!s || *p < '0' || *p > '9')
+                return -EINVAL;
+        for (; *p >= '0' && *p <= '9'; p++) {
+                unsigned d = (unsigned)(*p - '0');
+                if (v > (UINT64_MAX - d) / 10)
+                        return -ERANGE;
+                v = v * 10 + d;
+        }
+        *ret = v;
+        *ret_end = p;
+        return 0;
+}
+
 int parse_u64(const char *s, uint64_t *ret)
 {
-        char *end = NULL;
-        unsigned long long v;
+        const char *end;
+        uint64_t v;
+        int r = parse_u64_prefix(s, &v, &end);
 
-        if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
-                return -EINVAL;
-        errno = 0;
-        v = strtoull(s, &end, 10);
-        if (errno)
-                return -errno;
-        if (!end || *end)
+        if (r < 0)
+                return r;
+        if (*end)
                 return -EINVAL;
         *ret = v;
+        return 0;
+}
+
+int parse_int(const char *s, int *ret)
+{
+        bool neg = s && *s == '-';
+        const char *end;
+        uint64_t v;
+        int r;
+
+        if (!s)
+                return -EINVAL;
+        r = parse_u64_prefix(s + neg, &v, &end);
+        if (r < 0)
+                return r;
+        if (*end)
+                return -EINVAL;
+        if (v > (neg ? (uint64_t)INT_MAX + 1 : (uint64_t)INT_MAX))
+                return -ERANGE;
+        *ret = neg ? (int)(-(int64_t)v) : (int)v;
+        return 0;
+}
+
+int parse_dev_prefix(const char *s, dev_t *ret, const char **ret_end)
+{
+        uint64_t maj, min;
+        const char *p;
+        int r;
+
+        r = parse_u64_prefix(s, &maj, &p);
+        if (r < 0)
+                return r;
+        if (*p != ':')
+                return -EINVAL;
+        r = parse_u64_prefix(p + 1, &min, &p);
+        if (r < 0)
+                return r;
+        if (maj > UINT32_MAX || min > UINT32_MAX)
+                return -ERANGE;
+        *ret = makedev((unsigned)maj, (unsigned)min);
+        *ret_end = p;
+        return 0;
+}
+
+int parse_dev(const char *s, dev_t *ret)
+{
+        const char *end;
+        dev_t d;
+        int r = parse_dev_prefix(s, &d, &end);
+
+        if (r < 0)
+                return r;
+        if (*end)
+                return -EINVAL;
+        *ret = d;
         return 0;
 }
 
