@@ -37,24 +37,34 @@ static int mode_from_name(const char *s, uint32_t *ret)
         return -EINVAL;
 }
 
+/* The next field of a line: blanks before it skipped, NUL-ended in place,
+ * *p moved past the blank or newline that ended it. */
+static char *next_field(char **p)
+{
+        char *s = *p + strspn(*p, " \t"), *e = s + strcspn(s, " \t\n");
+
+        *p = *e ? e + 1 : e;
+        *e = 0;
+        return s;
+}
+
 /* One line: "1 AT MODE TOTAL_US REPLAYED USED HIT DROPPED FILES CHANGED
  * NOTE...", HIT in thousandths (-1: unknown). */
 static int parse_line(char *line, struct start_entry *e)
 {
-        char mode[32];
-        long hit;
-        int n = 0;
+        char *p = line;
+        int hit;
 
         memset(e, 0, sizeof(*e));
-        if (sscanf(line, "1 %" SCNu64 " %31s %" SCNu64 " %" SCNu64 " %" SCNu64 " %ld %" SCNu64 " %" SCNu64
-                   " %" SCNu64 "%n", &e->at_unix, mode, &e->total_us, &e->replayed_bytes, &e->used_bytes, &hit,
-                   &e->dropped, &e->files, &e->changed, &n) != 9)
-                return -EINVAL;
-        if (mode_from_name(mode, &e->mode) < 0 || hit < -1 || hit > 1000)
+        if (strcmp(next_field(&p), "1") != 0 || parse_u64(next_field(&p), &e->at_unix) < 0 ||
+            mode_from_name(next_field(&p), &e->mode) < 0 || parse_u64(next_field(&p), &e->total_us) < 0 ||
+            parse_u64(next_field(&p), &e->replayed_bytes) < 0 || parse_u64(next_field(&p), &e->used_bytes) < 0 ||
+            parse_int(next_field(&p), &hit) < 0 || hit < -1 || hit > 1000 ||
+            parse_u64(next_field(&p), &e->dropped) < 0 || parse_u64(next_field(&p), &e->files) < 0 ||
+            parse_u64(next_field(&p), &e->changed) < 0)
                 return -EINVAL;
         e->hit = hit < 0 ? -1 : hit / 1000.0;
-        line += n;
-        line += strspn(line, " ");
+        line = p + strspn(p, " ");
         line[strcspn(line, "\n")] = 0;
         snprintf(e->note, sizeof(e->note), "%s", line);
         return 0;

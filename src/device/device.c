@@ -72,6 +72,18 @@ static int read_u64_file(const char *path, uint64_t *ret)
         return parse_u64(s, ret);
 }
 
+/* A device's "dev" in sysfs: "MAJOR:MINOR" */
+static int read_dev_file(const char *path, dev_t *ret)
+{
+        _cleanup_free_ char *s = NULL;
+        int r = read_small_file(path, &s, 64);
+
+        if (r < 0)
+                return r;
+        s[strcspn(s, "\n")] = 0;
+        return parse_dev(s, ret);
+}
+
 int device_probe_cache_path(dev_t dev, char *buf, size_t size)
 {
         const char *dir = getenv("READSET_CACHE_DIR");
@@ -231,9 +243,8 @@ static int saved_profile_of(dev_t dev, char *path, size_t size, struct device_pr
 int device_saved_profile(dev_t dev, char *path, size_t size, struct device_profile *ret)
 {
         char q[128], dir[SYSFS_DIR_MAX], disk[SYSFS_DIR_MAX], disk_path[PATH_MAX];
-        _cleanup_free_ char *s = NULL;
         struct device_profile p;
-        unsigned maj, min;
+        dev_t disk_dev;
         int r, r_disk;
 
         r = saved_profile_of(dev, path, size, &p);
@@ -241,8 +252,8 @@ int device_saved_profile(dev_t dev, char *path, size_t size, struct device_profi
         if (r == -ENOENT || r == -ESTALE || r == -ENOKEY) {
                 if (sysfs_dirs(dev, dir, disk)) {
                         snprintf(q, sizeof(q), "%s/dev", disk);
-                        if (read_small_file(q, &s, 64) >= 0 && sscanf(s, "%u:%u", &maj, &min) == 2) {
-                                r_disk = saved_profile_of(makedev(maj, min), disk_path, sizeof(disk_path), &p);
+                        if (read_dev_file(q, &disk_dev) >= 0) {
+                                r_disk = saved_profile_of(disk_dev, disk_path, sizeof(disk_path), &p);
                                 if (r_disk >= 0 || r == -ENOENT) {
                                         snprintf(path, size, "%s", disk_path);
                                         r = r_disk;

@@ -101,16 +101,11 @@ static uint32_t crc(const uint8_t *p, size_t n)
         return (uint32_t)c;
 }
 
-int format_encode(const struct readset *rs, uint8_t **ret_buf, size_t *ret_len)
+/* Each section's body, then the section (tag, length, body) added to the
+ * payload; an error in the body becomes the payload's. */
+static void encode_meta(struct wbuf *payload, const struct readset *rs)
 {
-        struct wbuf payload = { 0 }, meta = { 0 }, files = { 0 }, lookups = { 0 }, counts = { 0 }, content = { 0 },
-                    image = { 0 };
-        size_t n_content = 0;
-        _cleanup_free_ uint8_t *out = NULL;
-        size_t bound, clen;
-        uint64_t prev_time = 0;
-        uint8_t tag = SEC_END;
-        int r = 0;
+        struct wbuf meta = { 0 };
 
         w_varint(&meta, rs->created_unix);
         w_varint(&meta, rs->duration_us);
@@ -120,30 +115,50 @@ int format_encode(const struct readset *rs, uint8_t **ret_buf, size_t *ret_len)
         w_varint(&meta, rs->lost_events);
         w_varint(&meta, rs->lookups_lost);
         w_string(&meta, rs->command);
+        w_section(payload, SEC_META, &meta);
+        free(meta.p);
+}
+
+/* Ranges as deltas: an offset from the previous range's end, a time from
+ * the previous range's. */
+static void encode_file(struct wbuf *files, const struct rs_file *f)
+{
+        uint64_t prev_end = 0, t = 0;
+
+        w_varint(files, f->kind);
+        w_varint(files, f->flags);
+        w_varint(files, f->dev);
+        w_varint(files, f->ino);
+        w_varint(files, f->size);
+        w_varint(files, zigzag(f->mtime_ns));
+        w_string(files, f->path);
+        w_varint(files, f->n_ranges);
+        for (size_t j = 0; j < f->n_ranges; j++) {
+                const struct rs_range *rg = &f->ranges[j];
+                w_varint(files, zigzag((int64_t)(rg->offset - prev_end)));
+                w_varint(files, rg->length);
+                w_varint(files, zigzag((int64_t)(rg->time_us - t)));
+                w_varint(files, rg->flags);
+                prev_end = rg->offset + rg->length;
+                t = rg->time_us;
+        }
+}
+
+static void encode_files(struct wbuf *payload, const struct readset *rs)
+{
+        struct wbuf files = { 0 };
 
         w_varint(&files, rs->n_files);
-        for (size_t i = 0; i < rs->n_files; i++) {
-                const struct rs_file *f = &rs->files[i];
-                uint64_t prev_end = 0, t = 0;
+        for (size_t i = 0; i < rs->n_files; i++)
+                encode_file(&files, &rs->files[i]);
+        w_section(payload, SEC_FILES, &files);
+        free(files.p);
+}
 
-                w_varint(&files, f->kind);
-                w_varint(&files, f->flags);
-                w_varint(&files, f->dev);
-                w_varint(&files, f->ino);
-                w_varint(&files, f->size);
-                w_varint(&files, zigzag(f->mtime_ns));
-                w_string(&files, f->path);
-                w_varint(&files, f->n_ranges);
-                for (size_t j = 0; j < f->n_ranges; j++) {
-                        const struct rs_range *rg = &f->ranges[j];
-                        w_varint(&files, zigzag((int64_t)(rg->offset - prev_end)));
-                        w_varint(&files, rg->length);
-                        w_varint(&files, zigzag((int64_t)(rg->time_us - t)));
-                        w_varint(&files, rg->flags);
-                        prev_end = rg->offset + rg->length;
-                        t = rg->time_us;
-                }
-        }
+static void encode_lookups(struct wbuf *payload, const struct readset *rs)
+{
+        struct wbuf lookups = { 0 };
+        uint64_t prev_time = 0;
 
         w_varint(&lookups, rs->n_lookups);
         for (size_t i = 0; i < rs->n_lookups; i++) {
@@ -155,75 +170,107 @@ int format_encode(const struct readset *rs, uint8_t **ret_buf, size_t *ret_len)
                 w_string(&lookups, l->path);
                 prev_time = l->time_us;
         }
+        w_section(payload, SEC_LOOKUPS, &lookups);
+        free(lookups.p);
+}
 
-        w_section(&payload, SEC_META, &meta);
-        w_section(&payload, SEC_FILES, &files);
-        w_section(&payload, SEC_LOOKUPS, &lookups);
+static void encode_counts(struct wbuf *payload, const struct readset *rs)
+{
+        struct wbuf counts = { 0 };
+
         w_varint(&counts, rs->lookups_unresolved);
-        w_section(&payload, SEC_COUNTS, &counts);
+        w_section(payload, SEC_COUNTS, &counts);
+        free(counts.p);
+}
+
+/* Only when a file is known by content: its index and digest. */
+static void encode_content(struct wbuf *payload, const struct readset *rs)
+{
+        struct wbuf content = { 0 };
+        size_t n_content = 0;
+
         for (size_t i = 0; i < rs->n_files; i++)
                 n_content += !!(rs->files[i].flags & RS_FILE_BY_CONTENT);
-        if (n_content) {
-                w_varint(&content, n_content);
-                for (size_t i = 0; i < rs->n_files; i++) {
-                        if (!(rs->files[i].flags & RS_FILE_BY_CONTENT))
-                                continue;
-                        w_varint(&content, i);
-                        w_bytes(&content, rs->files[i].content, CONTENT_BYTES);
-                }
-                w_section(&payload, SEC_CONTENT, &content);
+        if (!n_content)
+                return;
+        w_varint(&content, n_content);
+        for (size_t i = 0; i < rs->n_files; i++) {
+                if (!(rs->files[i].flags & RS_FILE_BY_CONTENT))
+                        continue;
+                w_varint(&content, i);
+                w_bytes(&content, rs->files[i].content, CONTENT_BYTES);
         }
-        if (rs->image) {
-                uint64_t end = 0;
-                w_varint(&image, rs->image->size);
-                w_bytes(&image, rs->image->head, sizeof(rs->image->head));
-                w_bytes(&image, rs->image->digest, sizeof(rs->image->digest));
-                w_varint(&image, rs->image->n_spans);
-                for (size_t i = 0; i < rs->image->n_spans; i++) {
-                        w_varint(&image, zigzag((int64_t)(rs->image->spans[i].offset - end)));
-                        w_varint(&image, rs->image->spans[i].length);
-                        end = rs->image->spans[i].offset + rs->image->spans[i].length;
-                }
-                w_section(&payload, SEC_IMAGE, &image);
-        }
-        w_bytes(&payload, &tag, 1);
-        free(image.p);
+        w_section(payload, SEC_CONTENT, &content);
         free(content.p);
-        free(counts.p);
-        free(meta.p);
-        free(files.p);
-        free(lookups.p);
-        if (payload.err) {
-                r = payload.err;
-                goto out;
-        }
-        if (payload.n > FORMAT_MAX_RAW) {
-                r = -EFBIG;
-                goto out;
-        }
+}
 
-        bound = ZSTD_compressBound(payload.n);
+/* Only when packed: the image, and its spans as deltas from the previous
+ * span's end. */
+static void encode_image(struct wbuf *payload, const struct readset *rs)
+{
+        struct wbuf image = { 0 };
+        uint64_t end = 0;
+
+        if (!rs->image)
+                return;
+        w_varint(&image, rs->image->size);
+        w_bytes(&image, rs->image->head, sizeof(rs->image->head));
+        w_bytes(&image, rs->image->digest, sizeof(rs->image->digest));
+        w_varint(&image, rs->image->n_spans);
+        for (size_t i = 0; i < rs->image->n_spans; i++) {
+                w_varint(&image, zigzag((int64_t)(rs->image->spans[i].offset - end)));
+                w_varint(&image, rs->image->spans[i].length);
+                end = rs->image->spans[i].offset + rs->image->spans[i].length;
+        }
+        w_section(payload, SEC_IMAGE, &image);
+        free(image.p);
+}
+
+/* The header, then the payload compressed. */
+static int frame_payload(const struct wbuf *payload, uint8_t **ret_buf, size_t *ret_len)
+{
+        _cleanup_free_ uint8_t *out = NULL;
+        size_t bound, clen;
+
+        bound = ZSTD_compressBound(payload->n);
         out = malloc(FORMAT_HEADER_SIZE + bound);
-        if (!out) {
-                r = -ENOMEM;
-                goto out;
-        }
-        clen = ZSTD_compress(out + FORMAT_HEADER_SIZE, bound, payload.p, payload.n, 3);
-        if (ZSTD_isError(clen)) {
-                r = -EIO;
-                goto out;
-        }
+        if (!out)
+                return -ENOMEM;
+        clen = ZSTD_compress(out + FORMAT_HEADER_SIZE, bound, payload->p, payload->n, 3);
+        if (ZSTD_isError(clen))
+                return -EIO;
         memcpy(out, FORMAT_MAGIC, 8);
         put_le(out + 8, FORMAT_MAJOR, 2);
         put_le(out + 10, FORMAT_MINOR, 2);
         put_le(out + 12, FLAG_ZSTD, 4);
-        put_le(out + 16, payload.n, 8);
+        put_le(out + 16, payload->n, 8);
         put_le(out + 24, clen, 8);
-        put_le(out + 32, crc(payload.p, payload.n), 4);
+        put_le(out + 32, crc(payload->p, payload->n), 4);
         put_le(out + 36, crc(out, 36), 4);
         *ret_len = FORMAT_HEADER_SIZE + clen;
         *ret_buf = TAKE_PTR(out);
-out:
+        return 0;
+}
+
+int format_encode(const struct readset *rs, uint8_t **ret_buf, size_t *ret_len)
+{
+        struct wbuf payload = { 0 };
+        uint8_t tag = SEC_END;
+        int r;
+
+        encode_meta(&payload, rs);
+        encode_files(&payload, rs);
+        encode_lookups(&payload, rs);
+        encode_counts(&payload, rs);
+        encode_content(&payload, rs);
+        encode_image(&payload, rs);
+        w_bytes(&payload, &tag, 1);
+        if (payload.err)
+                r = payload.err;
+        else if (payload.n > FORMAT_MAX_RAW)
+                r = -EFBIG;
+        else
+                r = frame_payload(&payload, ret_buf, ret_len);
         free(payload.p);
         return r;
 }

@@ -67,14 +67,12 @@ unsigned store_remove_left(const char *dir, const char *path)
         if (!d)
                 return 0;
         while ((de = readdir(d))) {
-                char *end;
-                long pid;
+                const char *end;
+                uint64_t pid;
 
                 if (strncmp(de->d_name, prefix, strlen(prefix)) != 0)
                         continue;
-                errno = 0;
-                pid = strtol(de->d_name + strlen(prefix), &end, 10);
-                if (errno || pid <= 0 || pid > INT_MAX || end == de->d_name + strlen(prefix) ||
+                if (parse_u64_prefix(de->d_name + strlen(prefix), &pid, &end) < 0 || pid == 0 || pid > INT_MAX ||
                     (*end && strncmp(end, ".tmp.", 5) != 0))
                         continue;
                 if (kill((pid_t)pid, 0) < 0 && errno == ESRCH && unlinkat(dirfd(d), de->d_name, 0) == 0)

@@ -331,15 +331,15 @@ static int fork_layout(void)
         };
         for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {
                 _cleanup_free_ char *f = NULL;
-                const char *pp, *cp;
-                int poff, coff;
+                const char *pp, *cp, *end;
+                uint64_t poff, coff;
 
                 if (read_small_file(paths[i], &f, 8192) < 0)
                         continue;
                 pp = strstr(f, "pid_t parent_pid;\toffset:");
                 cp = strstr(f, "pid_t child_pid;\toffset:");
-                if (!pp || !cp || sscanf(strchr(pp, ':') + 1, "%d", &poff) != 1 ||
-                    sscanf(strchr(cp, ':') + 1, "%d", &coff) != 1)
+                if (!pp || !cp || parse_u64_prefix(strchr(pp, ':') + 1, &poff, &end) < 0 || *end != ';' ||
+                    parse_u64_prefix(strchr(cp, ':') + 1, &coff, &end) < 0 || *end != ';')
                         return -EOPNOTSUPP;
                 if (poff == 24 && coff == 44)
                         return 0;

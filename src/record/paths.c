@@ -577,6 +577,23 @@ void paths_close(struct paths *p)
         free(p);
 }
 
+/* A line of a --paths list: "MAJOR:MINOR INODE /PATH", blanks between. */
+static int parse_list_line(const char *line, dev_t *ret_dev, uint64_t *ret_ino, const char **ret_path)
+{
+        const char *s, *e;
+
+        if (parse_dev_prefix(line, ret_dev, &e) < 0 || (*e != ' ' && *e != '\t'))
+                return -EBADMSG;
+        s = e + strspn(e, " \t");
+        if (parse_u64_prefix(s, ret_ino, &e) < 0 || (*e != ' ' && *e != '\t'))
+                return -EBADMSG;
+        s = e + strspn(e, " \t");
+        if (*s != '/')
+                return -EBADMSG;
+        *ret_path = s;
+        return 0;
+}
+
 int paths_learn_list(struct paths *p, const char *file, unsigned *ret_line)
 {
         _cleanup_fclose_ FILE *f = NULL;
@@ -598,20 +615,21 @@ int paths_learn_list(struct paths *p, const char *file, unsigned *ret_line)
                 return e;
         }
         while ((n = getline(&line, &cap, f)) > 0) {
-                unsigned maj, min;
-                unsigned long long ino;
-                int off = 0, r;
+                const char *path;
+                uint64_t ino;
+                dev_t dev;
+                int r;
 
                 lineno++;
                 if (line[n - 1] == '\n')
                         line[n - 1] = 0;
                 if (!line[0] || line[0] == '#')
                         continue;
-                if (sscanf(line, "%u:%u %llu %n", &maj, &min, &ino, &off) != 3 || off == 0 || line[off] != '/') {
+                if (parse_list_line(line, &dev, &ino, &path) < 0) {
                         *ret_line = lineno;
                         return -EBADMSG;
                 }
-                r = paths_learn(p, makedev(maj, min), ino, line + off);
+                r = paths_learn(p, dev, ino, path);
                 if (r < 0)
                         return r;
         }

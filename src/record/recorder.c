@@ -64,10 +64,9 @@ static void guardian_close_others(const char *instance, int keep)
                 return;
         while ((de = readdir(d))) {
                 char target[PATH_MAX];
-                char *end;
-                long fd = strtol(de->d_name, &end, 10);
+                uint64_t fd;
 
-                if (*end || end == de->d_name || fd == dirfd(d) || fd == keep || fd < 0 || fd > INT_MAX)
+                if (parse_u64(de->d_name, &fd) < 0 || fd > INT_MAX || (int)fd == dirfd(d) || (int)fd == keep)
                         continue;
                 if (fd_path((int)fd, target, sizeof(target)) < 0)
                         continue;

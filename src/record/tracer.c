@@ -164,6 +164,19 @@ static int remove_stale_in(const char *root)
         return n;
 }
 
+/* The number at s, up to the character that must end it, if it fits an
+ * int. */
+static bool format_number(const char *s, char ends, int *ret)
+{
+        const char *end;
+        uint64_t v;
+
+        if (parse_u64_prefix(s, &v, &end) < 0 || *end != ends || v > INT_MAX)
+                return false;
+        *ret = (int)v;
+        return true;
+}
+
 /* "field:unsigned long i_ino;\toffset:8;\tsize:8;" -> offset, size */
 static bool format_field(const char *fmt, const char *name, int *ret_off, int *ret_size)
 {
@@ -180,7 +193,7 @@ static bool format_field(const char *fmt, const char *name, int *ret_off, int *r
                         q--;
                 if ((size_t)(semi - q) == n && strncmp(q, name, n) == 0) {
                         const char *o = strstr(semi, "offset:"), *z = strstr(semi, "size:");
-                        if (!o || !z || sscanf(o + 7, "%d", ret_off) != 1 || sscanf(z + 5, "%d", ret_size) != 1)
+                        if (!o || !z || !format_number(o + 7, ';', ret_off) || !format_number(z + 5, ';', ret_size))
                                 return false;
                         return *ret_off >= 0 && *ret_size > 0 && *ret_off < 65536;
                 }
@@ -203,7 +216,7 @@ int tracer_raw_init(struct tracer_raw *rf, const char *header_page, const char *
                 struct tracer_evfmt *e = &rf->fmt[i];
                 const char *idl = strstr(formats[i], "ID: ");
 
-                if (!idl || sscanf(idl + 4, "%d", &e->id) != 1)
+                if (!idl || !format_number(idl + 4, '\n', &e->id))
                         return -EPROTO;
                 e->kind = i;
                 if (!format_field(formats[i], "i_ino", &e->off_ino, &e->sz_ino) ||

@@ -62,13 +62,19 @@ int replay_device(const struct readset *rs, const struct replay_options *o, stru
         return 0;
 }
 
+/* "Name:     123 kB": the bytes */
 static int meminfo_field(const char *m, const char *name, uint64_t *ret)
 {
-        const char *p = strstr(m, name);
+        const char *p = strstr(m, name), *end;
+        uint64_t kb;
 
-        if (!p || sscanf(p + strlen(name), "%" SCNu64, ret) != 1)
+        if (!p)
                 return -EIO;
-        *ret *= 1024;
+        p += strlen(name);
+        p += strspn(p, " ");
+        if (parse_u64_prefix(p, &kb, &end) < 0 || (*end != ' ' && *end != '\n' && *end) || kb > UINT64_MAX / 1024)
+                return -EIO;
+        *ret = kb * 1024;
         return 0;
 }
 

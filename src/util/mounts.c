@@ -48,7 +48,7 @@ int mounts_parse_line(char *line, struct mount_ent *ret)
 {
         /* ID PARENT MAJ:MIN ROOT POINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPER */
         char *fields[10] = { 0 }, *sep, *save = NULL, *tok, *src;
-        unsigned maj, min;
+        dev_t dev;
         int n = 0;
 
         sep = strstr(line, " - ");
@@ -57,7 +57,7 @@ int mounts_parse_line(char *line, struct mount_ent *ret)
         *sep = 0;
         for (tok = strtok_r(line, " ", &save); tok && n < 10; tok = strtok_r(NULL, " ", &save))
                 fields[n++] = tok;
-        if (n < 5 || sscanf(fields[2], "%u:%u", &maj, &min) != 2)
+        if (n < 5 || parse_dev(fields[2], &dev) < 0)
                 return 0;
         tok = strtok_r(sep + 3, " \n", &save);
         if (!tok)
@@ -67,7 +67,7 @@ int mounts_parse_line(char *line, struct mount_ent *ret)
         mounts_unescape(fields[4]);
         if (src)
                 mounts_unescape(src);
-        ret->dev = makedev(maj, min);
+        ret->dev = dev;
         ret->root = strdup(fields[3]);
         ret->mnt = strdup(fields[4]);
         ret->fstype = strdup(tok);

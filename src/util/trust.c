@@ -21,17 +21,7 @@ void trust_allow_untrusted(void) { allow_untrusted = true; }
 
 bool trust_enforced(void) { return geteuid() == 0 && !allow_untrusted; }
 
-uid_t trust_invoking_uid(void)
-{
-        const char *s = getenv("SUDO_UID");
-        uint64_t v;
-
-        if (getuid() != 0)
-                return getuid();
-        if (s && parse_u64(s, &v) == 0 && v > 0 && v < (uid_t)-1)
-                return (uid_t)v;
-        return (uid_t)-1;
-}
+uid_t trust_invoking_uid(void) { return invoking_uid(); }
 
 static const char *kind_of(mode_t m)
 {

@@ -18,8 +18,8 @@
 void trust_allow_untrusted(void);
 /* Whether owners and modes are checked (running as root, not allowed). */
 bool trust_enforced(void);
-/* The users trusted besides root: the invoking user under sudo; (uid_t)-1
- * when none. */
+/* The users trusted besides root: the invoking user under sudo
+ * (util.h's invoking_uid()); (uid_t)-1 when none. */
 uid_t trust_invoking_uid(void);
 
 /* Open path, a regular file, for reading (O_RDONLY | O_CLOEXEC | O_NOCTTY |

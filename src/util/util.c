@@ -5,25 +5,96 @@
 #include <liburing.h>
 #include <sys/stat.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 
-#include "util/trust.h"
 #include "util/banned.h"
+
+int parse_u64_prefix(const char *s, uint64_t *ret, const char **ret_end)
+{
+        uint64_t v = 0;
+        const char *p = s;
+
+        if (!s || *p < '0' || *p > '9')
+                return -EINVAL;
+        for (; *p >= '0' && *p <= '9'; p++) {
+                unsigned d = (unsigned)(*p - '0');
+                if (v > (UINT64_MAX - d) / 10)
+                        return -ERANGE;
+                v = v * 10 + d;
+        }
+        *ret = v;
+        *ret_end = p;
+        return 0;
+}
 
 int parse_u64(const char *s, uint64_t *ret)
 {
-        char *end = NULL;
-        unsigned long long v;
+        const char *end;
+        uint64_t v;
+        int r = parse_u64_prefix(s, &v, &end);
 
-        if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
-                return -EINVAL;
-        errno = 0;
-        v = strtoull(s, &end, 10);
-        if (errno)
-                return -errno;
-        if (!end || *end)
+        if (r < 0)
+                return r;
+        if (*end)
                 return -EINVAL;
         *ret = v;
+        return 0;
+}
+
+int parse_int(const char *s, int *ret)
+{
+        bool neg = s && *s == '-';
+        const char *end;
+        uint64_t v;
+        int r;
+
+        if (!s)
+                return -EINVAL;
+        r = parse_u64_prefix(s + neg, &v, &end);
+        if (r < 0)
+                return r;
+        if (*end)
+                return -EINVAL;
+        if (v > (neg ? (uint64_t)INT_MAX + 1 : (uint64_t)INT_MAX))
+                return -ERANGE;
+        *ret = neg ? (int)(-(int64_t)v) : (int)v;
+        return 0;
+}
+
+int parse_dev_prefix(const char *s, dev_t *ret, const char **ret_end)
+{
+        uint64_t maj, min;
+        const char *p;
+        int r;
+
+        r = parse_u64_prefix(s, &maj, &p);
+        if (r < 0)
+                return r;
+        if (*p != ':')
+                return -EINVAL;
+        r = parse_u64_prefix(p + 1, &min, &p);
+        if (r < 0)
+                return r;
+        if (maj > UINT32_MAX || min > UINT32_MAX)
+                return -ERANGE;
+        *ret = makedev((unsigned)maj, (unsigned)min);
+        *ret_end = p;
+        return 0;
+}
+
+int parse_dev(const char *s, dev_t *ret)
+{
+        const char *end;
+        dev_t d;
+        int r = parse_dev_prefix(s, &d, &end);
+
+        if (r < 0)
+                return r;
+        if (*end)
+                return -EINVAL;
+        *ret = d;
         return 0;
 }
 
@@ -238,6 +309,18 @@ int write_file_at(int dirfd, const char *path, const char *s)
 
 int write_file(const char *path, const char *s) { return write_file_at(AT_FDCWD, path, s); }
 
+uid_t invoking_uid(void)
+{
+        const char *s = getenv("SUDO_UID");
+        uint64_t v;
+
+        if (getuid() != 0)
+                return getuid();
+        if (s && parse_u64(s, &v) == 0 && v > 0 && v < (uid_t)-1)
+                return (uid_t)v;
+        return (uid_t)-1;
+}
+
 /* Is the directory path is written into the invoking user's? */
 static bool in_invokers_dir(const char *path)
 {
@@ -251,7 +334,7 @@ static bool in_invokers_dir(const char *path)
                 snprintf(dir, sizeof(dir), "/");
         else
                 snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
-        return stat(dir, &st) == 0 && st.st_uid == trust_invoking_uid();
+        return stat(dir, &st) == 0 && st.st_uid == invoking_uid();
 }
 
 int write_file_atomic(const char *path, mode_t mode, int (*write_fn)(FILE *f, void *userdata), void *userdata)
@@ -285,12 +368,12 @@ int write_file_atomic(const char *path, mode_t mode, int (*write_fn)(FILE *f, vo
          * writes that user's file (readset show, report, replay of it then
          * work unprivileged); in root's directories (the profile cache, a
          * root --auto store) it stays root's */
-        if (e >= 0 && geteuid() == 0 && trust_invoking_uid() != (uid_t)-1 && in_invokers_dir(path)) {
+        if (e >= 0 && geteuid() == 0 && invoking_uid() != (uid_t)-1 && in_invokers_dir(path)) {
                 const char *g = getenv("SUDO_GID");
                 uint64_t gid = (uint64_t)-1;
                 if (!g || parse_u64(g, &gid) < 0 || gid >= (gid_t)-1)
                         gid = (uint64_t)-1;
-                if (fchown(fd, trust_invoking_uid(), (gid_t)gid) < 0)
+                if (fchown(fd, invoking_uid(), (gid_t)gid) < 0)
                         e = -errno;
         }
         if (fclose(f) != 0 && e >= 0)

@@ -37,9 +37,19 @@ static inline void fclosep(FILE **f) { if (*f) fclose(*f); }
 #define TAKE_PTR(p) ({ __typeof__(p) _t = (p); (p) = NULL; _t; })
 #define TAKE_FD(fd) ({ int _t = (fd); (fd) = -1; _t; })
 
-/* Strict parsers: whole string, no sign surprises, range checked. */
+/* Strict parsers of numbers read from outside: decimal digits only (no
+ * space, no sign where none is expected, no base prefix), range checked
+ * (-ERANGE), the whole string (-EINVAL for anything after it); nothing is
+ * stored on an error. */
 int parse_u64(const char *s, uint64_t *ret);
 int parse_size(const char *s, uint64_t *ret);   /* accepts K, M, G suffixes */
+int parse_int(const char *s, int *ret);         /* a '-' allowed */
+int parse_dev(const char *s, dev_t *ret);       /* "MAJOR:MINOR", each < 2^32 */
+/* The same for a number at the start of s that the caller reads on from:
+ * at least one digit, *ret_end set past the last one (what follows is for
+ * the caller to check). */
+int parse_u64_prefix(const char *s, uint64_t *ret, const char **ret_end);
+int parse_dev_prefix(const char *s, dev_t *ret, const char **ret_end);
 
 /* Grow *array (element size esz) so it can hold at least `need` elements. */
 int grow_array(void *array, size_t *cap, size_t need, size_t esz);
@@ -96,6 +106,10 @@ int fd_path(int fd, char *buf, size_t size);
 /* Write a string to an existing file (sysfs/tracefs style). */
 int write_file(const char *path, const char *s);
 int write_file_at(int dirfd, const char *path, const char *s);
+/* Who ran readset: the real user, or under sudo (the real user root) the
+ * user sudo names (SUDO_UID); (uid_t)-1 for root itself.  A fact about the
+ * process, not a policy: what it is trusted with is decided above util.c. */
+uid_t invoking_uid(void);
 /* Write a new file at path whole or not at all: write_fn fills a temporary
  * file beside it ("PATH.tmp.XXXXXX", made O_EXCL: no link is followed),
  * which is given mode, synced and renamed over path (a symbolic link or

@@ -294,6 +294,44 @@ static void test_history_file(void)
         rmdir(dir);
 }
 
+/* history's numbers are strict: a sign, a number past its type, junk after
+ * it make the line damaged; blanks between fields and a note are kept */
+static void test_history_numbers(void)
+{
+        char dir[] = "/tmp/readset-test-history.XXXXXX", path[256];
+        struct history back;
+        unsigned bad;
+        FILE *f;
+
+        CHECK(mkdtemp(dir) != NULL);
+        snprintf(path, sizeof(path), "%s/history", dir);
+        f = fopen(path, "w");
+        CHECK(f != NULL);
+        if (!f)
+                return;
+        fputs("1 10 replay 5 6 7 -1 0 0 0\n"
+              "1 11 replay -5 6 7 500 0 0 0\n"
+              "1 12 replay 5 6 7 +500 0 0 0\n"
+              "1 13 replay 5 6 7 500 0 0 18446744073709551616\n"
+              "1 14 replay 5 6 7 500 0 0 0x1 a note\n"
+              "1 15 replay 5 6 7 4294967796 0 0 0\n"
+              "1\t16  replay 5 6 7 1000 0 0 9   the note\n", f);
+        fclose(f);
+        CHECK_EQ(history_load(path, &back, &bad), 0);
+        CHECK_EQ(bad, 5u);
+        CHECK_EQ(back.n, (size_t)2);
+        if (back.n == 2) {
+                CHECK_EQ(back.e[0].at_unix, 10u);
+                CHECK(back.e[0].hit < 0);
+                CHECK_EQ(back.e[1].at_unix, 16u);
+                CHECK_EQ(back.e[1].changed, 9u);
+                CHECK(back.e[1].hit > 0.999 && back.e[1].hit < 1.001);
+                CHECK(strcmp(back.e[1].note, "the note") == 0);
+        }
+        unlink(path);
+        rmdir(dir);
+}
+
 /* one boot: /a pages [0, 8) and [16, 20) (pages of 4096), /b page 0 */
 static struct readset *boot(uint64_t a_end, int64_t b_mtime)
 {
@@ -354,6 +392,7 @@ int main(void)
         test_loop_run_auto_keeps();
         test_run_loop();
         test_history_file();
+        test_history_numbers();
         test_plan_merge();
         TESTS_DONE();
 }

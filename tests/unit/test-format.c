@@ -481,6 +481,45 @@ static void test_content_section(void)
         CHECK_EQ(format_decode(buf, len, &back, NULL), -EBADMSG);
 }
 
+/* Every section (meta, files, lookups, counts, content, image) encoded to
+ * the very bytes it always was: the payload's length and CRC, from the
+ * header, are those of the encoder before it was split by section. */
+static void test_golden(void)
+{
+        struct readset *rs = sample(4, 3), *back = NULL;
+        uint8_t *buf = NULL;
+        size_t len = 0;
+
+        rs->rec_flags |= RS_REC_PORTABLE;
+        rs->lookups_unresolved = 9;
+        rs->lookups_lost = 2;
+        for (size_t i = 0; i < rs->n_files; i++) {
+                rs->files[i].kind = RS_FILE_REGULAR;
+                rs->files[i].flags |= RS_FILE_BY_CONTENT;
+                for (size_t k = 0; k < sizeof(rs->files[i].content); k++)
+                        rs->files[i].content[k] = (uint8_t)(i * 17 + k);
+        }
+        rs->image = calloc(1, sizeof(*rs->image));
+        rs->image->size = 3 << 20;
+        memset(rs->image->head, 0x5a, sizeof(rs->image->head));
+        memset(rs->image->digest, 0xa5, sizeof(rs->image->digest));
+        rs->image->spans = calloc(2, sizeof(*rs->image->spans));
+        rs->image->spans[0] = (struct rs_span){ 2 << 20, 4096 };
+        rs->image->spans[1] = (struct rs_span){ 4096, 12288 };
+        rs->image->n_spans = 2;
+        CHECK_EQ(format_encode(rs, &buf, &len), 0);
+        CHECK(len > FORMAT_HEADER_SIZE);
+        if (len > FORMAT_HEADER_SIZE) {
+                CHECK_EQ(get_le(buf + 16, 8), 441);
+                CHECK_EQ(get_le(buf + 32, 4), 4230267475u);
+        }
+        CHECK_EQ(format_decode(buf, len, &back, NULL), 0);
+        CHECK(back && back->image && back->lookups_unresolved == 9);
+        readset_free(back);
+        free(buf);
+        readset_free(rs);
+}
+
 int main(void)
 {
         /* files in /tmp: the trust boundary (root reads no read set others
@@ -494,5 +533,6 @@ int main(void)
         test_peek();
         test_portable();
         test_content_section();
+        test_golden();
         TESTS_DONE();
 }

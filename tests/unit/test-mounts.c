@@ -43,6 +43,15 @@ static void test_parse_line(void)
         mount_ent_free(&m);
         CHECK_EQ(mounts_parse_line(junk, &m), 0);
         CHECK_EQ(mounts_parse_line(short_, &m), 0);
+        /* a device number that is not MAJOR:MINOR, whole: no mount */
+        {
+                char sign[] = "36 35 8:-1 / /mnt rw - ext4 /dev/sda1 rw\n";
+                char tail[] = "36 35 8:1x / /mnt rw - ext4 /dev/sda1 rw\n";
+                char big[] = "36 35 4294967296:1 / /mnt rw - ext4 /dev/sda1 rw\n";
+                CHECK_EQ(mounts_parse_line(sign, &m), 0);
+                CHECK_EQ(mounts_parse_line(tail, &m), 0);
+                CHECK_EQ(mounts_parse_line(big, &m), 0);
+        }
 }
 
 static void test_read(void)

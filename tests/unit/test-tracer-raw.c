@@ -133,5 +133,24 @@ int main(void)
                 CHECK_EQ(tracer_raw_init(&rf, header_page, bad), -EPROTO);
                 CHECK_EQ(tracer_raw_init(&rf, "nothing", fmts), -EPROTO);
         }
+        /* ... and numbers in them that are not whole numbers, or too big */
+        {
+#define FAULT(id, ino_off) "name: mm_filemap_fault\nID: " id "\nformat:\n" COMMON \
+                "\tfield:unsigned long i_ino;\toffset:" ino_off ";\tsize:8;\tsigned:0;\n" \
+                "\tfield:dev_t s_dev;\toffset:16;\tsize:4;\tsigned:0;\n" \
+                "\tfield:unsigned long index;\toffset:24;\tsize:8;\tsigned:0;\n"
+                static const char *const damaged[] = { FAULT("597x", "8"), FAULT("+597", "8"),
+                                                       FAULT("4294967893", "8"), FAULT("597", "8x"),
+                                                       FAULT("597", " 8"), FAULT("597", "-8") };
+                const char *f[4] = { fmt_get_pages, fmt_map_pages, FAULT("597", "8"), fmt_add };
+
+                CHECK_EQ(tracer_raw_init(&rf, header_page, f), 0);
+                CHECK_EQ(rf.fmt[2].id, 597);
+                for (size_t i = 0; i < sizeof(damaged) / sizeof(damaged[0]); i++) {
+                        f[2] = damaged[i];
+                        CHECK_EQ(tracer_raw_init(&rf, header_page, f), -EPROTO);
+                }
+#undef FAULT
+        }
         TESTS_DONE();
 }
