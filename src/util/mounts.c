@@ -26,12 +26,27 @@ void mounts_unescape(char *s)
         *d = 0;
 }
 
+bool mounts_has_option(const char *opts, const char *want)
+{
+        size_t n = strlen(want);
+
+        for (const char *p = opts; p && *p;) {
+                const char *end = strchr(p, ',');
+                size_t len = end ? (size_t)(end - p) : strlen(p);
+                if (len == n && strncmp(p, want, n) == 0)
+                        return true;
+                p = end ? end + 1 : NULL;
+        }
+        return false;
+}
+
 void mount_ent_free(struct mount_ent *m)
 {
         free(m->mnt);
         free(m->fstype);
         free(m->root);
         free(m->source);
+        free(m->super);
         *m = (struct mount_ent){ 0 };
 }
 
@@ -47,7 +62,7 @@ void mounts_free(struct mounts *mt)
 int mounts_parse_line(char *line, struct mount_ent *ret)
 {
         /* ID PARENT MAJ:MIN ROOT POINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPER */
-        char *fields[10] = { 0 }, *sep, *save = NULL, *tok, *src;
+        char *fields[10] = { 0 }, *sep, *save = NULL, *tok, *src, *super = NULL;
         unsigned maj, min;
         int n = 0;
 
@@ -63,6 +78,8 @@ int mounts_parse_line(char *line, struct mount_ent *ret)
         if (!tok)
                 return 0;
         src = strtok_r(NULL, " \n", &save);
+        if (src)
+                super = strtok_r(NULL, " \n", &save);
         mounts_unescape(fields[3]);
         mounts_unescape(fields[4]);
         if (src)
@@ -72,7 +89,8 @@ int mounts_parse_line(char *line, struct mount_ent *ret)
         ret->mnt = strdup(fields[4]);
         ret->fstype = strdup(tok);
         ret->source = strdup(src ? src : "");
-        if (!ret->root || !ret->mnt || !ret->fstype || !ret->source) {
+        ret->super = strdup(super ? super : "");
+        if (!ret->root || !ret->mnt || !ret->fstype || !ret->source || !ret->super) {
                 mount_ent_free(ret);
                 return -ENOMEM;
         }

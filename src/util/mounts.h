@@ -13,6 +13,7 @@ struct mount_ent {
         char *fstype;
         char *root;       /* the mounted directory of the filesystem */
         char *source;     /* what was mounted ("/dev/loop0", "tmpfs", ...) */
+        char *super;      /* the super block's options ("rw,data=journal", ...; "" none) */
 };
 
 struct mounts {
@@ -25,6 +26,8 @@ struct mounts {
 int mounts_parse_line(char *line, struct mount_ent *ret);
 /* Free what mounts_parse_line() filled in. */
 void mount_ent_free(struct mount_ent *m);
+/* Is want one of the comma-separated options opts (may be NULL)? */
+bool mounts_has_option(const char *opts, const char *want);
 /* mountinfo's octal escapes (\040 for a space...) undone, in place. */
 void mounts_unescape(char *s);
 
