@@ -273,9 +273,9 @@ static int busy_files(struct layout_ident **ret, size_t *ret_n, struct layout_id
         DIR *d = opendir("/proc");
         size_t cap = 0, scap = 0;
         struct dirent *de;
-        char *line = NULL;
-        size_t lcap = 0;
-        FILE *f;
+        char **swaps = NULL;
+        size_t n_swaps = 0;
+        int r;
 
         *ret = NULL, *ret_n = 0, *ret_swap = NULL, *ret_nswap = 0;
         while (d && (de = readdir(d))) {
@@ -291,22 +291,15 @@ static int busy_files(struct layout_ident **ret, size_t *ret_n, struct layout_id
         }
         if (d)
                 closedir(d);
-        f = fopen("/proc/swaps", "re");
-        while (f && getline(&line, &lcap, f) > 0) {
-                char path[4096];
+        r = mounts_read_swaps(&swaps, &n_swaps);
+        for (size_t i = 0; i < n_swaps && r >= 0; i++) {
                 struct stat st;
-                if (sscanf(line, "%4095s", path) != 1 || path[0] != '/')
-                        continue;
-                mounts_unescape(path);
-                if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && ident_add(ret_swap, ret_nswap, &scap, &st) < 0) {
-                        fclose(f);
-                        free(line);
-                        return -ENOMEM;
-                }
+                if (stat(swaps[i], &st) == 0 && S_ISREG(st.st_mode))
+                        r = ident_add(ret_swap, ret_nswap, &scap, &st);
         }
-        if (f)
-                fclose(f);
-        free(line);
+        mounts_swaps_free(swaps, n_swaps);
+        if (r < 0)
+                return r;
         qsort_safe(*ret, *ret_n, sizeof(**ret), cmp_ident);
         qsort_safe(*ret_swap, *ret_nswap, sizeof(**ret_swap), cmp_ident);
         return 0;

@@ -221,3 +221,45 @@ const struct mount_ent *mounts_holding(const struct mounts *mt, const char *path
         }
         return best;
 }
+
+char *mounts_parse_swap_line(char *line)
+{
+        /* "Filename Type Size Used Priority": the name up to a blank */
+        char *end;
+
+        if (line[0] != '/')
+                return NULL;
+        end = line + strcspn(line, " \t\n");
+        *end = '\0';
+        mounts_unescape(line);
+        return line;
+}
+
+void mounts_swaps_free(char **v, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                free(v[i]);
+        free(v);
+}
+
+int mounts_read_swaps(char ***ret, size_t *ret_n)
+{
+        _cleanup_fclose_ FILE *f = fopen("/proc/swaps", "re");
+        _cleanup_free_ char *line = NULL;
+        char **v = NULL;
+        size_t cap = 0, n = 0, lcap = 0;
+
+        *ret = NULL, *ret_n = 0;
+        while (f && getline(&line, &lcap, f) > 0) {
+                char *path = mounts_parse_swap_line(line);
+                if (!path)
+                        continue;
+                if (grow_array(&v, &cap, n + 1, sizeof(*v)) < 0 || !(v[n] = strdup(path))) {
+                        mounts_swaps_free(v, n);
+                        return -ENOMEM;
+                }
+                n++;
+        }
+        *ret = v, *ret_n = n;
+        return 0;
+}

@@ -42,3 +42,11 @@ void mounts_free(struct mounts *mt);
 /* The mount holding path (len bytes, absolute, no trailing slash): the
  * last-mounted of those whose point is the longest prefix of it; NULL. */
 const struct mount_ent *mounts_holding(const struct mounts *mt, const char *path, size_t len);
+
+/* The paths of the active swap areas, from /proc/swaps (unescaped; files
+ * and devices): *ret, *ret_n; none where it cannot be read.  -ENOMEM. */
+int mounts_read_swaps(char ***ret, size_t *ret_n);
+void mounts_swaps_free(char **v, size_t n);
+/* One line of /proc/swaps (changed in place): its path, or NULL (the
+ * heading, a line that is not one). */
+char *mounts_parse_swap_line(char *line);

@@ -70,6 +70,20 @@ static void test_has_option(void)
         CHECK(!mounts_has_option(NULL, "data=journal"));
 }
 
+static void test_swap_line(void)
+{
+        char head[] = "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n";
+        char file[] = "/var/swap\\040file                        file\t\t1048572\t\t0\t\t-2\n";
+        char dev[] = "/dev/zram0\tpartition\t8388604\t\t0\t\t100\n";
+        char *p;
+
+        CHECK(mounts_parse_swap_line(head) == NULL);
+        p = mounts_parse_swap_line(file);
+        CHECK(p && strcmp(p, "/var/swap file") == 0);
+        p = mounts_parse_swap_line(dev);
+        CHECK(p && strcmp(p, "/dev/zram0") == 0);
+}
+
 static void test_read(void)
 {
         struct mounts mt = { 0 };
@@ -88,6 +102,7 @@ int main(void)
         test_unescape();
         test_parse_line();
         test_has_option();
+        test_swap_line();
         test_read();
         TESTS_DONE();
 }
