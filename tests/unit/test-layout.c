@@ -5,6 +5,7 @@
  * file system's type, the verdict; the prediction layout shares with
  * report. */
 #include <errno.h>
+#include <linux/fiemap.h>
 #include <linux/magic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -300,6 +301,40 @@ static void test_verdict(void)
         CHECK(strcmp(layout_stop_name(-EINTR), "interrupted") == 0);
 }
 
+/* btrfs's decision: every file kept by the survey is rewritten; the runs
+ * its extents lie in (a compressed extent followed within its logical
+ * length), its compressed extents counted. */
+static void test_btrfs_decide(void)
+{
+        struct rp_extent e[5] = {
+                { 0, 1000 * BS, 32 * BS, true, FIEMAP_EXTENT_ENCODED },
+                { 32 * BS, 1010 * BS, 32 * BS, true, FIEMAP_EXTENT_ENCODED | FIEMAP_EXTENT_LAST },  /* follows */
+                { 0, 5000 * BS, 4 * BS, false, FIEMAP_EXTENT_LAST },            /* elsewhere */
+                { 0, 0, 100, false, FIEMAP_EXTENT_DATA_INLINE | FIEMAP_EXTENT_LAST },
+                { 0, 9000 * BS, 4 * BS, false, FIEMAP_EXTENT_SHARED | FIEMAP_EXTENT_LAST },
+        };
+        struct layout_file f[4] = {
+                { .file = 0, .size = 64 * BS, .before = { &e[0], 2, true } },
+                { .file = 1, .size = 4 * BS, .before = { &e[2], 1, true } },
+                { .file = 2, .size = 100, .before = { &e[3], 1, true } },
+                { .file = 3, .size = 4 * BS, .skip = LAYOUT_SKIP_SHARED, .before = { &e[4], 1, true } },
+        };
+        struct layout l = { .files = f, .n_files = 4 };
+
+        layout_btrfs_ops.decide(&l);
+        CHECK_EQ(l.move_files, 3);
+        CHECK_EQ(l.move_bytes, 68 * BS + 100);
+        CHECK_EQ(l.encoded_before, 2);
+        CHECK_EQ(l.movable_files, 3);
+        CHECK_EQ(l.pieces_now, 2);
+        CHECK(f[0].move && f[1].move && !f[3].move);
+        CHECK_EQ(layout_verdict(&l, false, false), LAYOUT_VERDICT_MOVE);
+        f[0].skip = f[1].skip = f[2].skip = LAYOUT_SKIP_COMPRESSED;
+        layout_btrfs_ops.decide(&l);
+        CHECK_EQ(l.move_files, 0);
+        CHECK_EQ(layout_verdict(&l, false, false), LAYOUT_VERDICT_NOTHING_MOVABLE);
+}
+
 /* What layout predicts (report_predict_here) is what report predicts from
  * the same analysis: the device's request size, the main device only. */
 static void test_shared_prediction(void)
@@ -353,6 +388,7 @@ int main(void)
         test_names();
         test_ops_choice();
         test_verdict();
+        test_btrfs_decide();
         test_shared_prediction();
         TESTS_DONE();
 }
