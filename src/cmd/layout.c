@@ -581,6 +581,17 @@ static int run_and_say(struct layout *l, const struct layout_args *a, const stru
         return l->fs.ops->compresses ? layout_btrfs_say_end(l) : say_end(l);
 }
 
+/* What cannot run whatever the file system, refused. */
+static int refuse_early(const struct layout_args *a)
+{
+        if (!a->dry && geteuid() != 0)
+                return log_error("layout moves files' data and needs root (--dry-run does not)");
+        if (!a->dry && !a->undo && checksum_available() < 0)
+                return log_error("layout checks every file it moves by SHA-256, with OpenSSL's libcrypto, which "
+                                 "cannot be opened (install libssl3)");
+        return 0;
+}
+
 /* What the file system's backend does not take, refused. */
 static int refuse_options(const struct layout_fs *fs, const struct layout_args *a)
 {
@@ -607,12 +618,7 @@ int cmd_layout(int argc, char **argv)
         e = parse_args(argc, argv, &a);
         if (e != 0)
                 return e > 0 ? 0 : e;
-        if (!a.dry && geteuid() != 0)
-                return log_error("layout moves files' data and needs root (--dry-run does not)");
-        if (!a.dry && !a.undo && checksum_available() < 0)
-                return log_error("layout checks every file it moves by SHA-256, with OpenSSL's libcrypto, which "
-                                 "cannot be opened (install libssl3)");
-        if (cmd_load_readset(a.path, &rs) < 0)
+        if (refuse_early(&a) < 0 || cmd_load_readset(a.path, &rs) < 0)
                 return CMD_FAILED;
         req = (struct layout_request){ .what = a.what, .compress = a.compress, .unshare = a.unshare };
         if (rs->rec_flags & RS_REC_PORTABLE)
