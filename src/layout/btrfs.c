@@ -76,7 +76,7 @@ static int read_extents(int fd, struct rp_layout *ret)
 static int survey_file(struct layout *l, struct layout_file *bf, const struct rs_file *f)
 {
         enum fs_skip why;
-        _cleanup_close_ int fd = fs_open_recorded(f, O_RDONLY | FS_OPEN_IDENTITY_ONLY, &why);
+        _cleanup_close_ int fd = -1;
         unsigned flags = 0;
         struct stat st;
         int r;
@@ -85,6 +85,7 @@ static int survey_file(struct layout *l, struct layout_file *bf, const struct rs
                 bf->skip = LAYOUT_SKIP_NOT_READ;
                 return 0;
         }
+        fd = fs_open_recorded(f, O_RDONLY | FS_OPEN_IDENTITY_ONLY, &why);
         if (fd < 0) {
                 bf->err = fd;
                 bf->skip = (uint8_t)layout_skip_of(why);
