@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "cmd/cmd.h"
@@ -20,7 +19,9 @@
 #include "layout/layout.h"
 #include "report/profiles.h"
 #include "report/report.h"
+#include "util/ioprio.h"
 #include "util/json.h"
+#include "util/signals.h"
 #include "util/trust.h"
 #include "util/util.h"
 #include "util/banned.h"
@@ -82,12 +83,6 @@ static void layout_help(void)
 
 static volatile sig_atomic_t stop_requested;
 
-static void on_stop(int sig)
-{
-        stop_requested = 1;
-        signal(sig, SIG_DFL);   /* a second one ends readset at once: still safe */
-}
-
 struct progress {
         bool tty;
         uint64_t last_us;
@@ -106,34 +101,15 @@ static void show_progress(void *userdata, const struct layout *l, uint64_t files
                 format_bytes(blocks * l->fs.block_size, b1), format_bytes(l->move_blocks * l->fs.block_size, b2));
 }
 
-/* The predictions of the report's cost model for this device. */
-struct prediction {
-        bool have;
-        char profile[96];
-        bool rotational;
-        struct rp_scenarios s;
-};
-
-static int predict(const struct readset *whole, const struct layout_fs *fs, const char *arg_profile,
-                   struct prediction *ret)
+/* The profile the prediction is made on: --profile's, else this
+ * machine's (dev_name its device): 0, 1 when there is none (said),
+ * CMD_FAILED. */
+static int choose_profile(const char *arg_profile, const char *mnt, const char *dev_name, struct cost_profile *ret)
 {
-        _cleanup_readset_ struct readset *rs = NULL;
-        const char *mnt = fs->mnt;
-        struct replay_args here;
-        struct device_profile dev;
         struct cost_profile cp;
-        struct rp_layout *layouts = NULL;
-        struct report *r = NULL;
         char path[PATH_MAX], why[512] = "";
         int e;
 
-        *ret = (struct prediction){};
-        e = readset_part(whole, fs->dev, fs->under[0] ? fs->under : NULL, &rs);
-        if (e < 0)
-                return log_errno(e, "out of memory");
-        replay_args_init(&here);
-        if (replay_args_device(&here, rs, &dev) < 0)
-                return CMD_FAILED;
         if (arg_profile) {
                 if (report_profile_path(arg_profile, path, sizeof(path)) < 0)
                         return log_usage("layout", "no profile '%s' (hdd, usb, sd, nvme or a file)", arg_profile);
@@ -143,30 +119,44 @@ static int predict(const struct readset *whole, const struct layout_fs *fs, cons
                 if (e < 0)
                         return log_errno(e, "cannot use the profile '%s' (%s)", arg_profile, path);
                 snprintf(cp.name, sizeof(cp.name), "%.90s", arg_profile);
-                if (cp.rotational)
-                        device_profile_rotational(&dev);
-                else
-                        device_profile_solid(&dev);
         } else {
                 e = say_local_profile(mnt, true, &cp);
                 if (e < 0) {
                         log_warning_errno(e, "no profile of this device: no prediction, and no measured verdict");
-                        return 0;
+                        return 1;
                 }
-                snprintf(cp.name, sizeof(cp.name), "this machine (%.40s)", dev.name);
-                /* the replay planned for what the probe measured */
-                if (cp.rotational)
-                        device_profile_rotational(&dev);
-                else
-                        device_profile_solid(&dev);
+                snprintf(cp.name, sizeof(cp.name), "this machine (%.40s)", dev_name);
         }
-        e = extents_table_read(rs, NULL, &layouts, NULL);
-        if (e >= 0)
-                e = report_build(rs, layouts, MIN(dev.readahead_cap, dev.max_request), &r);
-        if (e >= 0)
-                e = report_predict_replay(r, rs, layouts, &cp, &here.policy, &dev, true, false, &ret->s);
-        report_free(r);
-        extents_table_free(layouts, rs->n_files);
+        *ret = cp;
+        return 0;
+}
+
+/* The report's prediction for this device (report_predict_here). */
+static int predict(const struct readset *whole, const struct layout_fs *fs, const char *arg_profile,
+                   struct prediction *ret)
+{
+        _cleanup_readset_ struct readset *rs = NULL;
+        struct replay_args here;
+        struct device_profile dev;
+        struct cost_profile cp;
+        int e;
+
+        *ret = (struct prediction){};
+        e = readset_part(whole, fs->dev, fs->under[0] ? fs->under : NULL, &rs);
+        if (e < 0)
+                return log_errno(e, "out of memory");
+        replay_args_init(&here);
+        if (replay_args_device(&here, rs, &dev) < 0)
+                return CMD_FAILED;
+        e = choose_profile(arg_profile, fs->mnt, dev.name, &cp);
+        if (e != 0)
+                return e > 0 ? 0 : e;
+        /* the replay planned for what the profile measured */
+        if (cp.rotational)
+                device_profile_rotational(&dev);
+        else
+                device_profile_solid(&dev);
+        e = report_predict_here(rs, &cp, &here.policy, &dev, &ret->s);
         if (e < 0) {
                 log_warning_errno(e, "cannot predict the gain");
                 return 0;
@@ -177,30 +167,14 @@ static int predict(const struct readset *whole, const struct layout_fs *fs, cons
         return 0;
 }
 
-static int set_io_priority(const char *cls)
-{
-        /* linux/ioprio.h: class in the top bits, data 0 */
-        int v = strcmp(cls, "idle") == 0 ? 3 << 13 : 2 << 13 | 4;
-        return syscall(SYS_ioprio_set, 1 /* IOPRIO_WHO_PROCESS */, 0, v) < 0 ? -errno : 0;
-}
-
-static const char *stop_text(int stopped)
-{
-        switch (stopped) {
-        case 0: return NULL;
-        case -EINTR: return "interrupted";
-        case -ENOSPC: return "file system full";
-        case -EIO: return "failed check";
-        case -EOPNOTSUPP: return "refused by the kernel";
-        default: return "error";
-        }
-}
-
+/* One schema for every backend: ext4's keys; those of moving blocks
+ * (ext4's) and of compressing (btrfs's) where the backend has them. */
 static void print_json(const struct layout *l, const char *rs_path, const struct prediction *pr, bool dry_run,
                        bool ran, const char *decision, double seconds)
 {
         struct json j;
         const struct readset *rs = l->rs;
+        bool blocks = !l->fs.ops->compresses, compresses = l->fs.ops->compresses;
 
         json_begin(&j, stdout, true);
         json_object_open(&j, NULL);
@@ -212,20 +186,29 @@ static void print_json(const struct layout *l, const char *rs_path, const struct
         json_u64(&j, "files_outside", l->outside_files);
         json_u64(&j, "block_size", l->fs.block_size);
         json_bool(&j, "dry_run", dry_run);
-        json_string(&j, "move", l->what == LAYOUT_RANGES ? "ranges" : l->what == LAYOUT_FILES ? "files" : "auto");
+        if (blocks)
+                json_string(&j, "move", l->what == LAYOUT_RANGES ? "ranges" : l->what == LAYOUT_FILES ? "files" : "auto");
+        if (compresses)
+                json_string(&j, "compress", blayout_compress_name(l->compress));
         json_string(&j, "decision", decision);
         json_u64(&j, "files", l->n_files);
-        json_u64(&j, "movable_files", l->movable_files);
-        json_u64(&j, "movable_bytes", l->movable_blocks * l->fs.block_size);
-        json_u64(&j, "files_in_place", l->keep_files);
-        json_u64(&j, "bytes_in_place", l->keep_blocks * l->fs.block_size);
+        if (blocks) {
+                json_u64(&j, "movable_files", l->movable_files);
+                json_u64(&j, "movable_bytes", l->movable_blocks * l->fs.block_size);
+                json_u64(&j, "files_in_place", l->keep_files);
+                json_u64(&j, "bytes_in_place", l->keep_blocks * l->fs.block_size);
+        }
         json_u64(&j, "files_to_move", l->move_files);
-        json_u64(&j, "bytes_to_move", l->move_blocks * l->fs.block_size);
-        json_u64(&j, "usable_free_bytes", l->avail_blocks * l->fs.block_size);
+        json_u64(&j, "bytes_to_move", l->move_bytes);
+        if (blocks)
+                json_u64(&j, "usable_free_bytes", l->avail_blocks * l->fs.block_size);
         json_u64(&j, "pieces_now", l->pieces_now);
-        json_u64(&j, "pieces_after", l->pieces_after);
+        if (blocks)
+                json_u64(&j, "pieces_after", l->pieces_after);
         json_u64(&j, "metadata_bytes", l->meta_bytes);
         json_u64(&j, "metadata_ranges", l->meta_ranges);
+        if (compresses)
+                json_u64(&j, "compressed_extents_before", l->encoded_before);
         if (pr->have) {
                 json_object_open(&j, "predicted");
                 json_string(&j, "profile", pr->profile);
@@ -254,16 +237,21 @@ static void print_json(const struct layout *l, const char *rs_path, const struct
         }
         json_array_close(&j);
         if (ran) {
-                json_u64(&j, "donor_runs", l->donor_runs);
-                json_u64(&j, "donor_offset", l->donor_physical);
+                if (blocks) {
+                        json_u64(&j, "donor_runs", l->donor_runs);
+                        json_u64(&j, "donor_offset", l->donor_physical);
+                }
                 json_u64(&j, "moved_files", l->moved_files);
-                json_u64(&j, "moved_bytes", l->moved_blocks * l->fs.block_size);
+                json_u64(&j, "moved_bytes", l->moved_bytes);
                 json_u64(&j, "verified_files", l->verified_files);
-                json_u64(&j, "exchanges", l->exchanges);
+                if (blocks)
+                        json_u64(&j, "exchanges", l->exchanges);
                 json_u64(&j, "pieces_measured", l->pieces_measured);
+                if (compresses)
+                        json_u64(&j, "compressed_extents_after", l->encoded_after);
                 json_double(&j, "seconds", seconds);
                 if (l->stopped)
-                        json_string(&j, "stopped", stop_text(l->stopped));
+                        json_string(&j, "stopped", layout_stop_name(l->stopped));
                 if (l->rescue[0])
                         json_string(&j, "rescue", l->rescue);
         }
@@ -422,7 +410,7 @@ static int parse_args(int argc, char **argv, struct layout_args *a)
                                 return log_usage("layout", "invalid --move '%s' (auto, files or ranges)", optarg);
                         break;
                 case OPT_IOPRIO:
-                        if (strcmp(optarg, "idle") != 0 && strcmp(optarg, "best-effort") != 0)
+                        if (io_priority_from_name(optarg) < 0)
                                 return log_usage("layout", "invalid --io-priority '%s' (idle or best-effort)", optarg);
                         a->ioprio = optarg;
                         break;
@@ -460,38 +448,35 @@ static int say_no_fs(int e, const struct layout_fs *fs, const struct layout_args
         }
 }
 
-/* What the survey decided, said: 0 when the run is to go on, 1 when it
- * is said and done (nothing to move), CMD_FAILED. */
+/* What the survey decided (layout_verdict), said: 0 when the run is to go
+ * on, 1 when it is said and done (nothing to move), CMD_FAILED. */
 static int say_decision(const struct layout *l, const struct layout_args *a, const struct prediction *pr)
 {
-        const char *decision = "move";
+        enum layout_verdict v = layout_verdict(l, pr->have && !pr->rotational, a->force);
+        bool compresses = l->fs.ops->compresses;
         char b1[32];
 
-        if (!l->fit_files && l->skipped[LAYOUT_SKIP_NO_SPACE])
-                decision = "no-space";
-        else if (!l->movable_files)
-                decision = "nothing-movable";
-        else if (l->no_gain)
-                decision = "no-gain";
-        else if (pr->have && !pr->rotational && !a->force)
-                decision = "solid-state";
-        if (strcmp(decision, "move") == 0 && !a->dry)
+        if (compresses && !a->json)
+                layout_btrfs_print_survey(l, a);
+        if (v == LAYOUT_VERDICT_MOVE && !a->dry)
                 return 0;
         if (a->json)
-                print_json(l, a->path, pr, a->dry, false, decision, 0);
-        else
+                print_json(l, a->path, pr, a->dry, false, layout_verdict_name(v), 0);
+        else if (!compresses)
                 print_text(l, a->path, pr);
-        if (strcmp(decision, "no-space") == 0)
+        if (v == LAYOUT_VERDICT_NO_SPACE)
                 return log_error("no room on %s for even the first file: %s usable, nothing moved", l->fs.mnt,
                                  format_bytes(l->avail_blocks * l->fs.block_size, b1));
         if (a->json)
                 return 1;
-        if (strcmp(decision, "no-gain") == 0)
+        if (compresses)
+                printf(a->dry ? "dry run: nothing rewritten\n" : "nothing rewritten: no file can be\n");
+        else if (v == LAYOUT_VERDICT_NO_GAIN)
                 printf("nothing moved: the files already lie in %" PRIu64 " run%s of blocks in access order; "
                        "moving them would not reduce that\n", l->pieces_now, l->pieces_now == 1 ? "" : "s");
-        else if (strcmp(decision, "nothing-movable") == 0)
+        else if (v == LAYOUT_VERDICT_NOTHING_MOVABLE)
                 printf("nothing moved: no file of the read set can be moved (see skipped)\n");
-        else if (strcmp(decision, "solid-state") == 0)
+        else if (v == LAYOUT_VERDICT_SOLID_STATE)
                 printf("nothing moved: %s measures as solid state, where a layout gains little and costs %s of "
                        "writes (--force moves anyway)\n", l->fs.mnt, format_bytes(l->move_blocks * l->fs.block_size, b1));
         else
@@ -534,30 +519,12 @@ static int say_end(const struct layout *l)
         }
 }
 
-static int run_and_say(struct layout *l, const struct layout_args *a, const struct prediction *pr)
+/* Why a run could not start, said. */
+static int say_not_run(const struct layout *l, const struct layout_args *a, int e)
 {
-        struct layout_options lo = { .stop = &stop_requested, .progress = show_progress };
-        struct progress prog = { .tty = !a->json && isatty(STDERR_FILENO) };
-        uint64_t t0;
         char b1[32];
-        int e;
 
-        lo.userdata = &prog;
-        e = failpoint(getenv("READSET_LAYOUT_FAILPOINT"), &lo);
-        if (e < 0)
-                return e;
-        signal(SIGINT, on_stop);
-        signal(SIGTERM, on_stop);
-        signal(SIGHUP, on_stop);
-        /* a writer opening a file while its lease is checked breaks the
-         * lease: that signal must not end readset */
-        signal(SIGIO, SIG_IGN);
-        t0 = now_us();
-        e = layout_run(l, &lo);
-        if (prog.tty)
-                fputc('\n', stderr);
         switch (e) {
-        case 0: break;
         case -EBUSY: return log_error("another readset layout is running on %s", l->fs.mnt);
         case -EEXIST:
                 return log_error("a layout that stopped on a failed check left %s" LAYOUT_RESCUE_PREFIX "* there: "
@@ -571,18 +538,71 @@ static int run_and_say(struct layout *l, const struct layout_args *a, const stru
                                  l->pieces_now);
         default: return log_errno(e, "cannot lay out %s", a->path);
         }
+}
+
+static void print_moved(const struct layout *l, const struct layout_args *a, const struct prediction *pr,
+                        double seconds)
+{
+        char b1[32];
+
+        print_text(l, a->path, pr);
+        printf("  moved      %" PRIu64 " files (%s) into %" PRIu64 " run%s of blocks at %.1f%% of the "
+               "device, %" PRIu64 " verified from the device; now %" PRIu64 " runs (%.1f s)\n",
+               l->moved_files, format_bytes(l->moved_blocks * l->fs.block_size, b1), l->donor_runs,
+               l->donor_runs == 1 ? "" : "s",
+               l->fs.blocks ? 100.0 * (double)l->donor_physical / ((double)l->fs.blocks * l->fs.block_size) : 0,
+               l->verified_files, l->pieces_measured, seconds);
+}
+
+static int run_and_say(struct layout *l, const struct layout_args *a, const struct prediction *pr)
+{
+        struct layout_options lo = { .stop = &stop_requested, .progress = show_progress };
+        struct progress prog = { .tty = !a->json && !l->fs.ops->compresses && isatty(STDERR_FILENO) };
+        uint64_t t0;
+        int e;
+
+        lo.userdata = &prog;
+        e = failpoint(getenv("READSET_LAYOUT_FAILPOINT"), &lo);
+        if (e < 0)
+                return e;
+        signals_stop_on(&stop_requested);
+        t0 = now_us();
+        e = layout_run(l, &lo);
+        if (prog.tty)
+                fputc('\n', stderr);
+        if (e < 0)
+                return say_not_run(l, a, e);
         if (a->json)
                 print_json(l, a->path, pr, false, true, "move", (now_us() - t0) / 1e6);
-        else {
-                print_text(l, a->path, pr);
-                printf("  moved      %" PRIu64 " files (%s) into %" PRIu64 " run%s of blocks at %.1f%% of the "
-                       "device, %" PRIu64 " verified from the device; now %" PRIu64 " runs (%.1f s)\n",
-                       l->moved_files, format_bytes(l->moved_blocks * l->fs.block_size, b1), l->donor_runs,
-                       l->donor_runs == 1 ? "" : "s",
-                       l->fs.blocks ? 100.0 * (double)l->donor_physical / ((double)l->fs.blocks * l->fs.block_size) : 0,
-                       l->verified_files, l->pieces_measured, (now_us() - t0) / 1e6);
-        }
-        return say_end(l);
+        else if (l->fs.ops->compresses)
+                layout_btrfs_print_run(l, (now_us() - t0) / 1e6);
+        else
+                print_moved(l, a, pr, (now_us() - t0) / 1e6);
+        return l->fs.ops->compresses ? layout_btrfs_say_end(l) : say_end(l);
+}
+
+/* What cannot run whatever the file system, refused. */
+static int refuse_early(const struct layout_args *a)
+{
+        if (!a->dry && geteuid() != 0)
+                return log_error("layout moves files' data and needs root (--dry-run does not)");
+        if (!a->dry && !a->undo && checksum_available() < 0)
+                return log_error("layout checks every file it moves by SHA-256, with OpenSSL's libcrypto, which "
+                                 "cannot be opened (install libssl3)");
+        return 0;
+}
+
+/* What the file system's backend does not take, refused. */
+static int refuse_options(const struct layout_fs *fs, const struct layout_args *a)
+{
+        if (a->compress && !fs->ops->compresses)
+                return log_error("%s is %s: --compress rewrites files on btrfs only", fs->mnt, fs->fstype);
+        if (a->undo && !fs->ops->leaves_rescue)
+                return log_error("%s is %s: a layout there leaves nothing behind", fs->mnt, fs->fstype);
+        if (!a->undo && fs->ops->compresses && !a->compress)
+                return log_error("%s is %s: layout rewrites files there compressed (--compress zstd)", fs->mnt,
+                                 fs->fstype);
+        return 0;
 }
 
 int cmd_layout(int argc, char **argv)
@@ -592,54 +612,36 @@ int cmd_layout(int argc, char **argv)
         struct layout_args a;
         struct prediction pr;
         struct layout_fs fs;
+        struct layout_request req;
         int e;
 
         e = parse_args(argc, argv, &a);
         if (e != 0)
                 return e > 0 ? 0 : e;
-        if (!a.dry && geteuid() != 0)
-                return log_error("layout moves files' data and needs root (--dry-run does not)");
-        if (!a.dry && !a.undo && checksum_available() < 0)
-                return log_error("layout checks every file it moves by SHA-256, with OpenSSL's libcrypto, which "
-                                 "cannot be opened (install libssl3)");
-        if (cmd_load_readset(a.path, &rs) < 0)
+        if (refuse_early(&a) < 0 || cmd_load_readset(a.path, &rs) < 0)
                 return CMD_FAILED;
+        req = (struct layout_request){ .what = a.what, .compress = a.compress, .unshare = a.unshare };
         if (rs->rec_flags & RS_REC_PORTABLE)
                 return log_error("'%s' is a portable read set (readset pack): layout moves the files of a read set "
                                  "recorded here", a.path);
         e = layout_find_fs(rs, a.under, &fs);
         if (e < 0)
                 return say_no_fs(e, &fs, &a);
-        if (strcmp(fs.fstype, "btrfs") == 0) {
-                if (a.undo)
-                        return log_error("%s is btrfs: a layout there leaves nothing behind", fs.mnt);
-                if (!a.compress)
-                        return log_error("%s is btrfs: layout rewrites files there compressed (--compress zstd)",
-                                         fs.mnt);
-                struct layout_options lo = { .stop = &stop_requested };
-                e = failpoint(getenv("READSET_LAYOUT_FAILPOINT"), &lo);
-                if (e < 0)
-                        return e;
-                e = set_io_priority(a.ioprio);
-                if (e < 0)
-                        log_warning_errno(e, "cannot set the I/O priority %s", a.ioprio);
-                signal(SIGINT, on_stop);
-                signal(SIGTERM, on_stop);
-                signal(SIGHUP, on_stop);
-                signal(SIGIO, SIG_IGN);   /* a lease broken while it is checked */
-                return layout_btrfs(rs, &fs, &a, &lo);
-        }
-        if (a.compress)
-                return log_error("%s is %s: --compress rewrites files on btrfs only", fs.mnt, fs.fstype);
+        if (refuse_options(&fs, &a) < 0)
+                return CMD_FAILED;
         if (a.undo)
                 return undo_leftovers(&fs, a.json);
-        e = set_io_priority(a.ioprio);
+        e = io_priority_set(io_priority_from_name(a.ioprio));
         if (e < 0)
                 log_warning_errno(e, "cannot set the I/O priority %s", a.ioprio);
-        e = predict(rs, &fs, a.profile, &pr);
-        if (e < 0)
+        /* the prediction is of blocks laid in one run */
+        pr = (struct prediction){};
+        if (!fs.ops->compresses && (e = predict(rs, &fs, a.profile, &pr)) < 0)
                 return e;
-        e = layout_survey(rs, &fs, a.what, &l);
+        /* a writer opening a file while its lease is checked breaks the
+         * lease: that signal must not end readset */
+        signals_ignore(SIGIO);
+        e = layout_survey(rs, &fs, &req, &l);
         if (e < 0)
                 return log_errno(e, "cannot look at the files of %s", a.path);
         e = say_decision(l, &a, &pr);

@@ -141,10 +141,8 @@ int cmd_report(int argc, char **argv)
         cols[doc.n_cols++] = cols[1];
 
         /* positions, once: the analysis, the graph and the plans use them */
-        e = extents_table_read(rs, NULL, &layouts, &doc.extent_skipped);
-        if (e < 0)
-                return log_errno(e, "cannot map the files' extents");
-        e = report_build(rs, layouts, MIN(local_dev.readahead_cap, local_dev.max_request), &r);
+        e = report_analyse(rs, MIN(local_dev.readahead_cap, local_dev.max_request), &layouts, &doc.extent_skipped,
+                           &r);
         if (e == -E2BIG)
                 log_error("the read set is too large to analyse (more than %u pieces)", RP_MAX_PIECES);
         else if (e < 0)

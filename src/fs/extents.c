@@ -41,7 +41,7 @@ int extents_read_flags(int fd, uint32_t fm_flags, struct rp_layout *ret, uint64_
                 q.fm.fm_start = start;
                 q.fm.fm_length = UINT64_MAX - start;
                 q.fm.fm_extent_count = ARRAY_SIZE(q.ext);
-                q.fm.fm_flags = fm_flags;
+                q.fm.fm_flags = fm_flags & ~EXTENTS_ALL;
                 if (ioctl(fd, FS_IOC_FIEMAP, &q.fm) < 0) {
                         int e = errno == ENOTTY ? -EOPNOTSUPP : -errno;
                         extents_clear(ret);
@@ -55,12 +55,17 @@ int extents_read_flags(int fd, uint32_t fm_flags, struct rp_layout *ret, uint64_
                                 last = true;
                         /* (an encoded extent, compressed by btrfs, is read
                          * whole from where it starts: a position to sort by) */
-                        if (e->fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC |
+                        if (!(fm_flags & EXTENTS_ALL) &&
+                            e->fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC |
                                            FIEMAP_EXTENT_DATA_INLINE | FIEMAP_EXTENT_NOT_ALIGNED)) {
                                 odd++;
                                 continue;
                         }
                         if (ret->n_extents >= EXTENTS_MAX_PER_FILE) {
+                                if (fm_flags & EXTENTS_ALL) {
+                                        extents_clear(ret);
+                                        return -E2BIG;
+                                }
                                 last = true;
                                 break;
                         }
@@ -70,7 +75,7 @@ int extents_read_flags(int fd, uint32_t fm_flags, struct rp_layout *ret, uint64_
                         }
                         ret->extents[ret->n_extents++] = (struct rp_extent){
                                 e->fe_logical, e->fe_physical, e->fe_length,
-                                !!(e->fe_flags & FIEMAP_EXTENT_ENCODED) };
+                                !!(e->fe_flags & FIEMAP_EXTENT_ENCODED), e->fe_flags };
                 }
                 const struct fiemap_extent *tail = &q.ext[q.fm.fm_mapped_extents - 1];
                 /* the end, or a map that does not move on (wrapped, or bogus) */

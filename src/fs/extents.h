@@ -13,6 +13,7 @@
 struct rp_extent {
         uint64_t logical, physical, length;
         bool encoded;     /* compressed (btrfs): physical is where it starts, for all of it */
+        uint32_t flags;   /* FIEMAP_EXTENT_* (encoded, shared, inline, ...) */
 };
 
 /* What is known of a file's layout; extents sorted by logical offset.  A
@@ -32,7 +33,11 @@ struct rp_layout {
  * error) when the file system has no FIEMAP; ret is then left unknown. */
 int extents_read(int fd, struct rp_layout *ret);
 /* The same with FIEMAP's fm_flags (FIEMAP_FLAG_SYNC: delayed allocations
- * made first); *ret_odd (may be NULL): the extents left out. */
+ * made first); *ret_odd (may be NULL): the extents left out.  With
+ * EXTENTS_ALL in fm_flags, none is left out (each with its flags: inline
+ * data, delayed...) and a map of more than EXTENTS_MAX_PER_FILE extents is
+ * -E2BIG, not cut short. */
+#define EXTENTS_ALL (1u << 31)
 int extents_read_flags(int fd, uint32_t fm_flags, struct rp_layout *ret, uint64_t *ret_odd);
 void extents_clear(struct rp_layout *l);
 

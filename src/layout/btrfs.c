@@ -6,6 +6,7 @@
 #include <linux/btrfs.h>
 #include <linux/fiemap.h>
 #include <linux/fs.h>
+#include <linux/magic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "fs/checksum.h"
+#include "fs/extents.h"
 #include "fs/open.h"
 #include "util/util.h"
 #include "util/banned.h"
@@ -34,93 +36,56 @@ const char *blayout_compress_name(int c)
         return c == BLAYOUT_ZSTD ? "zstd" : c == BLAYOUT_LZO ? "lzo" : c == BLAYOUT_ZLIB ? "zlib" : "?";
 }
 
-void blayout_free(struct blayout *l)
+static bool any_flag(const struct rp_layout *x, uint32_t flag)
 {
-        if (!l)
-                return;
-        for (size_t i = 0; i < l->n_files; i++) {
-                free(l->files[i].before);
-                free(l->files[i].after);
-        }
-        free(l->files);
-        free(l);
-}
-
-/* fd's extents with their flags (FIEMAP, delayed allocations made first). */
-#define FIEMAP_BATCH 128
-static int read_extents(int fd, struct bextent **ret, size_t *ret_n)
-{
-        _cleanup_free_ struct fiemap *fm = malloc(sizeof(*fm) + FIEMAP_BATCH * sizeof(struct fiemap_extent));
-        struct bextent *v = NULL;
-        size_t n = 0, cap = 0;
-        uint64_t start = 0;
-        bool last = false;
-
-        *ret = NULL, *ret_n = 0;
-        if (!fm)
-                return -ENOMEM;
-        while (!last) {
-                memset(fm, 0, sizeof(*fm));
-                fm->fm_start = start;
-                fm->fm_length = FIEMAP_MAX_OFFSET - start;
-                fm->fm_flags = FIEMAP_FLAG_SYNC;
-                fm->fm_extent_count = FIEMAP_BATCH;
-                if (ioctl(fd, FS_IOC_FIEMAP, fm) < 0) {
-                        int e = -errno;
-                        free(v);
-                        return e;
-                }
-                if (fm->fm_mapped_extents == 0)
-                        break;
-                for (uint32_t i = 0; i < fm->fm_mapped_extents; i++) {
-                        const struct fiemap_extent *x = &fm->fm_extents[i];
-                        if (n >= EXTENTS_MAX_PER_FILE) {
-                                free(v);
-                                return -E2BIG;
-                        }
-                        if (grow_array(&v, &cap, n + 1, sizeof(*v)) < 0) {
-                                free(v);
-                                return -ENOMEM;
-                        }
-                        v[n++] = (struct bextent){ x->fe_logical, x->fe_physical, x->fe_length, x->fe_flags };
-                        start = x->fe_logical + x->fe_length;
-                        last |= x->fe_flags & FIEMAP_EXTENT_LAST;
-                }
-        }
-        *ret = v, *ret_n = n;
-        return 0;
-}
-
-static bool any_flag(const struct bextent *x, size_t n, uint32_t flag)
-{
-        for (size_t i = 0; i < n; i++)
-                if (x[i].flags & flag)
+        for (size_t i = 0; i < x->n_extents; i++)
+                if (x->extents[i].flags & flag)
                         return true;
         return false;
 }
 
-static bool all_encoded(const struct bextent *x, size_t n)
+static bool all_encoded(const struct rp_layout *x)
 {
         size_t data = 0;
 
-        for (size_t i = 0; i < n; i++) {
-                if (x[i].flags & FIEMAP_EXTENT_DATA_INLINE)
+        for (size_t i = 0; i < x->n_extents; i++) {
+                if (x->extents[i].flags & FIEMAP_EXTENT_DATA_INLINE)
                         continue;
-                if (!(x[i].flags & FIEMAP_EXTENT_ENCODED))
+                if (!(x->extents[i].flags & FIEMAP_EXTENT_ENCODED))
                         return false;
                 data++;
         }
         return data > 0;
 }
 
-static int survey_file(struct blayout *l, struct blayout_file *bf, const struct rs_file *f)
+static uint64_t count_encoded(const struct rp_layout *x)
+{
+        uint64_t n = 0;
+
+        for (size_t i = 0; i < x->n_extents; i++)
+                n += !!(x->extents[i].flags & FIEMAP_EXTENT_ENCODED);
+        return n;
+}
+
+/* fd's extents with their flags (delayed allocations made first) */
+static int read_extents(int fd, struct rp_layout *ret)
+{
+        return extents_read_flags(fd, FIEMAP_FLAG_SYNC | EXTENTS_ALL, ret, NULL);
+}
+
+static int survey_file(struct layout *l, struct layout_file *bf, const struct rs_file *f)
 {
         enum fs_skip why;
-        _cleanup_close_ int fd = fs_open_recorded(f, O_RDONLY | FS_OPEN_IDENTITY_ONLY, &why);
+        _cleanup_close_ int fd = -1;
         unsigned flags = 0;
         struct stat st;
         int r;
 
+        if (f->n_ranges == 0) {
+                bf->skip = LAYOUT_SKIP_NOT_READ;
+                return 0;
+        }
+        fd = fs_open_recorded(f, O_RDONLY | FS_OPEN_IDENTITY_ONLY, &why);
         if (fd < 0) {
                 bf->err = fd;
                 bf->skip = (uint8_t)layout_skip_of(why);
@@ -144,7 +109,7 @@ static int survey_file(struct blayout *l, struct blayout_file *bf, const struct 
                 if (bf->skip)
                         return 0;
         }
-        r = read_extents(fd, &bf->before, &bf->n_before);
+        r = read_extents(fd, &bf->before);
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
@@ -152,11 +117,11 @@ static int survey_file(struct blayout *l, struct blayout_file *bf, const struct 
                 bf->skip = LAYOUT_SKIP_ERROR;
                 return 0;
         }
-        if (bf->n_before == 0) {
+        if (bf->before.n_extents == 0) {
                 bf->skip = LAYOUT_SKIP_EMPTY;
                 return 0;
         }
-        if (bf->n_before == 1 && (bf->before[0].flags & FIEMAP_EXTENT_DATA_INLINE)) {
+        if (bf->before.n_extents == 1 && (bf->before.extents[0].flags & FIEMAP_EXTENT_DATA_INLINE)) {
                 bf->skip = LAYOUT_SKIP_INLINE;    /* in the metadata: read with it */
                 return 0;
         }
@@ -164,11 +129,11 @@ static int survey_file(struct blayout *l, struct blayout_file *bf, const struct 
          * maximum (128 KiB) where it is: rewriting the rest of such a
          * file would scatter it, not gather it (a second run, a file
          * system mounted compress) */
-        if (all_encoded(bf->before, bf->n_before)) {
+        if (all_encoded(&bf->before)) {
                 bf->skip = LAYOUT_SKIP_COMPRESSED;
                 return 0;
         }
-        if (!l->unshare && any_flag(bf->before, bf->n_before, FIEMAP_EXTENT_SHARED)) {
+        if (!l->unshare && any_flag(&bf->before, FIEMAP_EXTENT_SHARED)) {
                 bf->skip = LAYOUT_SKIP_SHARED;
                 return 0;
         }
@@ -179,84 +144,26 @@ static int survey_file(struct blayout *l, struct blayout_file *bf, const struct 
         return 0;
 }
 
-struct ino_at {
-        uint64_t ino;
-        size_t at;        /* index in the layout's files */
-};
-
-static int cmp_ino_at(const void *a, const void *b)
+/* Every file the survey kept is rewritten. */
+static void decide(struct layout *l)
 {
-        const struct ino_at *x = a, *y = b;
-        if (x->ino != y->ino)
-                return x->ino < y->ino ? -1 : 1;
-        return x->at < y->at ? -1 : x->at > y->at;
-}
-
-int blayout_survey(const struct readset *rs, const struct layout_fs *fs, int compress, bool unshare,
-                   struct blayout **ret)
-{
-        _cleanup_(blayout_freep) struct blayout *l = calloc(1, sizeof(*l));
-        _cleanup_free_ struct ino_at *seen = NULL;
-        size_t n_seen = 0, under = strlen(fs->under);
-        int r;
-
-        if (!l)
-                return -ENOMEM;
-        l->rs = rs, l->fs = *fs, l->compress = compress, l->unshare = unshare;
-        l->files = calloc(rs->n_files ? rs->n_files : 1, sizeof(*l->files));
-        seen = calloc(rs->n_files ? rs->n_files : 1, sizeof(*seen));
-        if (!l->files || !seen)
-                return -ENOMEM;
-        for (size_t i = 0; i < rs->n_files; i++) {
-                const struct rs_file *f = &rs->files[i];
-                struct blayout_file *bf;
-
-                if (f->kind == RS_FILE_BLOCKDEV)
-                        continue;
-                if (under && f->kind == RS_FILE_REGULAR &&
-                    !(strncmp(f->path, fs->under, under) == 0 && f->path[under] == '/')) {
-                        l->outside_files++;
-                        continue;
-                }
-                bf = &l->files[l->n_files++];
-                bf->file = (uint32_t)i;
-                if (f->kind != RS_FILE_REGULAR)
-                        bf->skip = LAYOUT_SKIP_UNRESOLVED;
-                else if (f->flags & RS_FILE_DELETED)
-                        bf->skip = LAYOUT_SKIP_DELETED;
-                else if (f->dev != fs->dev)
-                        bf->skip = LAYOUT_SKIP_OTHER_FS;
-                else if (f->n_ranges == 0)
-                        bf->skip = LAYOUT_SKIP_NOT_READ;
-                else if ((r = survey_file(l, bf, f)) < 0)
-                        return r;
-                if (!bf->skip)
-                        seen[n_seen++] = (struct ino_at){ f->ino, l->n_files - 1 };
-        }
-        /* a hard link of one earlier in the order: rewritten with it */
-        qsort_safe(seen, n_seen, sizeof(*seen), cmp_ino_at);
-        for (size_t k = 1; k < n_seen; k++)
-                if (seen[k].ino == seen[k - 1].ino)
-                        l->files[seen[k].at].duplicate = true;
+        l->move_files = l->move_bytes = l->encoded_before = 0;
         for (size_t i = 0; i < l->n_files; i++) {
-                struct blayout_file *bf = &l->files[i];
-                if (bf->duplicate)
+                struct layout_file *bf = &l->files[i];
+                bf->move = !bf->skip && !bf->duplicate;
+                if (!bf->move)
                         continue;
-                l->skipped[bf->skip]++;
-                if (!bf->skip) {
-                        l->move_files++;
-                        l->move_bytes += bf->size;
-                        for (size_t k = 0; k < bf->n_before; k++)
-                                l->encoded_before += !!(bf->before[k].flags & FIEMAP_EXTENT_ENCODED);
-                }
+                l->move_files++;
+                l->move_bytes += bf->size;
+                l->encoded_before += count_encoded(&bf->before);
         }
-        *ret = TAKE_PTR(l);
-        return 0;
+        l->movable_files = l->fit_files = l->move_files;
+        l->pieces_now = blayout_pieces(l, false);
 }
 
 /* Does y follow x on the device?  An extent written compressed takes at
  * most its logical length there (FIEMAP says no more); a page of slack. */
-static bool follows(const struct bextent *x, const struct bextent *y)
+static bool follows(const struct rp_extent *x, const struct rp_extent *y)
 {
         uint64_t span = x->length + 4096;
         if (x->flags & FIEMAP_EXTENT_DATA_INLINE)
@@ -264,15 +171,15 @@ static bool follows(const struct bextent *x, const struct bextent *y)
         return y->physical >= x->physical && y->physical - x->physical <= span;
 }
 
-uint64_t blayout_pieces(const struct blayout *l, bool after)
+uint64_t blayout_pieces(const struct layout *l, bool after)
 {
-        const struct bextent *prev = NULL;
+        const struct rp_extent *prev = NULL;
         uint64_t pieces = 0;
 
         for (size_t i = 0; i < l->n_files; i++) {
-                const struct blayout_file *bf = &l->files[i];
-                const struct bextent *x = after ? bf->after : bf->before;
-                size_t n = after ? bf->n_after : bf->n_before;
+                const struct layout_file *bf = &l->files[i];
+                const struct rp_extent *x = after ? bf->after.extents : bf->before.extents;
+                size_t n = after ? bf->after.n_extents : bf->before.n_extents;
 
                 if (bf->skip || bf->duplicate || (after && !bf->moved))
                         continue;
@@ -287,7 +194,7 @@ uint64_t blayout_pieces(const struct blayout *l, bool after)
         return pieces;
 }
 
-static int rewrite(const struct blayout *l, int fd)
+static int rewrite(const struct layout *l, int fd)
 {
         struct btrfs_ioctl_defrag_range_args a = {
                 .start = 0,
@@ -300,7 +207,7 @@ static int rewrite(const struct blayout *l, int fd)
         return ioctl(fd, BTRFS_IOC_DEFRAG_RANGE, &a) < 0 ? -errno : 0;
 }
 
-int blayout_run(struct blayout *l, const struct layout_options *o)
+static int run(struct layout *l, const struct layout_options *o)
 {
         uint64_t checked = 0;
         _cleanup_close_ int mfd = open(l->fs.mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -315,7 +222,7 @@ int blayout_run(struct blayout *l, const struct layout_options *o)
         if (flock(mfd, LOCK_EX | LOCK_NB) < 0)
                 return errno == EWOULDBLOCK ? -EBUSY : -errno;
         for (size_t i = 0; i < l->n_files && !l->stopped; i++) {
-                struct blayout_file *bf = &l->files[i];
+                struct layout_file *bf = &l->files[i];
                 const struct rs_file *f = &l->rs->files[bf->file];
                 enum fs_skip why;
                 _cleanup_close_ int fd = -1;
@@ -368,7 +275,7 @@ int blayout_run(struct blayout *l, const struct layout_options *o)
         }
         /* each rewritten file read back from the device */
         for (size_t i = 0; i < l->n_files; i++) {
-                struct blayout_file *bf = &l->files[i];
+                struct layout_file *bf = &l->files[i];
                 struct content_sum now;
                 enum fs_skip why;
                 _cleanup_close_ int fd = -1;
@@ -391,11 +298,20 @@ int blayout_run(struct blayout *l, const struct layout_options *o)
                 }
                 bf->verified = true;
                 l->verified_files++;
-                r = read_extents(fd, &bf->after, &bf->n_after);
+                r = read_extents(fd, &bf->after);
                 if (r == -ENOMEM)
                         return r;
-                for (size_t k = 0; k < bf->n_after; k++)
-                        l->encoded_after += !!(bf->after[k].flags & FIEMAP_EXTENT_ENCODED);
+                l->encoded_after += count_encoded(&bf->after);
         }
+        l->pieces_measured = blayout_pieces(l, true);
         return 0;
 }
+
+const struct layout_ops layout_btrfs_ops = {
+        .name = "btrfs",
+        .magic = BTRFS_SUPER_MAGIC,
+        .compresses = true,
+        .survey_file = survey_file,
+        .decide = decide,
+        .run = run,
+};

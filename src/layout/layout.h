@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* Layout: the data of a read set's files moved, online, into one run of
- * consecutive blocks in first-access order, file after file, on ext4 (the
- * kernel's extent exchange, layout/ext4.h).  Three steps: find the file
- * system and refuse what cannot be laid out (layout_open); look at every
- * file and decide what moves (layout_survey: changes nothing, all a dry run
- * does); move and verify (layout_run).  Every file keeps its content and
- * its inode: each exchange is atomic, each moved file is read back from
- * the device and compared with its checksum from before. */
+ * consecutive blocks in first-access order, file after file: on ext4 by
+ * the kernel's extent exchange (layout/ext4.h), on btrfs rewritten
+ * compressed (layout/btrfs.h); each a backend, a struct layout_ops, chosen
+ * by the file system's type.  Three steps: find the file system and refuse
+ * what cannot be laid out (layout_find_fs); look at every file and decide
+ * what moves (layout_survey: changes nothing, all a dry run does); move and
+ * verify (layout_run).  Every file keeps its content and its inode: each
+ * moved file is read back from the device and compared with its checksum
+ * from before. */
 #pragma once
 
 #include <signal.h>
@@ -90,7 +92,8 @@ struct layout_file {
         bool duplicate;           /* a hard link of an earlier file: moved with it */
         bool keep;                /* already in access order: stays where it is */
         bool move;                /* to be moved */
-        bool moved;               /* moved (all or part: partial) and verified */
+        bool moved;               /* moved (all or part: partial) and verified (ext4), rewritten (btrfs) */
+        bool verified;            /* btrfs: rewritten and read back the same */
         bool partial;             /* moved in part (interrupted, or the kernel stopped) */
         int err;                  /* -errno of REFUSED / ERROR */
         uint64_t size;
@@ -102,8 +105,37 @@ struct layout_file {
         struct rp_layout after;   /* its extents after the run (moved files) */
 };
 
+struct layout;
+struct layout_fs;
+struct layout_options;
+
+/* A file system's layout backend (as fio's I/O engines): chosen by the
+ * type of the file system (layout_find_fs), it looks at each file of the
+ * read set, decides what moves and moves it. */
+struct layout_ops {
+        const char *name;         /* mountinfo's type: "ext4", "btrfs" */
+        long magic;               /* statfs()'s f_type */
+        bool compresses;          /* rewrites files compressed: only when a compression is asked */
+        bool leaves_rescue;       /* a run stopped on a failed check may leave a rescue behind */
+        /* the mounted file system refused whole: -EOPNOTSUPP (ext4's
+         * data=journal), else 0 */
+        int (*accept)(const struct layout_fs *fs);
+        /* one file of the read set (regular, there, not a later hard link)
+         * looked at, nothing changed: lf's skip, err, size, before...;
+         * -ENOMEM only */
+        int (*survey_file)(struct layout *l, struct layout_file *lf, const struct rs_file *f);
+        /* what moves, from the files surveyed: keep, move, the counts */
+        void (*decide)(struct layout *l);
+        /* move what was decided (layout_run) */
+        int (*run)(struct layout *l, const struct layout_options *o);
+};
+extern const struct layout_ops layout_ext4_ops, layout_btrfs_ops;
+/* The backend of a file system of this type and f_type, or NULL. */
+const struct layout_ops *layout_ops_find(const char *fstype, long magic);
+
 /* The file system a read set is laid out on. */
 struct layout_fs {
+        const struct layout_ops *ops;  /* its backend */
         char mnt[4096];           /* its mount point */
         char under[4096];         /* only files below this directory ("": all) */
         char fstype[32];
@@ -115,15 +147,33 @@ struct layout_fs {
 
 /* Find the file system of rs's main device (where most of its bytes lie),
  * or with under (a directory; NULL: none) the one holding under, and
- * whether it can be laid out: -EMEDIUMTYPE neither ext4 nor btrfs
- * (fs->fstype says what; ext4 is layout_run's, btrfs layout/btrfs.h's), -EROFS mounted read-only, -EOPNOTSUPP mounted data=journal,
+ * whether it can be laid out: -EMEDIUMTYPE no backend for its type
+ * (fs->fstype says what), -EROFS mounted read-only, -EOPNOTSUPP refused by
+ * its backend (ext4 mounted data=journal),
  * -ENOENT no file of rs is there any more, -ENOMEM. */
 int layout_find_fs(const struct readset *rs, const char *under, struct layout_fs *ret);
 
+/* What is asked of a layout. */
+struct layout_request {
+        enum layout_what what;    /* ext4 */
+        int compress;             /* btrfs: enum blayout_compress */
+        bool unshare;             /* btrfs: rewrite files sharing extents too */
+};
+
+/* Files busy in a way a layout cannot move (st_dev, st_ino; sorted). */
+struct layout_ident {
+        uint64_t dev, ino;
+};
+
+/* A layout: one result type for every backend. */
 struct layout {
         const struct readset *rs;
         struct layout_fs fs;
         enum layout_what what;
+        int compress;               /* btrfs: enum blayout_compress */
+        bool unshare;               /* btrfs: shared files rewritten too */
+        struct layout_ident *busy, *swap;   /* running executables, active swap files */
+        size_t n_busy, n_swap;
         struct layout_file *files;  /* the regular files of rs, first-access order */
         size_t n_files;
         uint64_t outside_files;     /* of rs, not below fs.under: left alone, not counted */
@@ -133,6 +183,7 @@ struct layout {
         uint64_t movable_files, movable_blocks;  /* could be moved */
         uint64_t keep_files, keep_blocks;        /* already in order, staying */
         uint64_t move_files, move_blocks;        /* to move (0 where nothing gains) */
+        uint64_t move_bytes;                     /* their bytes (ext4: the blocks', btrfs: the files' sizes) */
         uint64_t fit_files;                      /* would move: they fit in the free space */
         uint64_t avail_blocks;      /* free blocks a layout may use: f_bavail less a reserve */
         uint64_t pieces_now;        /* runs of consecutive blocks the movable files lie in, access order */
@@ -143,6 +194,8 @@ struct layout {
         uint64_t donor_runs;        /* runs of consecutive blocks the donor space came in */
         uint64_t donor_physical;    /* where it starts on the device (bytes) */
         uint64_t moved_files, moved_blocks, exchanges;
+        uint64_t moved_bytes;       /* as move_bytes */
+        uint64_t encoded_before, encoded_after;   /* btrfs: compressed extents of the movable files */
         uint64_t verified_files;
         uint64_t pieces_measured;   /* pieces_now's count again, after the run */
         int stopped;                /* 0, -EINTR (asked to stop), -ENOSPC, -EOPNOTSUPP (the
@@ -159,15 +212,32 @@ void layout_free(struct layout *l);
 static inline void layout_freep(struct layout **p) { layout_free(*p); }
 #define _cleanup_layout_ __attribute__((cleanup(layout_freep)))
 
-/* Look at every file of rs on fs (nothing is changed, no file is opened for
- * writing) and decide what moves: files the kernel would refuse, changed
- * ones and those open for writing skipped by reason; hard links once; the
- * longest run already in access order kept where it holds half the data
- * or more; what does not fit in the free space skipped (in first-access
- * order: what fits moves); nothing moved when it would not reduce the
- * pieces.  -ENOMEM only. */
-int layout_survey(const struct readset *rs, const struct layout_fs *fs, enum layout_what what,
+/* Look at every file of rs on fs with its backend (nothing is changed, no
+ * file is opened for writing) and decide what moves: files the kernel
+ * would refuse, changed ones and those open for writing skipped by reason;
+ * hard links once; (ext4) the longest run already in access order kept
+ * where it holds half the data or more; what does not fit in the free
+ * space skipped (in first-access order: what fits moves); nothing moved
+ * when it would not reduce the pieces.  -ENOMEM only. */
+int layout_survey(const struct readset *rs, const struct layout_fs *fs, const struct layout_request *req,
                   struct layout **ret);
+
+/* The verdict on a surveyed layout: what a run would do. */
+enum layout_verdict {
+        LAYOUT_VERDICT_MOVE,          /* files move */
+        LAYOUT_VERDICT_NO_SPACE,      /* not even the first file fits */
+        LAYOUT_VERDICT_NOTHING_MOVABLE,
+        LAYOUT_VERDICT_NO_GAIN,       /* moving would not reduce the pieces */
+        LAYOUT_VERDICT_SOLID_STATE,   /* a device measured solid state, not forced */
+};
+/* The verdict: solid_state, the device is known to be solid state (its
+ * profile); force, move there too. */
+enum layout_verdict layout_verdict(const struct layout *l, bool solid_state, bool force);
+/* "move", "no-space", "nothing-movable", "no-gain", "solid-state" (the
+ * JSON's decision). */
+const char *layout_verdict_name(enum layout_verdict v);
+/* "interrupted", "file system full", ... for a run's l->stopped; NULL for 0. */
+const char *layout_stop_name(int stopped);
 
 /* The decision made from the files' extents (survey's last step; for
  * tests): keep, move, pieces_now, pieces_after, no_gain, from the files'
@@ -217,3 +287,5 @@ struct layout_options {
  * no donor space, -EXDEV the donor space lies in more pieces than it would
  * remove (nothing moved), another -errno. */
 int layout_run(struct layout *l, const struct layout_options *o);
+/* ext4's: the backend's run. */
+int layout_ext4_run(struct layout *l, const struct layout_options *o);

@@ -282,7 +282,7 @@ static int lay_file(struct run *x, struct layout_file *lf)
         return m;
 }
 
-int layout_run(struct layout *l, const struct layout_options *o)
+int layout_ext4_run(struct layout *l, const struct layout_options *o)
 {
         struct run x = { .l = l, .o = o, .donor = -1 };
         _cleanup_close_ int dir = -1;
@@ -372,5 +372,6 @@ int layout_run(struct layout *l, const struct layout_options *o)
                 l->sync_failed = true;
         }
         l->pieces_measured = layout_pieces(l, true);
+        l->moved_bytes = l->moved_blocks * l->fs.block_size;
         return 0;
 }

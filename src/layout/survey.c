@@ -106,52 +106,12 @@ void layout_free(struct layout *l)
                 free(l->files[i].spans);
         }
         free(l->files);
+        free(l->busy);
+        free(l->swap);
         free(l);
 }
 
 /* ---- the file system ---- */
-
-static bool has_option(const char *opts, const char *want)
-{
-        size_t n = strlen(want);
-        for (const char *p = opts; p && *p;) {
-                const char *end = strchr(p, ',');
-                size_t len = end ? (size_t)(end - p) : strlen(p);
-                if (len == n && strncmp(p, want, n) == 0)
-                        return true;
-                p = end ? end + 1 : NULL;
-        }
-        return false;
-}
-
-/* data=journal is a super-block option of mountinfo's last field */
-static bool mounted_data_journal(const char *mnt)
-{
-        _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
-        char *line = NULL;
-        size_t cap = 0;
-        bool ret = false;
-
-        if (!f)
-                return false;
-        while (getline(&line, &cap, f) > 0) {
-                char point[4096], *sep, *super;
-                if (sscanf(line, "%*s %*s %*s %*s %4095s", point) != 1)
-                        continue;
-                mounts_unescape(point);
-                sep = strstr(line, " - ");
-                if (strcmp(point, mnt) != 0 || !sep)
-                        continue;
-                /* " - fstype source superopts" */
-                super = strrchr(sep, ' ');
-                if (!super)
-                        continue;
-                super[strcspn(super, "\n")] = '\0';
-                ret = has_option(super + 1, "data=journal");
-        }
-        free(line);
-        return ret;
-}
 
 int layout_find_fs(const struct readset *rs, const char *under, struct layout_fs *ret)
 {
@@ -204,14 +164,16 @@ int layout_find_fs(const struct readset *rs, const char *under, struct layout_fs
                 best = n;
                 snprintf(ret->mnt, sizeof(ret->mnt), "%s", mt.m[i].mnt);
                 snprintf(ret->fstype, sizeof(ret->fstype), "%s", mt.m[i].fstype);
+                /* data=journal is a super-block option */
+                ret->data_journal = mounts_has_option(mt.m[i].super, "data=journal");
         }
         mounts_free(&mt);
         if (!ret->mnt[0])
                 return -ENOENT;
         if (statfs(ret->mnt, &sf) < 0 || statvfs(ret->mnt, &sv) < 0)
                 return -errno;
-        if (!(sf.f_type == EXT4_SUPER_MAGIC && strcmp(ret->fstype, "ext4") == 0) &&
-            !(sf.f_type == BTRFS_SUPER_MAGIC && strcmp(ret->fstype, "btrfs") == 0))
+        ret->ops = layout_ops_find(ret->fstype, (long)sf.f_type);
+        if (!ret->ops)
                 return -EMEDIUMTYPE;
         /* the mount point found by path must be the file system's */
         if (stat(ret->mnt, &st) < 0)
@@ -222,52 +184,98 @@ int layout_find_fs(const struct readset *rs, const char *under, struct layout_fs
         ret->blocks = sv.f_blocks;
         ret->free_blocks = sv.f_bavail;
         ret->read_only = sv.f_flag & ST_RDONLY;
-        ret->data_journal = strcmp(ret->fstype, "ext4") == 0 && mounted_data_journal(ret->mnt);
+        ret->data_journal = ret->data_journal && strcmp(ret->fstype, "ext4") == 0;
         if (ret->read_only)
                 return -EROFS;
-        if (ret->data_journal)
-                return -EOPNOTSUPP;
-        return 0;
+        return ret->ops->accept ? ret->ops->accept(ret) : 0;
+}
+
+const struct layout_ops *layout_ops_find(const char *fstype, long magic)
+{
+        static const struct layout_ops *const backends[] = { &layout_ext4_ops, &layout_btrfs_ops };
+
+        for (size_t i = 0; i < ARRAY_SIZE(backends); i++)
+                if (backends[i]->magic == magic && strcmp(backends[i]->name, fstype) == 0)
+                        return backends[i];
+        return NULL;
+}
+
+int layout_run(struct layout *l, const struct layout_options *o)
+{
+        return l->fs.ops->run(l, o);
+}
+
+enum layout_verdict layout_verdict(const struct layout *l, bool solid_state, bool force)
+{
+        if (!l->fit_files && l->skipped[LAYOUT_SKIP_NO_SPACE])
+                return LAYOUT_VERDICT_NO_SPACE;
+        if (!l->movable_files)
+                return LAYOUT_VERDICT_NOTHING_MOVABLE;
+        if (l->no_gain)
+                return LAYOUT_VERDICT_NO_GAIN;
+        if (solid_state && !force)
+                return LAYOUT_VERDICT_SOLID_STATE;
+        return LAYOUT_VERDICT_MOVE;
+}
+
+const char *layout_verdict_name(enum layout_verdict v)
+{
+        static const char *const names[] = {
+                [LAYOUT_VERDICT_MOVE] = "move",
+                [LAYOUT_VERDICT_NO_SPACE] = "no-space",
+                [LAYOUT_VERDICT_NOTHING_MOVABLE] = "nothing-movable",
+                [LAYOUT_VERDICT_NO_GAIN] = "no-gain",
+                [LAYOUT_VERDICT_SOLID_STATE] = "solid-state",
+        };
+        return (unsigned)v < ARRAY_SIZE(names) ? names[v] : "?";
+}
+
+const char *layout_stop_name(int stopped)
+{
+        switch (stopped) {
+        case 0: return NULL;
+        case -EINTR: return "interrupted";
+        case -ENOSPC: return "file system full";
+        case -EIO: return "failed check";
+        case -EOPNOTSUPP: return "refused by the kernel";
+        default: return "error";
+        }
 }
 
 /* ---- the files ---- */
 
-struct ident {
-        uint64_t dev, ino;
-};
-
 static int cmp_ident(const void *a, const void *b)
 {
-        const struct ident *x = a, *y = b;
+        const struct layout_ident *x = a, *y = b;
         if (x->dev != y->dev)
                 return x->dev < y->dev ? -1 : 1;
         return x->ino < y->ino ? -1 : x->ino > y->ino;
 }
 
-static bool ident_in(const struct ident *set, size_t n, uint64_t dev, uint64_t ino)
+static bool ident_in(const struct layout_ident *set, size_t n, uint64_t dev, uint64_t ino)
 {
-        struct ident k = { dev, ino };
+        struct layout_ident k = { dev, ino };
         return n && bsearch(&k, set, n, sizeof(*set), cmp_ident);
 }
 
-static int ident_add(struct ident **set, size_t *n, size_t *cap, const struct stat *st)
+static int ident_add(struct layout_ident **set, size_t *n, size_t *cap, const struct stat *st)
 {
         if (grow_array(set, cap, *n + 1, sizeof(**set)) < 0)
                 return -ENOMEM;
-        (*set)[(*n)++] = (struct ident){ st->st_dev, st->st_ino };
+        (*set)[(*n)++] = (struct layout_ident){ st->st_dev, st->st_ino };
         return 0;
 }
 
 /* The programs running (what /proc/PID/exe is: the kernel denies writing
  * them) and the active swap files: opened for writing they give ETXTBSY. */
-static int busy_files(struct ident **ret, size_t *ret_n, struct ident **ret_swap, size_t *ret_nswap)
+static int busy_files(struct layout_ident **ret, size_t *ret_n, struct layout_ident **ret_swap, size_t *ret_nswap)
 {
         DIR *d = opendir("/proc");
         size_t cap = 0, scap = 0;
         struct dirent *de;
-        char *line = NULL;
-        size_t lcap = 0;
-        FILE *f;
+        char **swaps = NULL;
+        size_t n_swaps = 0;
+        int r;
 
         *ret = NULL, *ret_n = 0, *ret_swap = NULL, *ret_nswap = 0;
         while (d && (de = readdir(d))) {
@@ -283,22 +291,15 @@ static int busy_files(struct ident **ret, size_t *ret_n, struct ident **ret_swap
         }
         if (d)
                 closedir(d);
-        f = fopen("/proc/swaps", "re");
-        while (f && getline(&line, &lcap, f) > 0) {
-                char path[4096];
+        r = mounts_read_swaps(&swaps, &n_swaps);
+        for (size_t i = 0; i < n_swaps && r >= 0; i++) {
                 struct stat st;
-                if (sscanf(line, "%4095s", path) != 1 || path[0] != '/')
-                        continue;
-                mounts_unescape(path);
-                if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && ident_add(ret_swap, ret_nswap, &scap, &st) < 0) {
-                        fclose(f);
-                        free(line);
-                        return -ENOMEM;
-                }
+                if (stat(swaps[i], &st) == 0 && S_ISREG(st.st_mode))
+                        r = ident_add(ret_swap, ret_nswap, &scap, &st);
         }
-        if (f)
-                fclose(f);
-        free(line);
+        mounts_swaps_free(swaps, n_swaps);
+        if (r < 0)
+                return r;
         qsort_safe(*ret, *ret_n, sizeof(**ret), cmp_ident);
         qsort_safe(*ret_swap, *ret_nswap, sizeof(**ret_swap), cmp_ident);
         return 0;
@@ -465,9 +466,9 @@ static void count_blocks(const struct layout_file *lf, const struct rp_layout *x
         *ret_pieces = pieces;
 }
 
-static int look_at(struct layout_file *lf, const struct rs_file *f, const struct layout_fs *fs, enum layout_what what,
-                   const struct ident *busy, size_t n_busy, const struct ident *swap, size_t n_swap)
+static int ext4_survey_file(struct layout *l, struct layout_file *lf, const struct rs_file *f)
 {
+        const struct layout_fs *fs = &l->fs;
         enum fs_skip why;
         struct stat st;
         unsigned flags = 0;
@@ -486,7 +487,7 @@ static int look_at(struct layout_file *lf, const struct rs_file *f, const struct
                 return 0;
         }
         lf->size = (uint64_t)st.st_size;
-        if (ident_in(swap, n_swap, st.st_dev, st.st_ino)) {
+        if (ident_in(l->swap, l->n_swap, st.st_dev, st.st_ino)) {
                 lf->skip = LAYOUT_SKIP_SWAP;
                 return 0;
         }
@@ -504,7 +505,7 @@ static int look_at(struct layout_file *lf, const struct rs_file *f, const struct
                 lf->skip = LAYOUT_SKIP_EMPTY;
                 return 0;
         }
-        if (ident_in(busy, n_busy, st.st_dev, st.st_ino)) {
+        if (ident_in(l->busy, l->n_busy, st.st_dev, st.st_ino)) {
                 lf->skip = LAYOUT_SKIP_RUNNING;
                 return 0;
         }
@@ -527,7 +528,7 @@ static int look_at(struct layout_file *lf, const struct rs_file *f, const struct
                 lf->err = -EAGAIN;
                 return 0;
         }
-        r = layout_spans(lf, f, what, fs->block_size);
+        r = layout_spans(lf, f, l->what, fs->block_size);
         if (r < 0)
                 return r;
         count_blocks(lf, &lf->before, fs->block_size, &lf->blocks, &lf->pieces);
@@ -576,12 +577,10 @@ static int mark_hard_links(const struct readset *rs, const struct layout_fs *fs,
         return 0;
 }
 
-int layout_survey(const struct readset *rs, const struct layout_fs *fs, enum layout_what what,
+int layout_survey(const struct readset *rs, const struct layout_fs *fs, const struct layout_request *req,
                   struct layout **ret)
 {
-        _cleanup_free_ struct ident *busy = NULL, *swap = NULL;
         _cleanup_free_ bool *dup = calloc(rs->n_files ? rs->n_files : 1, sizeof(bool));
-        size_t n_busy = 0, n_swap = 0;
         struct layout *l = calloc(1, sizeof(*l));
         int r;
 
@@ -591,11 +590,13 @@ int layout_survey(const struct readset *rs, const struct layout_fs *fs, enum lay
         }
         l->rs = rs;
         l->fs = *fs;
-        l->what = what;
+        l->what = req->what;
+        l->compress = req->compress;
+        l->unshare = req->unshare;
         l->files = calloc(rs->n_files ? rs->n_files : 1, sizeof(*l->files));
         r = l->files ? mark_hard_links(rs, fs, dup) : -ENOMEM;
         if (r >= 0)
-                r = busy_files(&busy, &n_busy, &swap, &n_swap);
+                r = busy_files(&l->busy, &l->n_busy, &l->swap, &l->n_swap);
         for (size_t i = 0; i < rs->n_files && r >= 0; i++) {
                 const struct rs_file *f = &rs->files[i];
                 struct layout_file *lf;
@@ -621,7 +622,7 @@ int layout_survey(const struct readset *rs, const struct layout_fs *fs, enum lay
                         lf->duplicate = true;
                         continue;
                 } else
-                        r = look_at(lf, f, fs, what, busy, n_busy, swap, n_swap);
+                        r = fs->ops->survey_file(l, lf, f);
                 if (lf->skip)
                         l->skipped[lf->skip]++;
         }
@@ -629,16 +630,35 @@ int layout_survey(const struct readset *rs, const struct layout_fs *fs, enum lay
                 layout_free(l);
                 return r;
         }
-        /* what may be used: the free space but a reserve for the extent
-         * trees the exchanges grow (1% of the file system, at most 64 MiB) */
-        uint64_t reserve = MIN(MAX(fs->blocks / 100, 256), (64u << 20) / fs->block_size);
-        l->avail_blocks = fs->free_blocks > reserve ? fs->free_blocks - reserve : 0;
-        layout_decide(l, l->avail_blocks);
+        fs->ops->decide(l);
         *ret = l;
         return 0;
 }
 
-/* ---- the decision ---- */
+/* ext4: what may be used is the free space but a reserve for the extent
+ * trees the exchanges grow (1% of the file system, at most 64 MiB) */
+static void ext4_decide(struct layout *l)
+{
+        uint64_t reserve = MIN(MAX(l->fs.blocks / 100, 256), (64u << 20) / l->fs.block_size);
+
+        l->avail_blocks = l->fs.free_blocks > reserve ? l->fs.free_blocks - reserve : 0;
+        layout_decide(l, l->avail_blocks);
+}
+
+static int ext4_accept(const struct layout_fs *fs)
+{
+        return fs->data_journal ? -EOPNOTSUPP : 0;
+}
+
+const struct layout_ops layout_ext4_ops = {
+        .name = "ext4",
+        .magic = EXT4_SUPER_MAGIC,
+        .leaves_rescue = true,
+        .accept = ext4_accept,
+        .survey_file = ext4_survey_file,
+        .decide = ext4_decide,
+        .run = layout_ext4_run,
+};
 
 static bool movable(const struct layout_file *lf)
 {
@@ -775,4 +795,5 @@ void layout_decide(struct layout *l, uint64_t avail_blocks)
                         l->files[i].move = false;
                 l->move_files = l->move_blocks = 0;
         }
+        l->move_bytes = l->move_blocks * l->fs.block_size;
 }

@@ -438,3 +438,37 @@ int report_predict_replay(struct report *r, const struct readset *rs, const stru
                 return e;
         return report_predict(r, rs, layouts, p, plan, dev, main_only, file_shares, ret);
 }
+
+int report_analyse(const struct readset *rs, uint64_t request_bytes, struct rp_layout **ret_layouts,
+                   uint64_t *ret_unknown, struct report **ret)
+{
+        struct rp_layout *layouts = NULL;
+        int e;
+
+        *ret_layouts = NULL, *ret = NULL;
+        e = extents_table_read(rs, NULL, &layouts, ret_unknown);
+        if (e < 0)
+                return e;
+        e = report_build(rs, layouts, request_bytes, ret);
+        if (e < 0) {
+                extents_table_free(layouts, rs->n_files);
+                return e;
+        }
+        *ret_layouts = layouts;
+        return 0;
+}
+
+int report_predict_here(const struct readset *rs, const struct cost_profile *p, const struct replay_options *o,
+                        const struct device_profile *dev, struct rp_scenarios *ret)
+{
+        struct rp_layout *layouts = NULL;
+        struct report *r = NULL;
+        int e = report_analyse(rs, MIN(dev->readahead_cap, dev->max_request), &layouts, NULL, &r);
+
+        if (e < 0)
+                return e;
+        e = report_predict_replay(r, rs, layouts, p, o, dev, true, false, ret);
+        report_free(r);
+        extents_table_free(layouts, rs->n_files);
+        return e;
+}

@@ -106,6 +106,14 @@ int report_predict(struct report *r, const struct readset *rs, const struct rp_l
                    const struct cost_profile *p, const struct plan *plan, const struct device_profile *dev,
                    bool main_only, bool file_shares, struct rp_scenarios *ret);
 
+/* rs analysed for its costs: the extent map of each file read (the table,
+ * *ret_layouts, extents_table_free(); *ret_unknown, may be NULL: the files
+ * whose map is unknown) and the report built with request_bytes.  What
+ * both report and layout predict from.  -E2BIG (more than RP_MAX_PIECES),
+ * -ENOMEM. */
+int report_analyse(const struct readset *rs, uint64_t request_bytes, struct rp_layout **ret_layouts,
+                   uint64_t *ret_unknown, struct report **ret);
+
 /* The same with the replay readset makes for dev with o (replay_plan()):
  * what the report predicts for a replay is what replay does. */
 struct replay_options;
@@ -113,3 +121,10 @@ int report_predict_replay(struct report *r, const struct readset *rs, const stru
                           const struct cost_profile *p, const struct replay_options *o,
                           const struct device_profile *dev, bool main_only, bool file_shares,
                           struct rp_scenarios *ret);
+
+/* The prediction for rs's main device, its profile p, planned as replay
+ * plans with o for dev (what readset layout says before it moves):
+ * report_analyse(), then report_predict_replay() of the main device.
+ * -errno. */
+int report_predict_here(const struct readset *rs, const struct cost_profile *p, const struct replay_options *o,
+                        const struct device_profile *dev, struct rp_scenarios *ret);

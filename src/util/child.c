@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "util/signals.h"
 #include "util/util.h"
 #include "util/banned.h"
 
@@ -44,16 +45,13 @@ out:
  * stays ignored (the command inherited that). */
 static void start_passing(struct child *c)
 {
-        struct sigaction sa = { .sa_sigaction = pass_on, .sa_flags = SA_SIGINFO | SA_RESTART }, old;
+        struct sigaction sa = { .sa_sigaction = pass_on, .sa_flags = SA_SIGINFO | SA_RESTART };
 
         pass_fd = c->pidfd;
         pass_pid = c->pid;
         passed_on = 0;
         session_leader = getsid(0) == getpid();
-        sigemptyset(&sa.sa_mask);
-        for (size_t i = 0; i < ARRAY_SIZE(passed_signals); i++)
-                if (sigaction(passed_signals[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
-                        (void)sigaction(passed_signals[i], &sa, NULL);
+        signals_install(passed_signals, ARRAY_SIZE(passed_signals), &sa, true);
 }
 
 static void stop_passing(void)

@@ -26,12 +26,27 @@ void mounts_unescape(char *s)
         *d = 0;
 }
 
+bool mounts_has_option(const char *opts, const char *want)
+{
+        size_t n = strlen(want);
+
+        for (const char *p = opts; p && *p;) {
+                const char *end = strchr(p, ',');
+                size_t len = end ? (size_t)(end - p) : strlen(p);
+                if (len == n && strncmp(p, want, n) == 0)
+                        return true;
+                p = end ? end + 1 : NULL;
+        }
+        return false;
+}
+
 void mount_ent_free(struct mount_ent *m)
 {
         free(m->mnt);
         free(m->fstype);
         free(m->root);
         free(m->source);
+        free(m->super);
         *m = (struct mount_ent){ 0 };
 }
 
@@ -47,7 +62,7 @@ void mounts_free(struct mounts *mt)
 int mounts_parse_line(char *line, struct mount_ent *ret)
 {
         /* ID PARENT MAJ:MIN ROOT POINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPER */
-        char *fields[10] = { 0 }, *sep, *save = NULL, *tok, *src;
+        char *fields[10] = { 0 }, *sep, *save = NULL, *tok, *src, *super = NULL;
         dev_t dev;
         int n = 0;
 
@@ -63,6 +78,8 @@ int mounts_parse_line(char *line, struct mount_ent *ret)
         if (!tok)
                 return 0;
         src = strtok_r(NULL, " \n", &save);
+        if (src)
+                super = strtok_r(NULL, " \n", &save);
         mounts_unescape(fields[3]);
         mounts_unescape(fields[4]);
         if (src)
@@ -72,7 +89,8 @@ int mounts_parse_line(char *line, struct mount_ent *ret)
         ret->mnt = strdup(fields[4]);
         ret->fstype = strdup(tok);
         ret->source = strdup(src ? src : "");
-        if (!ret->root || !ret->mnt || !ret->fstype || !ret->source) {
+        ret->super = strdup(super ? super : "");
+        if (!ret->root || !ret->mnt || !ret->fstype || !ret->source || !ret->super) {
                 mount_ent_free(ret);
                 return -ENOMEM;
         }
@@ -202,4 +220,46 @@ const struct mount_ent *mounts_holding(const struct mounts *mt, const char *path
                 }
         }
         return best;
+}
+
+char *mounts_parse_swap_line(char *line)
+{
+        /* "Filename Type Size Used Priority": the name up to a blank */
+        char *end;
+
+        if (line[0] != '/')
+                return NULL;
+        end = line + strcspn(line, " \t\n");
+        *end = '\0';
+        mounts_unescape(line);
+        return line;
+}
+
+void mounts_swaps_free(char **v, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                free(v[i]);
+        free(v);
+}
+
+int mounts_read_swaps(char ***ret, size_t *ret_n)
+{
+        _cleanup_fclose_ FILE *f = fopen("/proc/swaps", "re");
+        _cleanup_free_ char *line = NULL;
+        char **v = NULL;
+        size_t cap = 0, n = 0, lcap = 0;
+
+        *ret = NULL, *ret_n = 0;
+        while (f && getline(&line, &lcap, f) > 0) {
+                char *path = mounts_parse_swap_line(line);
+                if (!path)
+                        continue;
+                if (grow_array(&v, &cap, n + 1, sizeof(*v)) < 0 || !(v[n] = strdup(path))) {
+                        mounts_swaps_free(v, n);
+                        return -ENOMEM;
+                }
+                n++;
+        }
+        *ret = v, *ret_n = n;
+        return 0;
 }

@@ -13,6 +13,7 @@ struct mount_ent {
         char *fstype;
         char *root;       /* the mounted directory of the filesystem */
         char *source;     /* what was mounted ("/dev/loop0", "tmpfs", ...) */
+        char *super;      /* the super block's options ("rw,data=journal", ...; "" none) */
 };
 
 struct mounts {
@@ -25,6 +26,8 @@ struct mounts {
 int mounts_parse_line(char *line, struct mount_ent *ret);
 /* Free what mounts_parse_line() filled in. */
 void mount_ent_free(struct mount_ent *m);
+/* Is want one of the comma-separated options opts (may be NULL)? */
+bool mounts_has_option(const char *opts, const char *want);
 /* mountinfo's octal escapes (\040 for a space...) undone, in place. */
 void mounts_unescape(char *s);
 
@@ -39,3 +42,11 @@ void mounts_free(struct mounts *mt);
 /* The mount holding path (len bytes, absolute, no trailing slash): the
  * last-mounted of those whose point is the longest prefix of it; NULL. */
 const struct mount_ent *mounts_holding(const struct mounts *mt, const char *path, size_t len);
+
+/* The paths of the active swap areas, from /proc/swaps (unescaped; files
+ * and devices): *ret, *ret_n; none where it cannot be read.  -ENOMEM. */
+int mounts_read_swaps(char ***ret, size_t *ret_n);
+void mounts_swaps_free(char **v, size_t n);
+/* One line of /proc/swaps (changed in place): its path, or NULL (the
+ * heading, a line that is not one). */
+char *mounts_parse_swap_line(char *line);

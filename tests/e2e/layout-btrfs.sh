@@ -113,7 +113,7 @@ echo 3 > /proc/sys/vm/drop_caches
 ( cd "$MNT/tree2" && sha256sum -c --quiet "$TMP/sums2" ) || fail "a file changed in an interrupted run"
 # (run again, it rewrites what the killed run left)
 "$READSET" layout --under "$MNT/tree2" --compress zstd --json "$TMP/t2.readset" > "$TMP/k.json" 2>&1 || fail "after the kill: $(cat "$TMP/k.json")"
-"$PY" -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["files_rewritten"] == 7 and d["skipped"]["compressed-already"] == 5, d' \
+"$PY" -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["moved_files"] == 7 and d["skipped"]["compressed-already"] == 5, d' \
         "$TMP/k.json" || fail "after the kill: $(cat "$TMP/k.json")"
 
 # the run
@@ -121,11 +121,11 @@ echo 3 > /proc/sys/vm/drop_caches
 "$PY" - "$TMP/l.json" <<'PYEOF' || fail "layout's figures: $(cat "$TMP/l.json")"
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["files_rewritten"] == 23 and d["files_verified"] == 23, d
+assert d["moved_files"] == 23 and d["verified_files"] == 23, d
 assert d["skipped"].get("shared-extents") == 2 and d["skipped"].get("nodatacow") == 1, d
 assert d["skipped"].get("open-for-writing") == 1, d
 assert d["compressed_extents_after"] > d["compressed_extents_before"], d
-assert d["runs_after"] < d["runs_before"], d
+assert d["pieces_measured"] < d["pieces_now"], d
 PYEOF
 runs_after=$(SRCDIR=$SRCDIR "$PY" "$TMP/follows.py" "$TMP/moving" encoded) || fail "after the layout: $runs_after"
 [ "$runs_after" = 1 ] || fail "the rewritten files lie in $runs_after runs, not in access order"

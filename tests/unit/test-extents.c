@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* fs/extents.c: the extent holding an offset; a real file's map. */
 #include <errno.h>
+#include <linux/fiemap.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +69,16 @@ static void test_real_file(void)
                 CHECK(extent_at(&l, 0, NULL) != NULL);
                 extents_clear(&l);
                 CHECK(!l.known && l.n_extents == 0);
+                /* every extent with its flags (EXTENTS_ALL is ours, never
+                 * the kernel's): the last one says it is */
+                uint64_t odd = 1;
+                CHECK_EQ(extents_read_flags(fd, FIEMAP_FLAG_SYNC | EXTENTS_ALL, &l, &odd), 0);
+                CHECK(l.known && l.n_extents > 0);
+                CHECK_EQ(odd, 0);
+                CHECK(l.n_extents && (l.extents[l.n_extents - 1].flags & FIEMAP_EXTENT_LAST));
+                for (size_t i = 0; i + 1 < l.n_extents; i++)
+                        CHECK(!(l.extents[i].flags & FIEMAP_EXTENT_LAST));
+                extents_clear(&l);
         }
         close(fd);
         unlink(path);

@@ -1,12 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /* layout/survey.c's pure parts: the spans of a file (whole, or the ranges
  * read), the pieces a map puts them in, and the decision (what moves, what
- * stays, what does not fit, when nothing gains). */
+ * stays, what does not fit, when nothing gains); the backend chosen by the
+ * file system's type, the verdict; the prediction layout shares with
+ * report. */
+#include <errno.h>
+#include <linux/fiemap.h>
+#include <linux/magic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "layout/layout.h"
+#include "replay/policy.h"
+#include "report/report.h"
 #include "tests.h"
 
 #define BS 4096ULL
@@ -246,6 +253,132 @@ static void test_names(void)
         CHECK(layout_skip_advice(LAYOUT_SKIP_EMPTY) == NULL);
 }
 
+static void test_ops_choice(void)
+{
+        CHECK(layout_ops_find("ext4", EXT4_SUPER_MAGIC) == &layout_ext4_ops);
+        CHECK(layout_ops_find("btrfs", BTRFS_SUPER_MAGIC) == &layout_btrfs_ops);
+        /* the type and the magic must agree: ext2/3 share ext4's magic */
+        CHECK(layout_ops_find("ext3", EXT4_SUPER_MAGIC) == NULL);
+        CHECK(layout_ops_find("ext4", BTRFS_SUPER_MAGIC) == NULL);
+        CHECK(layout_ops_find("xfs", XFS_SUPER_MAGIC) == NULL);
+        CHECK(layout_btrfs_ops.compresses && !layout_ext4_ops.compresses);
+        CHECK(layout_ext4_ops.leaves_rescue && !layout_btrfs_ops.leaves_rescue);
+        /* ext4 refuses data=journal, whole */
+        struct layout_fs fs = { .ops = &layout_ext4_ops, .data_journal = true };
+        CHECK_EQ(layout_ext4_ops.accept(&fs), -EOPNOTSUPP);
+        fs.data_journal = false;
+        CHECK_EQ(layout_ext4_ops.accept(&fs), 0);
+}
+
+static void test_verdict(void)
+{
+        struct fixture x;
+
+        fixture(&x, 4, (uint64_t[]){ 100, 50, 300, 10 });
+        layout_decide(&x.l, 1000);
+        CHECK_EQ(layout_verdict(&x.l, false, false), LAYOUT_VERDICT_MOVE);
+        CHECK_EQ(layout_verdict(&x.l, true, false), LAYOUT_VERDICT_SOLID_STATE);
+        CHECK_EQ(layout_verdict(&x.l, true, true), LAYOUT_VERDICT_MOVE);
+        CHECK(strcmp(layout_verdict_name(LAYOUT_VERDICT_SOLID_STATE), "solid-state") == 0);
+        /* not even the first file fits */
+        layout_decide(&x.l, 3);
+        CHECK_EQ(layout_verdict(&x.l, false, false), LAYOUT_VERDICT_NO_SPACE);
+        CHECK(strcmp(layout_verdict_name(LAYOUT_VERDICT_NO_SPACE), "no-space") == 0);
+        readset_free(x.rs);
+        /* in order already: nothing gains, forced or not */
+        fixture(&x, 3, (uint64_t[]){ 10, 14, 18 });
+        layout_decide(&x.l, 1000);
+        CHECK_EQ(layout_verdict(&x.l, false, true), LAYOUT_VERDICT_NO_GAIN);
+        readset_free(x.rs);
+        /* every file skipped */
+        fixture(&x, 2, (uint64_t[]){ 100, 10 });
+        x.files[0].skip = x.files[1].skip = LAYOUT_SKIP_RUNNING;
+        layout_decide(&x.l, 1000);
+        CHECK_EQ(layout_verdict(&x.l, false, false), LAYOUT_VERDICT_NOTHING_MOVABLE);
+        CHECK(strcmp(layout_verdict_name(LAYOUT_VERDICT_NOTHING_MOVABLE), "nothing-movable") == 0);
+        readset_free(x.rs);
+        CHECK(layout_stop_name(0) == NULL);
+        CHECK(strcmp(layout_stop_name(-EINTR), "interrupted") == 0);
+}
+
+/* btrfs's decision: every file kept by the survey is rewritten; the runs
+ * its extents lie in (a compressed extent followed within its logical
+ * length), its compressed extents counted. */
+static void test_btrfs_decide(void)
+{
+        struct rp_extent e[5] = {
+                { 0, 1000 * BS, 32 * BS, true, FIEMAP_EXTENT_ENCODED },
+                { 32 * BS, 1010 * BS, 32 * BS, true, FIEMAP_EXTENT_ENCODED | FIEMAP_EXTENT_LAST },  /* follows */
+                { 0, 5000 * BS, 4 * BS, false, FIEMAP_EXTENT_LAST },            /* elsewhere */
+                { 0, 0, 100, false, FIEMAP_EXTENT_DATA_INLINE | FIEMAP_EXTENT_LAST },
+                { 0, 9000 * BS, 4 * BS, false, FIEMAP_EXTENT_SHARED | FIEMAP_EXTENT_LAST },
+        };
+        struct layout_file f[4] = {
+                { .file = 0, .size = 64 * BS, .before = { &e[0], 2, true } },
+                { .file = 1, .size = 4 * BS, .before = { &e[2], 1, true } },
+                { .file = 2, .size = 100, .before = { &e[3], 1, true } },
+                { .file = 3, .size = 4 * BS, .skip = LAYOUT_SKIP_SHARED, .before = { &e[4], 1, true } },
+        };
+        struct layout l = { .files = f, .n_files = 4 };
+
+        layout_btrfs_ops.decide(&l);
+        CHECK_EQ(l.move_files, 3);
+        CHECK_EQ(l.move_bytes, 68 * BS + 100);
+        CHECK_EQ(l.encoded_before, 2);
+        CHECK_EQ(l.movable_files, 3);
+        CHECK_EQ(l.pieces_now, 2);
+        CHECK(f[0].move && f[1].move && !f[3].move);
+        CHECK_EQ(layout_verdict(&l, false, false), LAYOUT_VERDICT_MOVE);
+        f[0].skip = f[1].skip = f[2].skip = LAYOUT_SKIP_COMPRESSED;
+        layout_btrfs_ops.decide(&l);
+        CHECK_EQ(l.move_files, 0);
+        CHECK_EQ(layout_verdict(&l, false, false), LAYOUT_VERDICT_NOTHING_MOVABLE);
+}
+
+/* What layout predicts (report_predict_here) is what report predicts from
+ * the same analysis: the device's request size, the main device only. */
+static void test_shared_prediction(void)
+{
+        struct readset *rs = readset_new();
+        struct rs_file *a = readset_add_file(rs, "/nonexistent/readset-test/a", 1, 1);
+        struct rs_file *b = readset_add_file(rs, "/nonexistent/readset-test/b", 2, 2);
+        struct rs_file *m = readset_add_file(rs, "/dev/sda1", 1, 0);
+        struct cost_profile hdd = { .lat_us = 12000, .seq_bps = 100e6, .rotational = true };
+        struct replay_options o;
+        struct device_profile dev;
+        struct rp_layout *lay = NULL;
+        struct report *r = NULL;
+        struct rp_scenarios here, by_hand;
+        uint64_t unknown = 0;
+
+        a->kind = b->kind = RS_FILE_REGULAR;
+        a->size = b->size = 1 << 20;
+        m->kind = RS_FILE_BLOCKDEV;
+        for (uint64_t i = 0; i < 8; i++) {
+                CHECK_EQ(readset_file_add_range(a, i * 131072, 131072, 10 * i, RS_RANGE_ACCESSED | RS_RANGE_FILLED), 0);
+                CHECK_EQ(readset_file_add_range(b, i * 65536, 65536, 10 * i + 5, RS_RANGE_ACCESSED | RS_RANGE_FILLED), 0);
+                CHECK_EQ(readset_file_add_range(m, i << 30, 65536, 10 * i + 7, RS_RANGE_FILLED), 0);
+        }
+        replay_options_init(&o);
+        device_profile_rotational(&dev);
+        dev.readahead_cap = 16384;
+        dev.max_request = 1 << 20;
+        CHECK_EQ(report_predict_here(rs, &hdd, &o, &dev, &here), 0);
+        /* report's way: one analysis, then the replay's prediction */
+        CHECK_EQ(report_analyse(rs, 16384, &lay, &unknown, &r), 0);
+        CHECK_EQ(unknown, 2);
+        CHECK(lay && !lay[0].known && !lay[1].known);
+        CHECK_EQ(report_predict_replay(r, rs, lay, &hdd, &o, &dev, true, false, &by_hand), 0);
+        CHECK(here.plain.seconds > 0);
+        CHECK(here.plain.seconds == by_hand.plain.seconds);
+        CHECK(here.replay.seconds == by_hand.replay.seconds);
+        CHECK(here.layout.seconds == by_hand.layout.seconds);
+        CHECK_EQ(here.plain.requests, by_hand.plain.requests);
+        report_free(r);
+        extents_table_free(lay, rs->n_files);
+        readset_free(rs);
+}
+
 int main(void)
 {
         test_spans();
@@ -253,5 +386,9 @@ int main(void)
         test_decide();
         test_small_blocks();
         test_names();
+        test_ops_choice();
+        test_verdict();
+        test_btrfs_decide();
+        test_shared_prediction();
         TESTS_DONE();
 }
