@@ -66,7 +66,8 @@ struct pack_make_result {
  * res->failed saying where; nothing is left of the attempt but OUT.readset
  * when the last rename failed.  For EROFS without SOURCE_DATE_EPOCH this
  * process's SOURCE_DATE_EPOCH is set (the tool reads it): to the tree's
- * newest mtime.  res->side is set from the start. */
+ * newest mtime.  res->side is set once named (NULL before); free it
+ * with pack_make_result_done(). */
 int pack_make(const struct pack_make_options *o, struct readset *p, struct pack_make_result *res);
 void pack_make_result_done(struct pack_make_result *res);
 
