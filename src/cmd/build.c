@@ -4,14 +4,11 @@
  * file, without root. */
 #include <getopt.h>
 #include <inttypes.h>
-#include <sys/sysmacros.h>
 
 #include "cmd/cmd.h"
 #include "model/format.h"
-#include "record/paths.h"
 #include "model/readset.h"
-#include "record/builder.h"
-#include "record/tracer.h"
+#include "record/trace-file.h"
 #include "util/json.h"
 #include "util/trust.h"
 #include "util/util.h"
@@ -33,6 +30,25 @@ static void build_help(void)
                "  -h, --help           show this help\n");
 }
 
+/* Why trace_file_build() stopped.  CMD_FAILED. */
+static int say_build_failed(const struct trace_file_result *t, const char *trace, const char *list)
+{
+        switch (t->failed) {
+        case TRACE_FILE_MEMORY: return log_errno(t->error, "out of memory");
+        case TRACE_FILE_EVENT: return log_errno(t->error, "cannot add event");
+        case TRACE_FILE_READ: return log_error("cannot read '%s'", trace);
+        case TRACE_FILE_PATHS: return log_errno(t->error, "cannot set up path resolution");
+        case TRACE_FILE_LIST:
+                if (t->error == -EBADMSG)
+                        return log_error("'%s' line %u: expected 'MAJOR:MINOR INODE /PATH'", list, t->bad_line);
+                return log_errno(t->error, "cannot read '%s'", list);
+        case TRACE_FILE_RESOLVE: return log_errno(t->error, "cannot resolve paths");
+        case TRACE_FILE_BUILD: return log_errno(t->error, "cannot build the read set");
+        case TRACE_FILE_DONE: break;
+        }
+        return log_errno(t->error, "cannot build the read set");
+}
+
 int cmd_build(int argc, char **argv)
 {
         static const struct option opts[] = {
@@ -44,20 +60,17 @@ int cmd_build(int argc, char **argv)
                 {}
         };
         _cleanup_readset_ struct readset *rs = NULL;
-        _cleanup_builder_ struct rs_builder *b = NULL;
-        _cleanup_free_ char *line = NULL;
-        const char *arg_output = "trace.readset", *arg_paths = NULL;
-        bool arg_walk = true, arg_json = false, have_start = false;
-        struct paths *paths = NULL;
-        uint64_t start_us = 0, last_us = 0, bad = 0;
-        size_t cap = 0;
+        const char *arg_output = "trace.readset";
+        bool arg_walk = true, arg_json = false;
+        struct trace_file_options to = { 0 };
+        struct trace_file_result tr;
         FILE *in;
         int c, r;
 
         while ((c = getopt_long(argc, argv, "+o:p:jh", opts, NULL)) >= 0) {
                 switch (c) {
                 case 'o': arg_output = optarg; break;
-                case 'p': arg_paths = optarg; break;
+                case 'p': to.paths_list = optarg; break;
                 case 'N': arg_walk = false; break;
                 case 'j': arg_json = true; break;
                 case 'h': build_help(); return 0;
@@ -83,72 +96,16 @@ int cmd_build(int argc, char **argv)
                         return log_errno(r, "cannot open '%s'", argv[optind]);
                 }
         }
-
-        b = builder_new();
-        rs = readset_new();
-        if (!b || !rs) {
-                r = log_errno(-ENOMEM, "out of memory");
-                goto out;
-        }
-        while (getline(&line, &cap, in) > 0) {
-                struct rs_event ev;
-
-                r = tracer_parse_line(line, 0, 12, &ev);   /* 4 KiB pages, as on x86-64 */
-                if (r < 0) {
-                        bad++;
-                        continue;
-                }
-                if (r == 0)
-                        continue;
-                /* Times relative to the first event. */
-                if (!have_start) {
-                        start_us = ev.time_us;
-                        have_start = true;
-                }
-                ev.time_us = ev.time_us >= start_us ? ev.time_us - start_us : 0;
-                last_us = MAX(last_us, ev.time_us);
-                r = builder_add(b, &ev);
-                if (r < 0) {
-                        r = log_errno(r, "cannot add event");
-                        goto out;
-                }
-        }
-        if (ferror(in)) {
-                r = log_error("cannot read '%s'", argv[optind]);
-                goto out;
-        }
-        r = paths_open(&paths, false);
-        if (r < 0) {
-                r = log_errno(r, "cannot set up path resolution");
-                goto out;
-        }
-        if (arg_paths) {
-                unsigned bad_line = 0;
-                r = paths_learn_list(paths, arg_paths, &bad_line);
-                if (r == -EBADMSG)
-                        r = log_error("'%s' line %u: expected 'MAJOR:MINOR INODE /PATH'", arg_paths, bad_line);
-                else if (r < 0)
-                        r = log_errno(r, "cannot read '%s'", arg_paths);
-                if (r < 0)
-                        goto out;
-        }
-        r = paths_prepare(paths, b, arg_walk ? 2000000 : 0);
-        if (r < 0) {
-                r = log_errno(r, "cannot resolve paths");
-                goto out;
-        }
-        r = builder_finish(b, rs, 4096, paths_resolve, paths);
-        if (r < 0) {
-                r = log_errno(r, "cannot build the read set");
-                goto out;
-        }
-        rs->duration_us = last_us;
+        to.max_walk = arg_walk ? 2000000 : 0;
+        r = trace_file_build(in, &to, &rs, &tr);
+        if (in != stdin)
+                fclose(in);
+        if (r < 0)
+                return say_build_failed(&tr, argv[optind], to.paths_list);
         rs->command = strdup(argv[optind]);
         r = format_write(rs, arg_output);
-        if (r < 0) {
-                r = log_errno(r, "cannot write '%s'", arg_output);
-                goto out;
-        }
+        if (r < 0)
+                return log_errno(r, "cannot write '%s'", arg_output);
         if (arg_json) {
                 struct json j;
                 json_begin(&j, stdout, true);
@@ -156,18 +113,13 @@ int cmd_build(int argc, char **argv)
                 json_string(&j, "output", arg_output);
                 json_u64(&j, "files", rs->n_files);
                 json_u64(&j, "events", rs->events);
-                json_u64(&j, "malformed_lines", bad);
+                json_u64(&j, "malformed_lines", tr.malformed);
                 json_object_close(&j);
                 json_end(&j);
         } else {
-                if (bad)
-                        log_info("skipped %" PRIu64 " malformed event lines", bad);
+                if (tr.malformed)
+                        log_info("skipped %" PRIu64 " malformed event lines", tr.malformed);
                 log_info("wrote '%s' (%zu files)", arg_output, rs->n_files);
         }
-        r = 0;
-out:
-        paths_close(paths);
-        if (in != stdin)
-                fclose(in);
-        return r;
+        return 0;
 }

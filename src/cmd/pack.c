@@ -4,7 +4,6 @@
  * that replays on every copy of that image (pack/portable.h). */
 #include <errno.h>
 #include <fcntl.h>
-#include <fts.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -13,9 +12,9 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "fs/checksum.h"
 #include "model/format.h"
 #include "pack/image.h"
+#include "pack/make.h"
 #include "pack/portable.h"
 #include "util/log.h"
 #include "util/trust.h"
@@ -73,52 +72,6 @@ static void say_counts(const struct portable_counts *c)
                 log_info("left out: %" PRIu64 " file(s) outside the tree, %" PRIu64 " changed or unreadable, %" PRIu64
                          " only read ahead, %" PRIu64 " metadata or unresolved", c->outside, c->unusable, c->not_read,
                          c->not_files);
-}
-
-/* a new directory of readset's own beside path, for what is made before it
- * is renamed into place */
-static char *private_dir_beside(const char *path)
-{
-        _cleanup_free_ char *copy = strdup(path);
-        char *slash, *t = NULL;
-
-        if (!copy)
-                return NULL;
-        slash = strrchr(copy, '/');
-        if (asprintf(&t, "%s/.%s.pack.XXXXXX", slash ? (slash == copy ? "/" : (*slash = 0, copy)) : ".",
-                     slash ? slash + 1 : copy) < 0)
-                return NULL;
-        if (!mkdtemp(t)) {
-                free(t);
-                return NULL;
-        }
-        return t;
-}
-
-/* The newest mtime in the tree, in seconds (not across mounts). */
-static int newest_mtime(const char *root, uint64_t *ret)
-{
-        char *argv[2] = { (char *)root, NULL };
-        FTS *fts = fts_open(argv, FTS_PHYSICAL | FTS_XDEV | FTS_NOCHDIR, NULL);
-        FTSENT *e;
-        uint64_t newest = 0;
-
-        if (!fts)
-                return -errno;
-        while ((e = fts_read(fts)))
-                if (e->fts_statp && e->fts_info != FTS_NS && e->fts_info != FTS_DP && e->fts_statp->st_mtim.tv_sec > 0 &&
-                    (uint64_t)e->fts_statp->st_mtim.tv_sec > newest)
-                        newest = (uint64_t)e->fts_statp->st_mtim.tv_sec;
-        fts_close(fts);
-        *ret = newest;
-        return 0;
-}
-
-static int write_sort(FILE *f, void *userdata)
-{
-        const void *const *w = userdata;
-        struct pack_order_counts c;
-        return pack_order_write(f, w[0], w[1], &c);
 }
 
 struct pack_args {
@@ -187,135 +140,58 @@ static int parse_args(int argc, char **argv, struct pack_args *a)
         return 0;
 }
 
-/* Is path's directory below root (an image written into the tree it is
- * made of would hold its own working files)? */
-static bool inside(const char *path, const char *root)
+static void say_tool_starts(const struct pack_make_options *o, void *userdata)
 {
-        _cleanup_free_ char *copy = strdup(path), *real = NULL;
-        char *slash = copy ? strrchr(copy, '/') : NULL;
-        size_t n = strlen(root);
+        (void)userdata;
+        if (o->image == PACK_EROFS)
+                log_info("erofs-utils 1.5 cannot order an image's data: built in mkfs.erofs's own order");
+}
 
-        if (!copy)
-                return false;
-        if (slash)
-                *slash = 0;
-        real = realpath(slash ? (copy[0] ? copy : "/") : ".", NULL);
-        return real && strncmp(real, root, n) == 0 && (real[n] == '/' || !real[n] || n == 1);
+/* What pack_make() did, or why not.  CMD_FAILED, or 0. */
+static int say_made(const struct pack_make_options *o, const struct pack_make_result *m)
+{
+        if (m->files_only)
+                log_info("%s keeps its metadata %s-compressed, which readset does not read: its read set "
+                         "replays the files, not the image", o->out, pack_compress_name(o->compress));
+        switch (m->failed) {
+        case PACK_MAKE_DONE:
+                if (m->have_size)
+                        log_info("%s: %.1f MB, %s; its first %zu file(s) in the order the start reads them; %s", o->out,
+                                 (double)m->size / 1e6, pack_compress_name(o->compress), m->ordered, m->side);
+                return 0;
+        case PACK_MAKE_INSIDE: return log_error("'%s' lies in the tree it would be made of", o->out);
+        case PACK_MAKE_PRIVATE_DIR: return log_errno(m->error, "cannot make a directory beside '%s'", o->out);
+        case PACK_MAKE_PATHS: return log_errno(m->error, "cannot make the paths");
+        case PACK_MAKE_SORT: return log_errno(m->error, "cannot write the sort file");
+        case PACK_MAKE_TREE: return log_errno(m->error, "cannot look through '%s'", o->root);
+        case PACK_MAKE_EPOCH: return log_errno(m->error, "cannot set SOURCE_DATE_EPOCH");
+        case PACK_MAKE_ENCODE: return log_errno(m->error, "cannot encode the portable read set");
+        case PACK_MAKE_TOOL_MISSING: return log_error("%s is not installed (apt-get install %s)", m->tool, m->package);
+        case PACK_MAKE_TOOL_FAILED: return log_error("the image tool failed; nothing written");
+        case PACK_MAKE_TOOL_RUN: return log_errno(m->error, "cannot run the image tool; nothing written");
+        case PACK_MAKE_READ_BACK: return log_errno(m->error, "cannot read back the image just built");
+        case PACK_MAKE_WRITE_READSET: return log_errno(m->error, "cannot write '%s'", m->side);
+        case PACK_MAKE_RENAME: return log_errno(m->error, "cannot rename the image to '%s'", o->out);
+        }
+        return log_errno(m->error, "cannot make '%s'", o->out);
 }
 
 /* The image of root with p's files first, and p beside it (with the
  * image's ranges).  CMD_FAILED, said. */
-static int build_image(const struct pack_args *a, const char *root, const struct readset *rs, struct readset *p,
-                       const char *epoch_env, uint64_t epoch)
+static int make_image(const struct pack_args *a, const char *root, const struct readset *rs, struct readset *p,
+                      int64_t epoch)
 {
-        _cleanup_free_ char *dir = NULL, *img_tmp = NULL, *sort = NULL, *side = NULL;
-        _cleanup_free_ uint8_t *enc = NULL;
-        struct pack_build b = { 0 };
-        struct content_sum sum;
-        struct stat st;
-        size_t enc_len = 0;
+        struct pack_make_options o = {
+                .image = (enum pack_image)a->image, .compress = (enum pack_compress)a->compress,
+                .block_size = a->block, .root = root, .out = a->out, .source_date_epoch = epoch,
+                .created_unix = rs->created_unix, .tool_starts = say_tool_starts,
+        };
+        struct pack_make_result m;
         int r;
 
-        if (inside(a->out, root))
-                return log_error("'%s' lies in the tree it would be made of", a->out);
-        /* made in a directory of readset's own beside IMG, renamed over it
-         * once whole: never written through a symlink, never half there */
-        dir = private_dir_beside(a->out);
-        if (!dir)
-                return log_errno(-errno, "cannot make a directory beside '%s'", a->out);
-        if (asprintf(&img_tmp, "%s/image", dir) < 0 || asprintf(&sort, "%s/sort", dir) < 0 ||
-            asprintf(&side, "%s.readset", a->out) < 0) {
-                r = log_errno(-ENOMEM, "cannot make the paths");
-                goto out;
-        }
-        {
-                const void *w[2] = { p, root };
-                r = write_file_atomic(sort, 0600, write_sort, (void *)w);
-                if (r < 0) {
-                        log_errno(r, "cannot write the sort file");
-                        goto out;
-                }
-        }
-        /* reproducible: the image's own time is SOURCE_DATE_EPOCH, else the
-         * recording's; mkfs.erofs 1.5 takes the time of every file from -T,
-         * and keeps a file's own only below SOURCE_DATE_EPOCH: given the
-         * newest of the tree, it clamps none */
-        b.mkfs_time = (uint32_t)MIN(epoch_env ? epoch : rs->created_unix, (uint64_t)UINT32_MAX);
-        if (a->image == PACK_EROFS && !epoch_env) {
-                char s[32];
-                r = newest_mtime(root, &epoch);
-                if (r < 0) {
-                        log_errno(r, "cannot look through '%s'", root);
-                        goto out;
-                }
-                snprintf(s, sizeof(s), "%" PRIu64, MAX(epoch, (uint64_t)1));
-                if (setenv("SOURCE_DATE_EPOCH", s, 1) < 0) {
-                        r = log_errno(-errno, "cannot set SOURCE_DATE_EPOCH");
-                        goto out;
-                }
-        }
-        r = format_encode(p, &enc, &enc_len);
-        if (r >= 0)
-                r = checksum_buf(enc, enc_len, &sum);
-        if (r < 0) {
-                log_errno(r, "cannot encode the portable read set");
-                goto out;
-        }
-        memcpy(b.uuid, sum.d, sizeof(b.uuid));
-        b.uuid[6] = (uint8_t)((b.uuid[6] & 0x0f) | 0x50);  /* a name-based UUID */
-        b.uuid[8] = (uint8_t)((b.uuid[8] & 0x3f) | 0x80);
-        b.image = (enum pack_image)a->image;
-        b.compress = (enum pack_compress)a->compress;
-        b.block_size = a->block;
-        b.tree = root;
-        b.sort_file = a->image == PACK_SQUASHFS ? sort : NULL;
-        b.out = img_tmp;
-        if (a->image == PACK_EROFS)
-                log_info("erofs-utils 1.5 cannot order an image's data: built in mkfs.erofs's own order");
-        r = pack_build_image(&b);
-        if (r == -ENOENT)
-                log_error("%s is not installed (apt-get install %s)", a->image == PACK_EROFS ? "mkfs.erofs" : "mksquashfs",
-                          a->image == PACK_EROFS ? "erofs-utils" : "squashfs-tools");
-        else if (r == -EIO)
-                log_error("the image tool failed; nothing written");
-        else if (r < 0)
-                log_errno(r, "cannot run the image tool; nothing written");
-        if (r < 0)
-                goto out;
-        /* where in the image the start's bytes lie, for a replay of the
-         * image itself (squashfs; metadata that readset can read) */
-        if (a->image == PACK_SQUASHFS) {
-                r = pack_image_spans(img_tmp, p, &p->image);
-                if (r == -EOPNOTSUPP)
-                        log_info("%s keeps its metadata %s-compressed, which readset does not read: its read set "
-                                 "replays the files, not the image", a->out, pack_compress_name(b.compress));
-                else if (r < 0) {
-                        log_errno(r, "cannot read back the image just built");
-                        goto out;
-                }
-        }
-        /* the read set first: an image is never there without its read set */
-        r = format_write(p, side);
-        if (r < 0) {
-                log_errno(r, "cannot write '%s'", side);
-                goto out;
-        }
-        if (rename(img_tmp, a->out) < 0) {
-                r = log_errno(-errno, "cannot rename the image to '%s'", a->out);
-                goto out;
-        }
-        if (stat(a->out, &st) == 0)
-                log_info("%s: %.1f MB, %s; its first %zu file(s) in the order the start reads them; %s", a->out,
-                         (double)st.st_size / 1e6, pack_compress_name(b.compress),
-                         a->image == PACK_SQUASHFS ? MIN(p->n_files, (size_t)PACK_DISTINCT_PRIORITIES) : 0, side);
-        r = 0;
-out:
-        if (img_tmp)
-                (void)unlink(img_tmp);
-        if (sort)
-                (void)unlink(sort);
-        if (dir)
-                (void)rmdir(dir);
+        (void)pack_make(&o, p, &m);
+        r = say_made(&o, &m);
+        pack_make_result_done(&m);
         return r < 0 ? CMD_FAILED : 0;
 }
 
@@ -372,7 +248,7 @@ int cmd_pack(int argc, char **argv)
                 if (r < 0)
                         return log_errno(r, "cannot write '%s'", a.out);
                 log_info("%s: %zu file(s), relative to %s", a.out, p->n_files, root);
-        } else if ((r = build_image(&a, root, rs, p, env, epoch)) < 0)
+        } else if ((r = make_image(&a, root, rs, p, env ? (int64_t)epoch : -1)) < 0)
                 return r;
         say_counts(&pc);
         return 0;
