@@ -159,12 +159,6 @@ int boot_wait_line(int fd, uint64_t deadline_us, uint64_t *ret_total_us)
         }
 }
 
-int boot_io_best_effort(void)
-{
-        /* linux/ioprio.h: class 2 (best effort) in the top bits, level 4 */
-        return syscall(SYS_ioprio_set, 1 /* IOPRIO_WHO_PROCESS */, 0, (2 << 13) | 4) < 0 ? -errno : 0;
-}
-
 static bool systemd_running(const char *state)
 {
         struct stat st;

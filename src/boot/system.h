@@ -36,10 +36,6 @@ int boot_wait_line(int fd, uint64_t deadline_us, uint64_t *ret_total_us);
 /* "2.5" seconds as 2500000 us (up to six decimals, below 1e6 s, above 0):
  * 0 or -EINVAL / -ERANGE. */
 int boot_parse_seconds(const char *s, uint64_t *ret_us);
-/* This process's I/O at best effort, level 4 (never realtime: the boot's
- * own reads are not starved): the replay's process inherits it.  0 or
- * -errno. */
-int boot_io_best_effort(void);
 /* The boot's unit enabled (systemctl enable), where systemd runs and
  * state is BOOT_STATE_DIR (another state is a test's, or a container's
  * driven from outside): 0 (or nothing to do), or -errno (-EIO: systemctl

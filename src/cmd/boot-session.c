@@ -13,6 +13,7 @@
 #include "cmd/cmd.h"
 #include "util/log.h"
 #include "util/util.h"
+#include "util/ioprio.h"
 #include "util/banned.h"
 
 /* ---- the replay's wiring ----------------------------------------------- */
@@ -29,7 +30,9 @@ static int replay_start(void *userdata, const struct readset *plan, void **ret_j
         struct replay_job *job;
         int r = -EIO;
 
-        (void)boot_io_best_effort();
+        /* best effort, level 4, never realtime (the boot's own reads are
+         * not starved): the replay's process inherits it */
+        (void)io_priority_set(IO_PRIORITY_BEST_EFFORT);
         job = replay_job_start(userdata, plan, false, &r);
         if (!job)
                 return r < 0 ? r : -EIO;
