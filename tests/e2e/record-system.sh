@@ -20,7 +20,7 @@ outsider() {   # n
         OUT_PID=$!
 }
 recorded_cmd() {   # n: also notes readset's other children (its guardian)
-        echo "ps -o pid= --ppid \$PPID | grep -vw \$\$ > $TMP/guardian-$1; ps -eo pid=,comm= > $TMP/procs-$1; touch $TMP/go-$1; cat $TMP/insider > /dev/null; for i in \$(seq 600); do [ -e $TMP/done-$1 ] && break; sleep 0.05; done"
+        echo "ps -o pid= --ppid \$PPID | grep -vw \$\$ > $TMP/guardian-$1; touch $TMP/go-$1; cat $TMP/insider > /dev/null; for i in \$(seq 600); do [ -e $TMP/done-$1 ] && break; sleep 0.05; done; ls /proc/\$PPID/task > $TMP/tasks-$1"
 }
 
 outsider 1
@@ -34,17 +34,17 @@ outsider 2
 "$READSET" record -q -o "$TMP/tree.readset" -- sh -c "$(recorded_cmd 2)" || fail "record"
 wait $OUT_PID
 
-# (other readsets on the machine, not this test's, read their own
-# /proc/self/fd links: a system-wide recording rightly has theirs)
-others=$(awk -v rec=$REC -v g="$(awk 'NR == 1 { print $1 }' "$TMP/guardian-1")" '$2 == "readset" && $1 != rec && $1 != g { printf "%s,", $1 }' "$TMP/procs-1")
+# readset's own threads, listed while it recorded (the recording may hold
+# other readsets' /proc/self/fd lookups: other work on the machine)
+tasks=$(tr '\n' ',' < "$TMP/tasks-1")
 json_check "$TMP/sys.readset" \
-        "(others := {${others}0}) is not None" \
+        "(tasks := {${tasks}$REC}) is not None" \
         "covered('$TMP/outsider', 0, 300000, 'accessed')" \
         "covered('$TMP/insider', 0, 300000, 'accessed')" \
         "any(l['op'] == 'open' and l['path'] == '$TMP/outsider' for l in d['lookups'])" \
         "not any(l['pid'] == $REC for l in d['lookups'])" \
         "not any(l['pid'] == int(open('$TMP/guardian-1').read().split()[0]) for l in d['lookups'])" \
-        "not any(l['path'].startswith('/proc/self/fd/') and l['pid'] not in others for l in d['lookups'])"
+        "not any(l['path'].startswith('/proc/self/fd/') and l['pid'] in tasks for l in d['lookups'])"
 json_check "$TMP/tree.readset" \
         "'$TMP/outsider' not in files" \
         "covered('$TMP/insider', 0, 300000, 'accessed')" \
