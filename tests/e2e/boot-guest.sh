@@ -94,5 +94,5 @@ chroot "$TMP/mnt" sh -c 'dpkg --purge readset' >"$TMP/purge.out" 2>&1 || fail "d
 left=$(cd "$TMP/mnt" && find . -path ./proc -prune -o \( -name '*readset*' ! -name 'readset-test-report.service' \) -print |
         grep -v '^./var/lib/dpkg/' || true)
 [ -z "$left" ] || fail "purging readset left: $left"
-umount "$TMP/mnt"; MNT=
+unmount "$TMP/mnt"; MNT=
 echo "ok: two guest boots (recorded, replayed), no failed units, nothing left after purge"

@@ -138,12 +138,12 @@ filefrag -v "$MNT/tree/shared" | grep -q shared || fail "the reflinked copy no l
 grep -q "nothing rewritten" "$TMP/again.out" || fail "run again, layout rewrote: $(cat "$TMP/again.out")"
 [ "$(SRCDIR=$SRCDIR "$PY" "$TMP/follows.py" "$TMP/moving" encoded)" = "$runs_after" ] || fail "run again, the files moved"
 kill $PROG_PID $HOLDER_PID 2>/dev/null || true; wait 2>/dev/null || true; PROG_PID= HOLDER_PID=
-umount "$MNT"
+unmount "$MNT"
 btrfs check --readonly "$LOOPDEV" > "$TMP/check.out" 2>&1 || fail "btrfs check: $(cat "$TMP/check.out")"
 mount -t btrfs "$LOOPDEV" "$MNT"
 
 # ext4 takes no --compress
-umount "$MNT"; losetup -d "$LOOPDEV"; LOOPDEV=
+unmount "$MNT"; losetup -d "$LOOPDEV"; LOOPDEV=
 make_ext4 64
 echo data > "$MNT/e"
 record_reading "$TMP/e.readset" /dev/null "cat $MNT/e > /dev/null"

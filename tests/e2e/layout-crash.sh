@@ -16,7 +16,7 @@ head -c 2500000 /dev/urandom > "$MNT/tree/big2"
 find "$MNT/tree" -type f | sort -r > "$TMP/order"
 record_reading "$TMP/t.readset" "$TMP/order"
 ( cd "$MNT/tree" && find . -type f | sort | xargs sha256sum ) > "$TMP/sums"
-umount "$MNT"
+unmount "$MNT"
 cp --sparse=always "$TMP/fs.img" "$TMP/pristine.img"
 mount -t ext4 "$LOOPDEV" "$MNT"
 free_pristine=$(stat -f -c %a "$MNT")
@@ -29,7 +29,7 @@ total=$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["exchange
 [ "$total" -ge 48 ] || fail "the layout made only $total exchanges: too few points to kill at"
 
 restore() {   # the pristine image back on the same loop device (the read set names its device)
-        umount "$MNT"
+        unmount "$MNT"
         dd if="$TMP/pristine.img" of="$LOOPDEV" bs=1M conv=fsync status=none
         mount -t ext4 "$LOOPDEV" "$MNT"
 }
@@ -40,7 +40,7 @@ verify() {   # what: content, fsck, no leftover
         free_now=$(stat -f -c %a "$MNT")
         [ $((free_pristine - free_now)) -le 16 ] ||
                 check_fail "$1: $((free_pristine - free_now)) blocks fewer free than before: a donor stayed"
-        umount "$MNT"
+        unmount "$MNT"
         e2fsck -fn "$LOOPDEV" > "$TMP/fsck.out" 2>&1 ||
                 { check_fail "$1: e2fsck: $(tail -5 "$TMP/fsck.out")"; fsck_bad=$((fsck_bad + 1)); }
         mount -t ext4 "$LOOPDEV" "$MNT"

@@ -56,9 +56,9 @@ grep -q sleepy "$TMP/order" && fail "order lists sleepy"
 
 refused "is mounted read-only: nothing can be moved" sh -c "mount -o remount,ro '$MNT' &&
         '$READSET' layout --under '$MNT' --profile hdd '$TMP/t.readset'; rc=\$?; mount -o remount,rw '$MNT'; exit \$rc"
-umount "$MNT"; mount -t ext4 -o data=journal "$LOOPDEV" "$MNT"
+unmount "$MNT"; mount -t ext4 -o data=journal "$LOOPDEV" "$MNT"
 refused "is mounted data=journal" "$READSET" layout --under "$MNT" --profile hdd "$TMP/t.readset"
-umount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
+unmount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
 refused "cannot read" "$READSET" layout --under "$MNT" --profile hdd /etc/hostname
 refused "another readset layout is running" \
         flock "$MNT" "$READSET" layout --under "$MNT" --profile hdd "$TMP/t.readset"
@@ -104,7 +104,7 @@ grep -v -e "d0/s0/f000" -e "d0/s1/f007" -e "d0/s2/f014" "$TMP/sums.all" > "$TMP/
 # the text names the reasons and what to do
 "$READSET" layout --under "$MNT" --profile hdd --dry-run "$TMP/t.readset" > "$TMP/skip.txt" 2>&1 || fail "dry run"
 grep -q "skipped    1 changed: record the start again" "$TMP/skip.txt" || fail "advice: $(cat "$TMP/skip.txt")"
-umount "$MNT"
+unmount "$MNT"
 e2fsck -fn "$LOOPDEV" > "$TMP/fsck.out" 2>&1 || fail "e2fsck: $(cat "$TMP/fsck.out")"
 
 # ---- a full file system: what fits, in first-access order ----
@@ -139,7 +139,7 @@ refused "no room on .* for even the first file" "$READSET" layout --under "$MNT"
 echo 3 > /proc/sys/vm/drop_caches
 ( cd "$MNT/tree" && sha256sum --quiet -c "$TMP/sums.full" ) || fail "content changed on the full file system"
 rm -f "$MNT"/filler*
-umount "$MNT"
+unmount "$MNT"
 e2fsck -fn "$LOOPDEV" > "$TMP/fsck.out" 2>&1 || fail "e2fsck after the full case: $(cat "$TMP/fsck.out")"
 
 # ---- block-mapped files (ext3's format, mounted as ext4) ----

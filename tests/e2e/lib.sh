@@ -99,9 +99,17 @@ record_reading() {   # readset order [extra]
         "$READSET" record -o "$1" -- sh -c "xargs cat < '$2' > /dev/null; ${3:-true}" 2>"$TMP/rec.err" ||
                 fail "record: $(cat "$TMP/rec.err")"
 }
+# Unmount, waiting (30 s at most) while something else holds the mount for
+# a moment (on a shared machine: another program walking the mounts);
+# held longer, the test fails, naming who holds it.
+unmount() {   # mountpoint
+        umount "$1" 2>/dev/null && return 0
+        wait_until 30 "umount '$1' 2>/dev/null" && return 0
+        fail "cannot unmount $1: $(umount "$1" 2>&1); held by: $(fuser -vm "$1" 2>&1 | tail -n +2)"
+}
 # e2fsck -fn of $LOOPDEV, unmounted from $MNT for it and mounted again.
 fsck_clean() {   # what
-        umount "$MNT"
+        unmount "$MNT"
         e2fsck -fn "$LOOPDEV" > "$TMP/fsck.out" 2>&1 || fail "e2fsck $1: $(cat "$TMP/fsck.out")"
         mount -t ext4 "$LOOPDEV" "$MNT"
 }

@@ -34,8 +34,8 @@ else
         dd if=/dev/zero of="$TMP/full/fill" bs=4k count=2 status=none 2>/dev/null || true
         expect 1 "cannot write '$TMP/full/x.readset': No space left on device" \
                 "$READSET" record -o "$TMP/full/x.readset" -- true
-        [ "$(ls "$TMP/full")" = fill ] || { ls -la "$TMP/full"; umount "$TMP/full"; fail "leftovers on a full disk"; }
-        umount "$TMP/full"
+        [ "$(ls "$TMP/full")" = fill ] || { ls -la "$TMP/full"; unmount "$TMP/full"; fail "leftovers on a full disk"; }
+        unmount "$TMP/full"
 fi
 # the command's own output is untouched
 out=$("$READSET" record -q -o x.readset -- sh -c 'echo to-stdout; echo to-stderr >&2' 2>/dev/null)

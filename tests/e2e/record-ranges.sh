@@ -11,7 +11,7 @@ dd if=/dev/urandom of="$MNT/big.dat" bs=1M count=100 status=none
 dd if=/dev/urandom of="$MNT/mapped.dat" bs=1M count=64 status=none
 ln -s big.dat "$MNT/link-to-big"
 # Remount: the filesystem's data and metadata leave the page cache.
-umount "$MNT"
+unmount "$MNT"
 mount -t ext4 "$LOOPDEV" "$MNT"
 
 # Read [50 MiB, 51 MiB) of big.dat through the symlink; touch pages 1000,
@@ -46,7 +46,7 @@ json_check "$TMP/r.readset" \
         "any(f['kind'] == 'blockdev' and f['path'] == '$LOOPDEV' for f in d['files'])"
 
 # The text reader (fallback when binary records cannot be decoded) agrees.
-umount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
+unmount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
 READSET_TRACE_TEXT=1 "$READSET" record -q -o "$TMP/t.readset" -- "$TESTPROG" read "$MNT/big.dat" $((50 * MiB)) $MiB ||
         fail "record (text reader) failed"
 json_check "$TMP/t.readset" \

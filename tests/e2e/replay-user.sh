@@ -12,14 +12,14 @@ chmod 755 "$TMP" "$MNT"
 mkdir "$MNT/data"
 for i in 1 2 3 4; do head -c $((2 * 1024 * 1024)) /dev/urandom > "$MNT/data/f$i"; done
 chmod 755 "$MNT/data"; chmod 644 "$MNT"/data/f*
-umount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
+unmount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
 "$READSET" record -q -o "$TMP/u.readset" -- sh -c "
         for i in 1 2 3 4; do '$TESTPROG' read '$MNT/data/f'\$i \$((i * 131072)) 300000; done" || fail "record"
 chmod 644 "$TMP/u.readset"
 
 # Bytes of the recorded data files resident now, as root sees them.
 resident() { resident_ranges "$TMP/u.readset" "$MNT" 2>/dev/null | cut -d' ' -f1; }
-cold() { umount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"; }
+cold() { unmount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"; }
 
 cold
 [ "$(resident)" = 0 ] || fail "not cold after a remount: $(resident) bytes resident"

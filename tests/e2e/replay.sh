@@ -11,7 +11,7 @@ for i in 1 2 3 4 5 6; do
 done
 mkdir -p "$MNT/dir/sub"
 echo small > "$MNT/dir/sub/small"
-umount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
+unmount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
 
 # The start: pieces of each file, and a small file deep in the tree.
 "$READSET" record -q -o "$TMP/r.readset" -- sh -c "
@@ -19,9 +19,9 @@ umount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
         cat '$MNT/dir/sub/small' >/dev/null" || fail "record"
 
 # 1. Cold (the filesystem remounted: its pages and metadata are gone).
-umount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
+unmount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
 sums_before=$(cd "$MNT" && md5sum f3 f6 && stat -c '%n %s %Y %X' f3 f6)
-umount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
+unmount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
 # These VMs run DAMON with a pageout scheme: unmapped page cache in memory
 # that looks idle is evicted within seconds, also pages a replay has just
 # read (measured: 1 MiB of 245 MiB replayed gone in 15 s, nothing else
@@ -36,18 +36,18 @@ resident_now() {
 check_resident() {   # replay options...: every accessed range of the read set is resident
         resident_now && return 0
         echo "  again, from a cold start (see above)"
-        umount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
+        unmount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
         "$READSET" replay -q "$@" "$TMP/r.readset" || fail "replay $*"
         resident_now || fail "not resident after replay $*"
 }
 "$READSET" replay -j "$TMP/r.readset" > "$TMP/s.json" || fail "replay"
 check_resident
 # the same in one FIEMAP-ordered sweep, all threads in plan order (rotational)
-umount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
+unmount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
 "$READSET" replay -j --device rotational "$TMP/r.readset" > "$TMP/rot.json" || fail "rotational replay"
 check_resident --device rotational
 grep -q '"bytes_not_resident": 0' "$TMP/rot.json" || { cat "$TMP/rot.json"; fail "rotational replay left data out"; }
-umount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
+unmount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
 "$READSET" replay -j "$TMP/r.readset" > "$TMP/s.json" || fail "replay"
 json_check_stats() { "$PY" -c "import json,sys; d=json.load(open('$1')); sys.exit(0 if ($2) else 1)" || { cat "$1"; fail "$2"; }; }
 json_check_stats "$TMP/s.json" "d['bytes_read'] > 0 and d['bytes_not_resident'] == 0 and d['files_changed'] == 0"
@@ -66,7 +66,7 @@ done
 json_check_stats "$TMP/w.json" "d['bytes_read'] == 0 and d['bytes_already_cached'] > 0"
 
 # 3. The budget holds.
-umount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
+unmount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
 "$READSET" replay -j --max-bytes 256K "$TMP/r.readset" > "$TMP/b.json" || fail "budget replay"
 json_check_stats "$TMP/b.json" "d['bytes_planned'] <= 262144 and d['bytes_over_budget'] > 0 and d['bytes_read'] <= 262144"
 
@@ -76,7 +76,7 @@ echo more >> "$MNT/f1"
 rm "$MNT/f2"; ln -s f3 "$MNT/f2"
 rm "$MNT/f4"; mkfifo "$MNT/f4"
 rm "$MNT/f5"
-umount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
+unmount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
 timeout 20 "$READSET" replay -j "$TMP/r.readset" > "$TMP/c.json" || fail "replay of changed files (or a hang)"
 json_check_stats "$TMP/c.json" "d['files_changed'] == 1 and d['files_missing'] == 1 and d['files_not_regular'] == 2"
 json_check_stats "$TMP/c.json" "d['bytes_skipped'] > 0 and d['bytes_not_resident'] == 0"
@@ -172,7 +172,7 @@ json_check_stats "$TMP/n.json" "not d['measured']"
 "$READSET" probe --quick --save "$PARTDISK" > /dev/null 2>&1 || fail "probe --save $PARTDISK"
 "$READSET" replay -n -j "$TMP/p.readset" > "$TMP/n.json" || fail "replay -n on the partition"
 json_check_stats "$TMP/n.json" "d['measured']"
-umount "$TMP/pmnt"; MORE_MNTS=; losetup -d "$PARTDISK"; MORE_LOOPS=
+unmount "$TMP/pmnt"; MORE_MNTS=; losetup -d "$PARTDISK"; MORE_LOOPS=
 
 # 9. tmpfs and the like: nothing tells one from the next mounted with the
 #    same numbers, so --save refuses, before measuring.

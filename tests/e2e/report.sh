@@ -24,7 +24,7 @@ for i in range(40):
     with open(f"{mnt}/lib/sub/m{i}.py", "wb") as f:
         f.write(os.urandom(3000 + 100 * i))
 PYEOF
-umount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
+unmount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
 
 # The start: the two hives read alternately in 4 KiB pieces (more bytes
 # than python3 reads from the root disk: the loop device is the main one),

@@ -30,7 +30,7 @@ rc=0; "$READSET" run "$TMP/x.readset" -- no-such-command-xyz 2>"$TMP/err" || rc=
 grep -q "cannot run 'no-such-command-xyz'" "$TMP/err" || { cat "$TMP/err"; fail "run of a missing command: no word of it"; }
 
 # --auto, first run: records.
-umount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
+unmount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
 "$READSET" run --auto "$AUTO" -- $PROG 2>"$TMP/err1" || fail "auto 1"
 grep -q "recorded" "$TMP/err1" || { cat "$TMP/err1"; fail "auto 1 did not record"; }
 n=$(ls "$AUTO"/*.readset | wc -l)
@@ -39,7 +39,7 @@ RS=$(ls "$AUTO"/*.readset)
 "$READSET" show "$RS" | grep -q "$MNT/d1" || fail "auto read set lacks d1"
 
 # Second run, cold: replays; the command fetches (almost) nothing itself.
-umount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
+unmount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
 "$READSET" run --auto "$AUTO" --stats -- $PROG 2>"$TMP/err2" || fail "auto 2"
 cat "$TMP/err2"
 grep -q "replayed" "$TMP/err2" || fail "auto 2: no replay statistics"
@@ -61,7 +61,7 @@ mv "$TMP/tp.away" "$TMP/tp"
 
 # --stats --json: one JSON object, the last line of stderr; the command's
 # own output untouched on stdout.
-umount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
+unmount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
 "$READSET" run --stats --json "$RS" -- sh -c "$PROG; echo out; echo err >&2" > "$TMP/out" 2>"$TMP/err" || fail "run --stats --json"
 [ "$(cat "$TMP/out")" = out ] || fail "run --stats --json: stdout '$(cat "$TMP/out")'"
 tail -n 1 "$TMP/err" | "$PY" -c "
@@ -91,12 +91,12 @@ grep -q "stale" "$TMP/err3" || fail "auto 3: stale read set not noticed"
 # --auto with a command that is over at once: the read set is still
 # compared, and kept.
 AUTO2=$TMP/auto2
-umount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
+unmount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
 "$READSET" run --auto "$AUTO2" -- cat "$MNT/d3" >/dev/null 2>"$TMP/err5" || fail "auto 5"
 RS2=$(ls "$AUTO2"/*.readset)
 cp "$RS2" "$TMP/kept.readset"
 for i in 1 2 3; do
-        umount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
+        unmount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
         "$READSET" run --auto "$AUTO2" -- cat "$MNT/d3" >/dev/null 2>"$TMP/err6" || fail "auto 6"
         ! grep -q "recorded" "$TMP/err6" || { cat "$TMP/err6"; fail "auto 6: a good read set recorded anew"; }
 done
