@@ -144,75 +144,68 @@ static void format_when(uint64_t t, char *buf, size_t size)
                 snprintf(buf, size, "?");
 }
 
-static int boot_status(const struct boot_args *a)
+static void status_json(const struct boot_args *a, bool enabled, const struct boot_status *st, size_t from)
 {
-        struct boot_state p;
-        struct boot_status st;
-        const struct history *h = &st.h;
-        const struct loop_decision *d = &st.d;
-        const struct readset_totals *t = &st.t;
-        bool enabled;
-        size_t from;
-        int r;
+        const struct history *h = &st->h;
+        const struct loop_decision *d = &st->d;
+        const struct readset_totals *t = &st->t;
+        struct json j;
 
-        boot_state_paths(a->state, &p);
-        enabled = boot_state_has(p.enabled);
-        if (enabled && (r = check_state(a->state)) != 0)
-                return r;
-        if ((r = boot_state_status(&p, &st)) < 0)
-                return log_errno(r, "cannot read '%s'", p.history);
-        from = h->n > a->last ? h->n - a->last : 0;
-        if (a->json) {
-                struct json j;
-                json_begin(&j, stdout, true);
+        json_begin(&j, stdout, true);
+        json_object_open(&j, NULL);
+        json_bool(&j, "enabled", enabled);
+        json_string(&j, "state", a->state);
+        json_string(&j, "next", enabled ? start_mode_name(d->mode) : "disabled");
+        json_string(&j, "why", enabled ? d->why : "readset boot is not enabled");
+        json_bool(&j, "off", enabled && d->off);
+        json_bool(&j, "stale", st->stale != NULL);
+        if (st->stale)
+                json_string(&j, "stale_why", st->stale);
+        json_object_open(&j, "read_set");
+        json_bool(&j, "present", st->have_plan);
+        json_u64(&j, "files", t->files);
+        json_u64(&j, "bytes", t->bytes);
+        json_object_close(&j);
+        json_u64(&j, "history_bad_lines", st->bad);
+        json_array_open(&j, "boots");
+        for (size_t i = from; i < h->n; i++) {
+                const struct start_entry *e = &h->e[i];
                 json_object_open(&j, NULL);
-                json_bool(&j, "enabled", enabled);
-                json_string(&j, "state", a->state);
-                json_string(&j, "next", enabled ? start_mode_name(d->mode) : "disabled");
-                json_string(&j, "why", enabled ? d->why : "readset boot is not enabled");
-                json_bool(&j, "off", enabled && d->off);
-                json_bool(&j, "stale", st.stale != NULL);
-                if (st.stale)
-                        json_string(&j, "stale_why", st.stale);
-                json_object_open(&j, "read_set");
-                json_bool(&j, "present", st.have_plan);
-                json_u64(&j, "files", t->files);
-                json_u64(&j, "bytes", t->bytes);
+                json_u64(&j, "at", e->at_unix);
+                json_string(&j, "mode", start_mode_name(e->mode));
+                json_double(&j, "seconds", e->total_us / 1e6);
+                json_u64(&j, "replayed_bytes", e->replayed_bytes);
+                json_u64(&j, "used_bytes", e->used_bytes);
+                if (e->hit >= 0)
+                        json_double(&j, "hit_ratio", e->hit);
+                json_u64(&j, "dropped_events", e->dropped);
+                json_u64(&j, "changed_files", e->changed);
+                json_string(&j, "note", e->note);
                 json_object_close(&j);
-                json_u64(&j, "history_bad_lines", st.bad);
-                json_array_open(&j, "boots");
-                for (size_t i = from; i < h->n; i++) {
-                        const struct start_entry *e = &h->e[i];
-                        json_object_open(&j, NULL);
-                        json_u64(&j, "at", e->at_unix);
-                        json_string(&j, "mode", start_mode_name(e->mode));
-                        json_double(&j, "seconds", e->total_us / 1e6);
-                        json_u64(&j, "replayed_bytes", e->replayed_bytes);
-                        json_u64(&j, "used_bytes", e->used_bytes);
-                        if (e->hit >= 0)
-                                json_double(&j, "hit_ratio", e->hit);
-                        json_u64(&j, "dropped_events", e->dropped);
-                        json_u64(&j, "changed_files", e->changed);
-                        json_string(&j, "note", e->note);
-                        json_object_close(&j);
-                }
-                json_array_close(&j);
-                json_object_close(&j);
-                json_end(&j);
-                return 0;
         }
+        json_array_close(&j);
+        json_object_close(&j);
+        json_end(&j);
+}
+
+static void status_text(bool enabled, const struct boot_status *st, size_t from)
+{
+        const struct history *h = &st->h;
+        const struct loop_decision *d = &st->d;
+        const struct readset_totals *t = &st->t;
+
         printf("readset boot: %s\n", enabled ? "enabled" : "disabled");
         if (!enabled)
-                return 0;
+                return;
         printf("next boot:    %s (%s)\n", start_mode_name(d->mode), d->why);
-        if (st.have_plan)
+        if (st->have_plan)
                 printf("read set:     %" PRIu64 " files, %.1f MB%s\n", t->files, t->bytes / 1e6,
-                       st.stale ? " (stale)" : "");
+                       st->stale ? " (stale)" : "");
         else
                 printf("read set:     none yet\n");
         if (h->n == 0) {
                 printf("no boot measured yet\n");
-                return 0;
+                return;
         }
         printf("\n%-16s  %-13s  %8s  %9s  %5s  %s\n", "boot (UTC)", "mode", "seconds", "replayed", "hit", "note");
         for (size_t i = from; i < h->n; i++) {
@@ -224,8 +217,29 @@ static int boot_status(const struct boot_args *a)
                 printf("%-16s  %-13s  %8s  %7.1f MB  %5s  %s\n", when, start_mode_name(e->mode), sec,
                        e->replayed_bytes / 1e6, hit, e->note);
         }
-        if (st.bad)
-                printf("(%u line%s of the history did not parse and were left out)\n", st.bad, st.bad == 1 ? "" : "s");
+        if (st->bad)
+                printf("(%u line%s of the history did not parse and were left out)\n", st->bad, st->bad == 1 ? "" : "s");
+}
+
+static int boot_status(const struct boot_args *a)
+{
+        struct boot_state p;
+        struct boot_status st;
+        size_t from;
+        bool enabled;
+        int r;
+
+        boot_state_paths(a->state, &p);
+        enabled = boot_state_has(p.enabled);
+        if (enabled && (r = check_state(a->state)) != 0)
+                return r;
+        if ((r = boot_state_status(&p, &st)) < 0)
+                return log_errno(r, "cannot read '%s'", p.history);
+        from = st.h.n > a->last ? st.h.n - a->last : 0;
+        if (a->json)
+                status_json(a, enabled, &st, from);
+        else
+                status_text(enabled, &st, from);
         return 0;
 }
 

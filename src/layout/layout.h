@@ -258,6 +258,13 @@ struct layout_iter {
 };
 bool layout_next_piece(const struct layout_file *lf, const struct rp_layout *x, uint32_t bs, struct layout_iter *it,
                        uint64_t *ret_block, uint64_t *ret_physical, uint64_t *ret_blocks);
+/* The blocks of lf's spans through x, and the runs they lie in. */
+void layout_count_blocks(const struct layout_file *lf, const struct rp_layout *x, uint32_t bs, uint64_t *ret_blocks,
+                         uint64_t *ret_pieces);
+/* The running programs (what /proc/PID/exe is) and the active swap files,
+ * each sorted for layout_ident_in(); -ENOMEM. */
+int layout_busy_files(struct layout_ident **ret, size_t *ret_n, struct layout_ident **ret_swap, size_t *ret_nswap);
+bool layout_ident_in(const struct layout_ident *set, size_t n, uint64_t dev, uint64_t ino);
 /* The spans of a file of size bytes recorded as f: the whole file, or the
  * ranges the start brought in (read, and read ahead), block aligned,
  * merged across gaps of less than 64 KiB, or (auto) the whole file where

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Moving what the survey decided: the donor, the exchanges, the checks. */
+/* ext4 as a layout backend: its survey of a file, and moving what the
+ * survey decided: the donor, the exchanges, the checks. */
 #include "layout/layout.h"
 
 #include <errno.h>
@@ -7,6 +8,7 @@
 #include <fcntl.h>
 #include <linux/fiemap.h>
 #include <linux/fs.h>
+#include <linux/magic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -375,3 +377,101 @@ int layout_ext4_run(struct layout *l, const struct layout_options *o)
         l->moved_bytes = l->moved_blocks * l->fs.block_size;
         return 0;
 }
+
+/* ---- ext4 as a layout backend (layout_ops) ---- */
+
+static int ext4_survey_file(struct layout *l, struct layout_file *lf, const struct rs_file *f)
+{
+        const struct layout_fs *fs = &l->fs;
+        enum fs_skip why;
+        struct stat st;
+        unsigned flags = 0;
+        uint64_t odd = 0;
+        _cleanup_close_ int fd = fs_open_recorded(f, O_RDONLY | FS_OPEN_IDENTITY_ONLY, &why);
+        int r;
+
+        if (fd < 0) {
+                lf->err = fd;
+                lf->skip = (uint8_t)layout_skip_of(why);
+                return 0;
+        }
+        if (fstat(fd, &st) < 0) {
+                lf->err = -errno;
+                lf->skip = LAYOUT_SKIP_ERROR;
+                return 0;
+        }
+        lf->size = (uint64_t)st.st_size;
+        if (layout_ident_in(l->swap, l->n_swap, st.st_dev, st.st_ino)) {
+                lf->skip = LAYOUT_SKIP_SWAP;
+                return 0;
+        }
+        if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0) {
+                lf->err = -errno;
+                lf->skip = LAYOUT_SKIP_ERROR;
+                return 0;
+        }
+        r = ext4_flags_refusal(flags);
+        if (r) {
+                lf->skip = (uint8_t)r;
+                return 0;
+        }
+        if (st.st_size == 0) {
+                lf->skip = LAYOUT_SKIP_EMPTY;
+                return 0;
+        }
+        if (layout_ident_in(l->busy, l->n_busy, st.st_dev, st.st_ino)) {
+                lf->skip = LAYOUT_SKIP_RUNNING;
+                return 0;
+        }
+        /* (that it cannot be told is said at the move, which asks again) */
+        if (layout_open_for_writing(fd) > 0) {
+                lf->skip = LAYOUT_SKIP_OPEN_WRITE;
+                return 0;
+        }
+        r = extents_read_flags(fd, FIEMAP_FLAG_SYNC, &lf->before, &odd);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                lf->err = r;
+                lf->skip = LAYOUT_SKIP_ERROR;
+                return 0;
+        }
+        if (odd) {
+                /* extents not mapped yet, or of no fixed place */
+                lf->skip = LAYOUT_SKIP_ERROR;
+                lf->err = -EAGAIN;
+                return 0;
+        }
+        r = layout_spans(lf, f, l->what, fs->block_size);
+        if (r < 0)
+                return r;
+        layout_count_blocks(lf, &lf->before, fs->block_size, &lf->blocks, &lf->pieces);
+        if (!lf->blocks)
+                lf->skip = lf->n_spans ? LAYOUT_SKIP_EMPTY : LAYOUT_SKIP_NOT_READ;
+        return 0;
+}
+
+/* ext4: what may be used is the free space but a reserve for the extent
+ * trees the exchanges grow (1% of the file system, at most 64 MiB) */
+static void ext4_decide(struct layout *l)
+{
+        uint64_t reserve = MIN(MAX(l->fs.blocks / 100, 256), (64u << 20) / l->fs.block_size);
+
+        l->avail_blocks = l->fs.free_blocks > reserve ? l->fs.free_blocks - reserve : 0;
+        layout_decide(l, l->avail_blocks);
+}
+
+static int ext4_accept(const struct layout_fs *fs)
+{
+        return fs->data_journal ? -EOPNOTSUPP : 0;
+}
+
+const struct layout_ops layout_ext4_ops = {
+        .name = "ext4",
+        .magic = EXT4_SUPER_MAGIC,
+        .leaves_rescue = true,
+        .accept = ext4_accept,
+        .survey_file = ext4_survey_file,
+        .decide = ext4_decide,
+        .run = layout_ext4_run,
+};
