@@ -145,6 +145,7 @@ void report_write_json(FILE *f, const struct report_doc *o)
         json_u64(&j, "pieces", r->n_pieces);
         json_u64(&j, "extents_touched", r->extents_touched);
         json_u64(&j, "files_without_positions", o->extent_skipped);
+        json_u64(&j, "files_not_written_back", o->unwritten);
         {
                 char dv[32];
                 snprintf(dv, sizeof(dv), "%u:%u", major(r->main_dev), minor(r->main_dev));
@@ -264,6 +265,10 @@ void report_write_text(FILE *f, const struct report_doc *o)
                 if (o->extent_skipped)
                         snprintf(line + strlen(line), sizeof(line) - strlen(line), "; %" PRIu64 " files without "
                                  "positions", o->extent_skipped);
+                if (o->unwritten)
+                        snprintf(line + strlen(line), sizeof(line) - strlen(line), "; %" PRIu64 " files with no "
+                                 "position yet (not written back: costed as the plain start reads them)",
+                                 o->unwritten);
                 print_wrapped(f, "  ", line);
                 fprintf(f, "  moves of the head between pieces, by distance:\n");
                 for (int i = 0; i < _RP_HIST_MAX; i++)
