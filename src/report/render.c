@@ -178,6 +178,7 @@ void report_write_json(FILE *f, const struct report_doc *o)
                 json_bool(&j, "rotational", o->cols[i].profile.rotational);
                 print_scenarios_json(&j, "plain", &sc->plain, sc->plain_bytes);
                 print_scenarios_json(&j, "replay", &sc->replay, sc->replay_bytes);
+                json_u64(&j, "replay_bytes_without_position", sc->replay_unpositioned_bytes);
                 print_scenarios_json(&j, "layout", &sc->layout, sc->layout_bytes);
                 print_scenarios_json(&j, "sequential", &sc->sequential, sc->sequential_bytes);
                 json_object_close(&j);

@@ -314,7 +314,7 @@ int report_predict(struct report *r, const struct readset *rs, const struct rp_l
 {
         struct req_sink s = {};
         struct piece_sink ps = {};
-        uint64_t opens = 0, data = 0, bytes = 0, prev_end = 0;
+        uint64_t opens = 0, data = 0, bytes = 0, prev_end = 0, unpositioned = 0;
         int e = 0;
 
         for (size_t i = 0; i < rs->n_files; i++)
@@ -384,6 +384,8 @@ int report_predict(struct report *r, const struct readset *rs, const struct rp_l
                 e = map_range(rs, layouts, pr->file, pr->offset, pr->length, 0, &ps, NULL, NULL);
                 for (size_t j = 0; j < ps.n && e >= 0; j++) {
                         uint64_t pos = other ? COST_POS_UNKNOWN : ps.p[j].phys;
+                        if (pos == COST_POS_UNKNOWN)
+                                unpositioned += ps.p[j].length;
                         if (pos == COST_POS_UNKNOWN && s.n > 0 && s.q[s.n - 1].pos == COST_POS_UNKNOWN &&
                             s.file[s.n - 1] == pr->file && prev_end == ps.p[j].offset)
                                 s.q[s.n - 1].len += ps.p[j].length;
@@ -403,6 +405,16 @@ int report_predict(struct report *r, const struct readset *rs, const struct rp_l
         ret->replay.host_s = (COST_REPLAY_FIXED_US + COST_REPLAY_FILE_US * (double)opens +
                               COST_REPLAY_LOOKUP_US * (double)plan->n_lookups) / 1e6;
         ret->replay.seconds += ret->replay.host_s;
+        /* On a disk, what the replay's sort gains over the start's own
+         * order cannot be judged for reads without a position (not written
+         * back yet, no FIEMAP, another device): for their share of the
+         * bytes, the replay is not predicted slower than the plain start
+         * (its overhead, where it gains nothing visible, is not counted) */
+        ret->replay_unpositioned_bytes = unpositioned;
+        if (p->rotational && unpositioned && ret->replay.bytes && ret->replay.seconds > ret->plain.seconds)
+                ret->replay.seconds = ret->plain.seconds + (ret->replay.seconds - ret->plain.seconds) *
+                                      (double)(ret->replay.bytes - MIN(unpositioned, ret->replay.bytes)) /
+                                      (double)ret->replay.bytes;
 
         /* after layout: the metadata by position, then the data in one run */
         s.n = 0;

@@ -60,6 +60,7 @@ struct rp_scenarios {
         /* bytes each reads on every device (the cost_results count the
          * bytes costed: with main_only, those on the main device) */
         uint64_t plain_bytes, replay_bytes, layout_bytes, sequential_bytes;
+        uint64_t replay_unpositioned_bytes;  /* of replay.bytes, those without a position */
 };
 
 struct rp_alternation {
