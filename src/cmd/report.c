@@ -64,6 +64,7 @@ int cmd_report(int argc, char **argv)
         _cleanup_readset_ struct readset *rs = NULL;
         _cleanup_report_ struct report *r = NULL;
         struct rp_layout *layouts = NULL;
+        struct extents_counts counts = {};
         struct report_column cols[2] = {};
         struct report_summary sum = {};
         struct report_doc doc = {};
@@ -141,8 +142,9 @@ int cmd_report(int argc, char **argv)
         cols[doc.n_cols++] = cols[1];
 
         /* positions, once: the analysis, the graph and the plans use them */
-        e = report_analyse(rs, MIN(local_dev.readahead_cap, local_dev.max_request), &layouts, &doc.extent_skipped,
-                           &r);
+        e = report_analyse(rs, MIN(local_dev.readahead_cap, local_dev.max_request), &layouts, &counts, &r);
+        doc.extent_skipped = counts.unknown;
+        doc.unwritten = counts.unwritten;
         if (e == -E2BIG)
                 log_error("the read set is too large to analyse (more than %u pieces)", RP_MAX_PIECES);
         else if (e < 0)

@@ -7,6 +7,8 @@
 #include <linux/fs.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "fs/open.h"
 #include "model/readset.h"
@@ -24,10 +26,12 @@ int extents_read(int fd, struct rp_layout *ret)
         return extents_read_flags(fd, 0, ret, NULL);
 }
 
-int extents_read_flags(int fd, uint32_t fm_flags, struct rp_layout *ret, uint64_t *ret_odd)
+/* extents_read_flags(), and in *ret_unwritten the extents left out that
+ * have no place on the device yet (delayed allocation) */
+static int read_map(int fd, uint32_t fm_flags, struct rp_layout *ret, uint64_t *ret_odd, uint64_t *ret_unwritten)
 {
         size_t cap = 0;
-        uint64_t odd = 0;
+        uint64_t odd = 0, unwritten = 0;
         uint64_t start = 0;
         struct {
                 struct fiemap fm;
@@ -59,6 +63,7 @@ int extents_read_flags(int fd, uint32_t fm_flags, struct rp_layout *ret, uint64_
                             e->fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC |
                                            FIEMAP_EXTENT_DATA_INLINE | FIEMAP_EXTENT_NOT_ALIGNED)) {
                                 odd++;
+                                unwritten += !!(e->fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC));
                                 continue;
                         }
                         if (ret->n_extents >= EXTENTS_MAX_PER_FILE) {
@@ -86,7 +91,39 @@ int extents_read_flags(int fd, uint32_t fm_flags, struct rp_layout *ret, uint64_
         ret->known = true;
         if (ret_odd)
                 *ret_odd = odd;
+        if (ret_unwritten)
+                *ret_unwritten = unwritten;
         return 0;
+}
+
+int extents_read_flags(int fd, uint32_t fm_flags, struct rp_layout *ret, uint64_t *ret_odd)
+{
+        return read_map(fd, fm_flags, ret, ret_odd, NULL);
+}
+
+bool extents_sync_allowed(uid_t owner, uid_t euid, uid_t invoker)
+{
+        if (euid == 0 && invoker == (uid_t)-1)
+                return true;    /* root itself */
+        /* the caller's own, and under sudo the invoking user's */
+        return owner == euid || (euid == 0 && owner == invoker);
+}
+
+int extents_read_positions(int fd, bool sync, struct rp_layout *ret, bool *ret_unwritten)
+{
+        uint64_t unwritten = 0;
+        struct stat st;
+        int r = read_map(fd, 0, ret, NULL, &unwritten);
+
+        if (r >= 0 && unwritten && sync && fstat(fd, &st) == 0 &&
+            extents_sync_allowed(st.st_uid, geteuid(), invoking_uid())) {
+                /* written back first, then asked again */
+                extents_clear(ret);
+                r = read_map(fd, FIEMAP_FLAG_SYNC, ret, NULL, &unwritten);
+        }
+        if (ret_unwritten)
+                *ret_unwritten = r >= 0 && unwritten;
+        return r;
 }
 
 const struct rp_extent *extent_at(const struct rp_layout *l, uint64_t offset, size_t *ret_index)
@@ -111,38 +148,46 @@ const struct rp_extent *extent_at(const struct rp_layout *l, uint64_t offset, si
         return NULL;
 }
 
-int extents_read_recorded(const struct rs_file *f, struct rp_layout *ret)
+static int read_recorded(const struct rs_file *f, bool sync, struct rp_layout *ret, bool *ret_unwritten)
 {
         enum fs_skip why;
         _cleanup_close_ int fd = fs_open_recorded(f, O_RDONLY | FS_OPEN_IDENTITY_ONLY, &why);
 
         if (fd < 0)
                 return fd;
-        return extents_read(fd, ret);
+        return extents_read_positions(fd, sync, ret, ret_unwritten);
 }
 
-int extents_table_read(const struct readset *rs, const bool *want, struct rp_layout **ret, uint64_t *ret_unknown)
+int extents_read_recorded(const struct rs_file *f, struct rp_layout *ret)
+{
+        return read_recorded(f, false, ret, NULL);
+}
+
+int extents_table_read(const struct readset *rs, const bool *want, unsigned flags, struct rp_layout **ret,
+                       struct extents_counts *ret_counts)
 {
         struct rp_layout *t = calloc(rs->n_files ? rs->n_files : 1, sizeof(*t));
-        uint64_t unknown = 0;
+        struct extents_counts n = {};
 
         if (!t)
                 return -ENOMEM;
         for (size_t i = 0; i < rs->n_files; i++) {
+                bool unwritten = false;
                 int r;
                 if (rs->files[i].kind != RS_FILE_REGULAR || (want && !want[i]))
                         continue;
-                r = extents_read_recorded(&rs->files[i], &t[i]);
+                r = read_recorded(&rs->files[i], flags & EXTENTS_TABLE_SYNC, &t[i], &unwritten);
                 if (r == -ENOMEM) {
                         extents_table_free(t, rs->n_files);
                         return r;
                 }
                 if (r < 0)
-                        unknown++;
+                        n.unknown++;
+                n.unwritten += unwritten;
         }
         *ret = t;
-        if (ret_unknown)
-                *ret_unknown = unknown;
+        if (ret_counts)
+                *ret_counts = n;
         return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* One extent of a file: logical bytes [logical, logical+length) lie at
  * physical (a byte address on the file system's device). */
@@ -41,6 +42,20 @@ int extents_read(int fd, struct rp_layout *ret);
 int extents_read_flags(int fd, uint32_t fm_flags, struct rp_layout *ret, uint64_t *ret_odd);
 void extents_clear(struct rp_layout *l);
 
+/* May the caller have a file of owner's written back to learn where its
+ * data goes (FIEMAP's sync flag): root itself for any file; otherwise
+ * only the caller's own (euid) and, under sudo (euid 0), the invoking
+ * user's (invoker: invoking_uid(), (uid_t)-1 for root itself).  Another
+ * user's writeback is not forced. */
+bool extents_sync_allowed(uid_t owner, uid_t euid, uid_t invoker);
+
+/* extents_read()'s map of fd; *ret_unwritten (may be NULL): parts of the
+ * file have no place on the device yet (delayed allocation: not written
+ * back; they are left out of the map).  With sync, such a file is written
+ * back first and asked again where extents_sync_allowed() lets the caller
+ * (the file's owner, geteuid(), invoking_uid()). */
+int extents_read_positions(int fd, bool sync, struct rp_layout *ret, bool *ret_unwritten);
+
 /* The extent map of a file of a read set, opened with fs_open_recorded()
  * (only the very file recorded, never a FIFO, device or symlink there);
  * -ENOENT-like errors when it cannot be opened, extents_read()'s after. */
@@ -51,10 +66,19 @@ int extents_read_recorded(const struct rs_file *f, struct rp_layout *ret);
  * them; those of other kinds, those not wanted (want[i] false; want NULL:
  * all are), and files no longer the ones recorded or without FIEMAP,
  * unknown), each read once: the table the planner sorts a disk's sweep by
- * and the report draws and costs.  *ret_unknown (may be NULL): the wanted
- * regular files whose map is unknown.  -ENOMEM only. */
+ * and the report draws and costs.  EXTENTS_TABLE_SYNC in flags: files
+ * not written back yet are, where the caller may (extents_read_positions()).
+ * *ret_counts (may be NULL): of the wanted regular files, those whose map
+ * is unknown, and those with parts that have no position yet.  -ENOMEM
+ * only. */
+#define EXTENTS_TABLE_SYNC (1u << 0)
+struct extents_counts {
+        uint64_t unknown;     /* no map: gone, changed, no FIEMAP */
+        uint64_t unwritten;   /* parts not written back: no position yet */
+};
 struct readset;
-int extents_table_read(const struct readset *rs, const bool *want, struct rp_layout **ret, uint64_t *ret_unknown);
+int extents_table_read(const struct readset *rs, const bool *want, unsigned flags, struct rp_layout **ret,
+                       struct extents_counts *ret_counts);
 void extents_table_free(struct rp_layout *t, size_t n);
 
 /* The extent of l holding offset, or NULL (a hole, or past the end); with

@@ -227,7 +227,9 @@ static int cmp_offset(const void *a, const void *b)
 }
 
 /* Position of a read on the device: from the layouts where known, else
- * (device, inode, offset) as a stand-in for "near each other". */
+ * (device, inode, offset) as a stand-in for "near each other": after the
+ * positioned reads, each file's reads together (a file not written back
+ * yet has no position until it is). */
 struct keyed {
         uint64_t k1, k2, k3;
         struct plan_read r;

@@ -175,7 +175,9 @@ int replay_plan(const struct readset *rs, const struct device_profile *dev, cons
         }
         /* positions: asked of the file system only where they decide the
          * order, and only of files with something to read (each FIEMAP may
-         * cost the disk an inode read) */
+         * cost the disk an inode read); a file not written back yet is
+         * not made to be (its pages are dirty in the cache: nothing to
+         * read), the planner sorts it after those with positions */
         if (dev->rotational && !layouts) {
                 _cleanup_free_ bool *want = calloc(rs->n_files ? rs->n_files : 1, sizeof(bool));
                 if (!want)
@@ -183,7 +185,7 @@ int replay_plan(const struct readset *rs, const struct device_profile *dev, cons
                 for (size_t i = 0; i < rs->n_files; i++)
                         for (size_t k = 0; k < rs->files[i].n_ranges && !want[i]; k++)
                                 want[i] = o->all_ranges || (rs->files[i].ranges[k].flags & RS_RANGE_ACCESSED);
-                r = extents_table_read(rs, want, &read_here, NULL);
+                r = extents_table_read(rs, want, 0, &read_here, NULL);
                 if (r < 0)
                         return r;
                 po.layouts = read_here;

@@ -145,6 +145,7 @@ void report_write_json(FILE *f, const struct report_doc *o)
         json_u64(&j, "pieces", r->n_pieces);
         json_u64(&j, "extents_touched", r->extents_touched);
         json_u64(&j, "files_without_positions", o->extent_skipped);
+        json_u64(&j, "files_not_written_back", o->unwritten);
         {
                 char dv[32];
                 snprintf(dv, sizeof(dv), "%u:%u", major(r->main_dev), minor(r->main_dev));
@@ -177,6 +178,7 @@ void report_write_json(FILE *f, const struct report_doc *o)
                 json_bool(&j, "rotational", o->cols[i].profile.rotational);
                 print_scenarios_json(&j, "plain", &sc->plain, sc->plain_bytes);
                 print_scenarios_json(&j, "replay", &sc->replay, sc->replay_bytes);
+                json_u64(&j, "replay_bytes_without_position", sc->replay_unpositioned_bytes);
                 print_scenarios_json(&j, "layout", &sc->layout, sc->layout_bytes);
                 print_scenarios_json(&j, "sequential", &sc->sequential, sc->sequential_bytes);
                 json_object_close(&j);
@@ -264,6 +266,10 @@ void report_write_text(FILE *f, const struct report_doc *o)
                 if (o->extent_skipped)
                         snprintf(line + strlen(line), sizeof(line) - strlen(line), "; %" PRIu64 " files without "
                                  "positions", o->extent_skipped);
+                if (o->unwritten)
+                        snprintf(line + strlen(line), sizeof(line) - strlen(line), "; %" PRIu64 " files with no "
+                                 "position yet (not written back: costed as the plain start reads them)",
+                                 o->unwritten);
                 print_wrapped(f, "  ", line);
                 fprintf(f, "  moves of the head between pieces, by distance:\n");
                 for (int i = 0; i < _RP_HIST_MAX; i++)

@@ -18,6 +18,7 @@ struct report_doc {
         size_t n_cols;
         size_t top;                        /* files and directories listed */
         uint64_t extent_skipped;           /* files whose positions are unknown */
+        uint64_t unwritten;                /* files with no position yet (not written back) */
         const struct report_summary *sum;
 };
 

@@ -314,7 +314,7 @@ int report_predict(struct report *r, const struct readset *rs, const struct rp_l
 {
         struct req_sink s = {};
         struct piece_sink ps = {};
-        uint64_t opens = 0, data = 0, bytes = 0;
+        uint64_t opens = 0, data = 0, bytes = 0, prev_end = 0, unpositioned = 0;
         int e = 0;
 
         for (size_t i = 0; i < rs->n_files; i++)
@@ -328,6 +328,9 @@ int report_predict(struct report *r, const struct readset *rs, const struct rp_l
         /* plain: the program's order, in requests of the readahead size.  A
          * piece that continues the previous one in the same file and on the
          * device was brought in by the same readahead: one request.  Where
+         * neither has a position (not written back yet, no FIEMAP), the
+         * file is taken to lie in one piece, as the planner takes it: the
+         * same, so that a replay is never costed worse for want of them.  Where
          * requests can overlap (not a disk's single head), readahead the
          * program never touched was served beside it: not waited for. */
         for (size_t i = 0; i < r->n_pieces && e >= 0;) {
@@ -338,8 +341,10 @@ int report_predict(struct report *r, const struct readset *rs, const struct rp_l
                         i++;
                         continue;
                 }
-                while (j < r->n_pieces && q->phys != COST_POS_UNKNOWN && r->pieces[j].file == q->file &&
-                       r->pieces[j].offset == q->offset + len && r->pieces[j].phys == q->phys + len)
+                while (j < r->n_pieces && r->pieces[j].file == q->file && r->pieces[j].offset == q->offset + len &&
+                       !(main_only && r->pieces[j].other_dev) &&
+                       (q->phys == COST_POS_UNKNOWN ? r->pieces[j].phys == COST_POS_UNKNOWN
+                                                    : r->pieces[j].phys == q->phys + len))
                         len += r->pieces[j++].length;
                 e = req_add(&s, q->phys, len, q->file, r->request_bytes);
                 i = j;
@@ -365,7 +370,10 @@ int report_predict(struct report *r, const struct readset *rs, const struct rp_l
                 }
         }
 
-        /* replay: readset's own plan, request by request */
+        /* replay: readset's own plan, request by request; a read without a
+         * position that continues the one before in its file continues it
+         * on the device too (as in the plain start's: the file in one
+         * piece), not a random read of its own */
         s.n = 0;
         for (size_t i = 0; i < plan->n_reads && e >= 0; i++) {
                 const struct plan_read *pr = &plan->reads[i];
@@ -374,9 +382,18 @@ int report_predict(struct report *r, const struct readset *rs, const struct rp_l
                         continue;
                 ps.n = 0;
                 e = map_range(rs, layouts, pr->file, pr->offset, pr->length, 0, &ps, NULL, NULL);
-                for (size_t j = 0; j < ps.n && e >= 0; j++)
-                        e = req_add(&s, other ? COST_POS_UNKNOWN : ps.p[j].phys, ps.p[j].length, pr->file,
-                                    p->rotational ? dev->readahead_cap : dev->max_request);
+                for (size_t j = 0; j < ps.n && e >= 0; j++) {
+                        uint64_t pos = other ? COST_POS_UNKNOWN : ps.p[j].phys;
+                        if (pos == COST_POS_UNKNOWN)
+                                unpositioned += ps.p[j].length;
+                        if (pos == COST_POS_UNKNOWN && s.n > 0 && s.q[s.n - 1].pos == COST_POS_UNKNOWN &&
+                            s.file[s.n - 1] == pr->file && prev_end == ps.p[j].offset)
+                                s.q[s.n - 1].len += ps.p[j].length;
+                        else
+                                e = req_add(&s, pos, ps.p[j].length, pr->file,
+                                            p->rotational ? dev->readahead_cap : dev->max_request);
+                        prev_end = ps.p[j].offset + ps.p[j].length;
+                }
         }
         if (e < 0)
                 goto out;
@@ -388,6 +405,16 @@ int report_predict(struct report *r, const struct readset *rs, const struct rp_l
         ret->replay.host_s = (COST_REPLAY_FIXED_US + COST_REPLAY_FILE_US * (double)opens +
                               COST_REPLAY_LOOKUP_US * (double)plan->n_lookups) / 1e6;
         ret->replay.seconds += ret->replay.host_s;
+        /* On a disk, what the replay's sort gains over the start's own
+         * order cannot be judged for reads without a position (not written
+         * back yet, no FIEMAP, another device): for their share of the
+         * bytes, the replay is not predicted slower than the plain start
+         * (its overhead, where it gains nothing visible, is not counted) */
+        ret->replay_unpositioned_bytes = unpositioned;
+        if (p->rotational && unpositioned && ret->replay.bytes && ret->replay.seconds > ret->plain.seconds)
+                ret->replay.seconds = ret->plain.seconds + (ret->replay.seconds - ret->plain.seconds) *
+                                      (double)(ret->replay.bytes - MIN(unpositioned, ret->replay.bytes)) /
+                                      (double)ret->replay.bytes;
 
         /* after layout: the metadata by position, then the data in one run */
         s.n = 0;
@@ -440,13 +467,15 @@ int report_predict_replay(struct report *r, const struct readset *rs, const stru
 }
 
 int report_analyse(const struct readset *rs, uint64_t request_bytes, struct rp_layout **ret_layouts,
-                   uint64_t *ret_unknown, struct report **ret)
+                   struct extents_counts *ret_counts, struct report **ret)
 {
         struct rp_layout *layouts = NULL;
         int e;
 
         *ret_layouts = NULL, *ret = NULL;
-        e = extents_table_read(rs, NULL, &layouts, ret_unknown);
+        /* a fresh file is written back first where the caller may: the
+         * positions it will have, not none */
+        e = extents_table_read(rs, NULL, EXTENTS_TABLE_SYNC, &layouts, ret_counts);
         if (e < 0)
                 return e;
         e = report_build(rs, layouts, request_bytes, ret);

@@ -60,6 +60,7 @@ struct rp_scenarios {
         /* bytes each reads on every device (the cost_results count the
          * bytes costed: with main_only, those on the main device) */
         uint64_t plain_bytes, replay_bytes, layout_bytes, sequential_bytes;
+        uint64_t replay_unpositioned_bytes;  /* of replay.bytes, those without a position */
 };
 
 struct rp_alternation {
@@ -107,12 +108,14 @@ int report_predict(struct report *r, const struct readset *rs, const struct rp_l
                    bool main_only, bool file_shares, struct rp_scenarios *ret);
 
 /* rs analysed for its costs: the extent map of each file read (the table,
- * *ret_layouts, extents_table_free(); *ret_unknown, may be NULL: the files
- * whose map is unknown) and the report built with request_bytes.  What
+ * *ret_layouts, extents_table_free(); files not written back yet are
+ * first, where the caller may: EXTENTS_TABLE_SYNC; *ret_counts, may be
+ * NULL: the files whose map is unknown, those still without positions)
+ * and the report built with request_bytes.  What
  * both report and layout predict from.  -E2BIG (more than RP_MAX_PIECES),
  * -ENOMEM. */
 int report_analyse(const struct readset *rs, uint64_t request_bytes, struct rp_layout **ret_layouts,
-                   uint64_t *ret_unknown, struct report **ret);
+                   struct extents_counts *ret_counts, struct report **ret);
 
 /* The same with the replay readset makes for dev with o (replay_plan()):
  * what the report predicts for a replay is what replay does. */

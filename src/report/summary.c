@@ -227,8 +227,9 @@ static size_t findings(const struct finding_ctx *c, char lines[REPORT_MAX_FINDIN
                 snprintf(lines[n++], REPORT_FINDING_MAX, "%" PRIu64 " files could not be named and %" PRIu64 " were deleted: "
                          "replay cannot warm them", r->totals.unresolved_files, r->totals.deleted_files);
         if (moves == 0 && r->hist[RP_HIST_UNKNOWN] > 0)
-                snprintf(lines[n++], REPORT_FINDING_MAX, "positions on disk are unknown (no FIEMAP, or the files changed): the "
-                         "estimates assume every read is a random one");
+                snprintf(lines[n++], REPORT_FINDING_MAX, "positions on disk are unknown (no FIEMAP, the files changed or are not "
+                         "written back yet): the estimates assume each file lies in one piece, reached by a "
+                         "random read");
         return n;
 }
 

@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: MIT */
-/* fs/extents.c: the extent holding an offset; a real file's map. */
+/* fs/extents.c: the extent holding an offset; a real file's map; a file
+ * not written back yet, and who may have it written back. */
 #include <errno.h>
 #include <linux/fiemap.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <unistd.h>
 
 #include "fs/extents.h"
+#include "model/readset.h"
 #include "tests.h"
 
 #define K 1024ULL
@@ -85,9 +90,96 @@ static void test_real_file(void)
         rmdir(dir);
 }
 
+/* Whose writeback readset may force: root itself any file's; a user only
+ * their own; under sudo root's and the invoking user's, no one else's. */
+static void test_sync_allowed(void)
+{
+        const uid_t root = 0, alice = 1000, bob = 1001, none = (uid_t)-1;
+
+        CHECK(extents_sync_allowed(bob, root, none));
+        CHECK(extents_sync_allowed(root, root, none));
+        CHECK(extents_sync_allowed(alice, alice, alice));
+        CHECK(!extents_sync_allowed(bob, alice, alice));
+        CHECK(!extents_sync_allowed(root, alice, alice));
+        CHECK(extents_sync_allowed(alice, root, alice));     /* sudo, alice's file */
+        CHECK(extents_sync_allowed(root, root, alice));      /* sudo, root's */
+        CHECK(!extents_sync_allowed(bob, root, alice));      /* sudo, another user's */
+        /* a set-user-ID caller: its effective user, not the real one's others */
+        CHECK(extents_sync_allowed(bob, bob, alice));
+        CHECK(!extents_sync_allowed(1002, bob, alice));
+}
+
+/* A file just written on ext4 (delayed allocation: no block yet) has no
+ * position until it is written back: without sync none and said so, with
+ * sync (root may) known; through the table too. */
+static void test_fresh_file(void)
+{
+        char dir[] = "/var/tmp/readset-test.XXXXXX", path[64];
+        char buf[4096];
+        struct readset *rs;
+        struct rs_file *f;
+        struct rp_layout l, *t = NULL;
+        struct extents_counts n;
+        struct statfs sfs;
+        struct stat st;
+        bool unwritten = false;
+        int fd;
+
+        if (geteuid() != 0) {
+                printf("fresh file: not checked, not root\n");
+                return;
+        }
+        if (statfs("/var/tmp", &sfs) < 0 || sfs.f_type != EXT4_SUPER_MAGIC || !mkdtemp(dir)) {
+                printf("fresh file: not checked, /var/tmp is not ext4\n");
+                return;
+        }
+        snprintf(path, sizeof(path), "%s/f", dir);
+        fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        CHECK(fd >= 0);
+        memset(buf, 'x', sizeof(buf));
+        for (int i = 0; i < 16; i++)
+                CHECK_EQ(write(fd, buf, sizeof(buf)), sizeof(buf));
+        CHECK_EQ(fstat(fd, &st), 0);
+        rs = readset_new();
+        f = readset_add_file(rs, path, st.st_dev, st.st_ino);
+        f->kind = RS_FILE_REGULAR;
+        f->size = (uint64_t)st.st_size;
+        f->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+
+        CHECK_EQ(extents_read_positions(fd, false, &l, &unwritten), 0);
+        if (!unwritten)
+                /* (mounted nodelalloc, or written back by someone's sync meanwhile) */
+                printf("fresh file: not checked, already written back\n");
+        else {
+                CHECK(l.known);
+                CHECK_EQ(l.n_extents, 0);
+                extents_clear(&l);
+                CHECK_EQ(extents_table_read(rs, NULL, 0, &t, &n), 0);
+                CHECK_EQ(n.unwritten, 1);
+                CHECK_EQ(n.unknown, 0);
+                CHECK(t[0].known && t[0].n_extents == 0);
+                extents_table_free(t, rs->n_files);
+                /* the table with sync: written back, positions known */
+                CHECK_EQ(extents_table_read(rs, NULL, EXTENTS_TABLE_SYNC, &t, &n), 0);
+                CHECK_EQ(n.unwritten, 0);
+                CHECK(t[0].known && t[0].n_extents > 0);
+                CHECK(extent_at(&t[0], 60 * K, NULL) != NULL);
+                extents_table_free(t, rs->n_files);
+                CHECK_EQ(extents_read_positions(fd, false, &l, &unwritten), 0);
+                CHECK(!unwritten && l.n_extents > 0);
+                extents_clear(&l);
+        }
+        readset_free(rs);
+        close(fd);
+        unlink(path);
+        rmdir(dir);
+}
+
 int main(void)
 {
         test_extent_at();
         test_real_file();
+        test_sync_allowed();
+        test_fresh_file();
         TESTS_DONE();
 }

@@ -349,7 +349,7 @@ static void test_shared_prediction(void)
         struct rp_layout *lay = NULL;
         struct report *r = NULL;
         struct rp_scenarios here, by_hand;
-        uint64_t unknown = 0;
+        struct extents_counts counts = {};
 
         a->kind = b->kind = RS_FILE_REGULAR;
         a->size = b->size = 1 << 20;
@@ -365,8 +365,9 @@ static void test_shared_prediction(void)
         dev.max_request = 1 << 20;
         CHECK_EQ(report_predict_here(rs, &hdd, &o, &dev, &here), 0);
         /* report's way: one analysis, then the replay's prediction */
-        CHECK_EQ(report_analyse(rs, 16384, &lay, &unknown, &r), 0);
-        CHECK_EQ(unknown, 2);
+        CHECK_EQ(report_analyse(rs, 16384, &lay, &counts, &r), 0);
+        CHECK_EQ(counts.unknown, 2);
+        CHECK_EQ(counts.unwritten, 0);
         CHECK(lay && !lay[0].known && !lay[1].known);
         CHECK_EQ(report_predict_replay(r, rs, lay, &hdd, &o, &dev, true, false, &by_hand), 0);
         CHECK(here.plain.seconds > 0);

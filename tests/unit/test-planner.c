@@ -220,6 +220,44 @@ static void test_bridge_by_position(void)
         readset_free(rs);
 }
 
+/* On a disk, files without positions (not written back yet: a map with
+ * no extent in it; or no map) go after those with positions, in the
+ * window they were needed in, each one's reads together by offset (by
+ * inode: files made together lie together), so that a file is one sweep
+ * of its own and not a move per piece. */
+static void test_unpositioned_after(void)
+{
+        static struct rp_extent far = { 0, 900 * 1024 * K, 1024 * K }, near = { 0, 1024 * K, 1024 * K };
+        const struct rp_layout lay[4] = { { &far, 1, true }, { NULL, 0, true }, { &near, 1, true }, { NULL, 0, false } };
+        struct readset *rs = readset_new();
+        struct device_profile d;
+        struct plan *p = NULL;
+        struct plan_options o = { .layouts = lay };
+        static const uint32_t want[] = { 2, 0, 3, 1, 1, 1 };
+
+        device_profile_rotational(&d);
+        d.bridge_bytes = 0;
+        d.window_us = 1000;
+        d.readahead_cap = 128 * K;
+        file(rs, "/a", RS_FILE_REGULAR, 10);
+        file(rs, "/fresh", RS_FILE_REGULAR, 40);
+        file(rs, "/c", RS_FILE_REGULAR, 30);
+        file(rs, "/nomap", RS_FILE_REGULAR, 20);
+        range(&rs->files[1], 0, 128 * K, 10, RS_RANGE_ACCESSED);
+        range(&rs->files[0], 0, 4 * K, 20, RS_RANGE_ACCESSED);
+        range(&rs->files[3], 0, 4 * K, 30, RS_RANGE_ACCESSED);
+        range(&rs->files[1], 128 * K, 256 * K, 40, RS_RANGE_ACCESSED);
+        range(&rs->files[2], 0, 4 * K, 50, RS_RANGE_ACCESSED);
+        CHECK_EQ(planner_build(rs, &d, &o, &p), 0);
+        CHECK_EQ(p->n_reads, ARRAY_SIZE(want));
+        for (size_t i = 0; i < p->n_reads && i < ARRAY_SIZE(want); i++)
+                CHECK_EQ(p->reads[i].file, want[i]);
+        for (size_t i = 3; i < p->n_reads; i++)
+                CHECK_EQ(p->reads[i].offset, (i - 3) * 128 * K);
+        plan_free(p);
+        readset_free(rs);
+}
+
 /* Solid state: inside a window of recorded time, file by file (in
  * first-access order of the files) and by offset; windows stay in order. */
 static void test_solid_windows(void)
@@ -440,6 +478,7 @@ int main(void)
         test_accessed_only_and_budget();
         test_rotational_windows();
         test_bridge_by_position();
+        test_unpositioned_after();
         test_solid_windows();
         test_lookups();
         test_many();
