@@ -251,7 +251,7 @@ int boot_session(const struct boot_args *a)
         struct start_entry e = { .hit = -1 };
         struct replay_args ra;
         struct replay_result res = { 0 };
-        struct replay_job *job = NULL;
+        struct replay_session *job = NULL;
         struct recorder *rec = NULL;
         struct recorder_options ro = { .buffer_kb = RECORDER_DEFAULT_BUFFER_KB, .lookups = true,
                                        .max_walk = RECORDER_DEFAULT_MAX_WALK, .max_events = BOOT_MAX_EVENTS };
@@ -325,7 +325,8 @@ int boot_session(const struct boot_args *a)
         if (replaying) {
                 /* best effort, never realtime: the boot's own reads are not starved */
                 (void)syscall(SYS_ioprio_set, 1 /* IOPRIO_WHO_PROCESS */, 0, (2 << 13) | 4);
-                job = replay_job_start(&ra, plan, false, &r);
+                if ((r = replay_session_new(&ra.opts, plan, &job)) >= 0 && (r = replay_session_start(job, false)) < 0)
+                        replay_session_free(TAKE_PTR(job));
                 if (!job) {
                         note_add(&e, "not replayed: %s", strerror(-r));
                         replaying = false;
@@ -360,7 +361,10 @@ int boot_session(const struct boot_args *a)
                 usleep((useconds_t)MIN(a->settle_ms, 60000) * 1000);
 
         if (job) {
-                r = replay_job_wait(job, now_us() + BOOT_REPLAY_GRACE_US, NULL, NULL, &res);
+                r = replay_session_wait(job, now_us() + BOOT_REPLAY_GRACE_US, NULL, NULL);
+                res = *replay_session_results(job);
+                say_replay_notes(&res, r, &ra);
+                replay_session_free(TAKE_PTR(job));
                 if (r >= 0) {
                         e.replayed_bytes = res.st.bytes;
                         if (!res.st.stopped) {  /* (one stopped may not have looked at every file) */

@@ -164,7 +164,7 @@ static int predict(const struct readset *whole, const struct layout_fs *fs, cons
         if (e >= 0)
                 e = report_build(rs, layouts, MIN(dev.readahead_cap, dev.max_request), &r);
         if (e >= 0)
-                e = report_predict_replay(r, rs, layouts, &cp, &here.policy, &dev, true, false, &ret->s);
+                e = report_predict_replay(r, rs, layouts, &cp, &here.opts.policy, &dev, true, false, &ret->s);
         report_free(r);
         extents_table_free(layouts, rs->n_files);
         if (e < 0) {

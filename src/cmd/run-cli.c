@@ -73,7 +73,7 @@ static int peek_job(void *userdata, void *shared)
         struct peek_job *j = userdata;
         struct peeked *p = shared;
 
-        replay_device_for_path(&j->a->policy, j->first, &p->dev, &p->note);
+        replay_device_for_path(&j->a->opts.policy, j->first, &p->dev, &p->note);
         return 0;
 }
 
@@ -106,7 +106,7 @@ static void peek_device(const struct replay_args *a, const char *first, struct d
                         return;
                 }
         }
-        replay_device_for_path(&a->policy, first, ret, note);   /* no process could be had */
+        replay_device_for_path(&a->opts.policy, first, ret, note);   /* no process could be had */
 }
 
 int run_load(const char *file, struct replay_args *a, bool is_auto, struct run_loaded *ld)
@@ -206,7 +206,7 @@ static void say_stats(const struct replay_result *res, const struct readset_usag
                 if (have_old)
                         json_double(&j, "read_set_used", used / 100.0);
                 if (have_old)
-                        json_skipped(&j, a, old);
+                        json_skipped(&j, res, old);
                 json_pace(&j, res);
                 json_object_close(&j);
                 json_end(&j);

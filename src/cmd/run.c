@@ -151,6 +151,17 @@ static void run_loop_note(struct run_loop *l, const struct child *c, bool ran, c
                 log_warning_errno(r, "cannot write '%s'", l->path);
 }
 
+/* A replay session for rs, the files it skips named where memory allows. */
+static int run_session(struct replay_args *a, const struct readset *rs, struct replay_session **ret)
+{
+        a->opts.skips = true;
+        if (replay_session_new(&a->opts, rs, ret) >= 0)
+                return 0;
+        log_warning("out of memory: skips are counted, not named");
+        a->opts.skips = false;
+        return replay_session_new(&a->opts, rs, ret);
+}
+
 int cmd_run(int argc, char **argv)
 {
         static const struct option opts[] = {
@@ -171,8 +182,8 @@ int cmd_run(int argc, char **argv)
         bool arg_stats = false, arg_json = false;
         uint64_t arg_stale = DEFAULT_STALE_PERCENT, arg_nice = DEFAULT_NICE;
         struct replay_args a __attribute__((cleanup(replay_args_freep)));
+        _cleanup_(replay_session_freep) struct replay_session *s = NULL;
         struct replay_result res = { .st.stopped = false };
-        struct replay_job *job = NULL;
         struct child child = { .pid = -1 };
         struct run_loop loop = { .d.mode = START_REPLAY };
         bool record, replay = true;
@@ -180,7 +191,7 @@ int cmd_run(int argc, char **argv)
         char **cmd;
 
         replay_args_init(&a);
-        a.engine.wait = false;
+        a.opts.engine.wait = false;
         while ((c = getopt_long(argc, argv, "+a:sjm:Q:T:vh", opts, NULL)) >= 0) {
                 r = replay_args_parse(&a, c, optarg, "run");
                 if (r < 0)
@@ -248,7 +259,11 @@ int cmd_run(int argc, char **argv)
                         replay = false;
                 }
         }
-        a.nice = (int)arg_nice;
+        a.opts.nice = (int)arg_nice;
+        /* nobody to tell what it did: once the command ends, run does too */
+        a.opts.leave_at_give_up = !arg_stats && !a.verbose && !arg_auto;
+        /* (--auto keeps what the replay found changed: it is told to stop
+         * when the command ends, and says) */
         if (ld.plan_first) {
                 struct readset_totals t;
                 if (run_decode(&ld, arg_auto != NULL, false, &rs) < 0)
@@ -260,31 +275,26 @@ int cmd_run(int argc, char **argv)
                         ld.plan_first = t.regular_bytes >= PLAN_FIRST_MIN_BYTES;
                 }
         }
-        if (ld.plan_first) {
-                if (rs && replay_args_skips(&a, rs) < 0)
-                        log_warning("out of memory: skips are counted, not named");
-                if (rs && (job = replay_job_start(&a, rs, true, &r)) &&
-                    !replay_job_planned(job, now_us() + 10000000))
+        if (ld.plan_first && rs && run_session(&a, rs, &s) >= 0) {
+                if (replay_session_start(s, true) < 0)
+                        replay_session_free(TAKE_PTR(s));
+                else if (!replay_session_planned(s, now_us() + 10000000))
                         log_warning("planning the replay takes more than 10 s: the command starts meanwhile");
         }
         /* otherwise the command starts first and never waits for the replay */
         loop.t0 = now_us();
         r = child_start(&child, cmd, record);
         if (r < 0) {
-                if (job)
-                        (void)replay_job_wait(job, 1, NULL, NULL, &res);
+                replay_session_free(TAKE_PTR(s));
                 run_loaded_free(&ld);
                 return log_errno(r, "cannot fork");
         }
-        /* the lookups on a share are paced by the command's own */
-        a.follow_pid = child.pid;
-        a.wake_fd = child.pidfd;        /* its end is noticed at once */
-        /* nobody to tell what it did: once the command ends, run does too */
-        a.leave_at_give_up = !arg_stats && !a.verbose && !arg_auto;
-        /* (--auto keeps what the replay found changed: it is told to stop
-         * when the command ends, and says) */
-        if (job)
-                replay_job_follow(job, child.pid);
+        /* the lookups on a share are paced by the command's own; its end
+         * is noticed at once */
+        a.opts.follow_pid = child.pid;
+        a.opts.wake_fd = child.pidfd;
+        if (s)
+                replay_session_follow(s, child.pid, child.pidfd);
         /* the replay (and, after the start, its decoding and planning) runs
          * at a lower CPU priority: it mostly waits for the device, and where
          * it would compete for the CPU, the command wins */
@@ -305,20 +315,15 @@ int cmd_run(int argc, char **argv)
                 readset_free(rs);       /* kept to judge the recording by, not replayed */
                 rs = NULL;
         }
-        if (!job && rs && !ld.plan_first && !child_done(&child)) {
-                if (replay_args_skips(&a, rs) < 0)
-                        log_warning("out of memory: skips are counted, not named");
-                job = replay_job_start(&a, rs, false, &r);
-                if (!job)
-                        log_warning_errno(r, "cannot start the replay's process; replaying here");
-        }
+        if (!s && rs && !ld.plan_first && !child_done(&child) && run_session(&a, rs, &s) >= 0 &&
+            (r = replay_session_start(s, false)) < 0)
+                log_warning_errno(r, "cannot start the replay's process; replaying here");
         if (record)
                 run_record_start(&rr, &child, release_command);
-        if (job || (rs && !ld.plan_first && !child_done(&child))) {
-                if (job)
-                        r = replay_job_wait(job, 0, command_done, &child, &res);
-                else
-                        r = replay_bounded(&a, rs, 0, command_done, &child, &res);
+        if (s) {
+                r = replay_session_wait(s, 0, command_done, &child);
+                res = *replay_session_results(s);
+                say_replay_notes(&res, r, &a);
                 if (r == -ETIMEDOUT)
                         log_warning("the replay was left with a read that has not returned (a share whose server "
                                     "is slow or gone?)");
@@ -337,7 +342,7 @@ int cmd_run(int argc, char **argv)
                 run_loop_note(&loop, &child, !exec_errno && r >= 0, &res);
         /* once the command is over, before --json's line (it is the last) */
         if (a.verbose && rs)
-                say_skipped(&a, rs);
+                say_skipped(&res, rs);
         if (a.verbose && res.paced)
                 say_paced(&res);
         /* the recording finished while signals still go to the command (it
