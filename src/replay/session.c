@@ -133,6 +133,10 @@ static int job_main(void *userdata, void *shared)
                 return 0;       /* (planned_ok false: nothing replayed) */
         if (s->hold)
                 bounded_wait_go(shared);
+        if (bounded_stopping(shared)) {
+                out->res.st.stopped = true;     /* cancelled before it went: nothing read */
+                return 0;
+        }
         if (s->o.nice > 0)
                 (void)setpriority(PRIO_PROCESS, 0, s->o.nice);
         /* the lookups on a share, paced beside the replay and after it */
@@ -216,17 +220,25 @@ static void progress(struct replay_session *s, const struct replay_result *res, 
         s->o.progress(s->o.progress_userdata, &p);
 }
 
+/* Planned: said once, as soon as the caller's side sees it. */
+static void say_planned(struct replay_session *s)
+{
+        const struct job_out *out;
+
+        if (s->said_planned || !s->b || !bounded_ready(s->b))
+                return;
+        out = bounded_shared(s->b);
+        s->said_planned = true;
+        if (out->res.planned_ok)
+                progress(s, &out->res, false);
+}
+
 /* Asked by bounded_wait() every 10 ms. */
 static bool give_up_waiting(void *userdata)
 {
         struct replay_session *s = userdata;
 
-        if (!s->said_planned && bounded_ready(s->b)) {
-                const struct job_out *out = bounded_shared(s->b);
-                s->said_planned = true;
-                if (out->res.planned_ok)
-                        progress(s, &out->res, false);
-        }
+        say_planned(s);
         if (atomic_load(&s->cancel))
                 return true;
         return s->give_up && s->give_up(s->give_up_userdata);
@@ -292,7 +304,9 @@ int replay_session_wait(struct replay_session *s, uint64_t deadline_us, bool (*g
                 return r;
         }
         out = bounded_shared(s->b);
-        bounded_go(s->b);       /* (held or not: it goes now) */
+        say_planned(s);
+        if (!atomic_load(&s->cancel))
+                bounded_go(s->b);       /* (held or not: it goes now) */
         if (s->o.wake_fd >= 0)
                 bounded_watch_fd(s->b, s->o.wake_fd);
         r = bounded_wait(s->b, deadline_us, give_up_waiting, s, leave ? 0 : 1000000, &sig);
@@ -316,8 +330,11 @@ int replay_session_wait(struct replay_session *s, uint64_t deadline_us, bool (*g
         s->res.skips = s->skips;
         bounded_free(s->b);
         s->b = NULL;
-        if (r >= 0 && !s->res.left)
+        if (r >= 0 && !s->res.left) {
+                if (!s->said_planned && s->res.planned_ok)
+                        progress(s, &s->res, false);
                 progress(s, &s->res, true);
+        }
         return r;
 }
 
