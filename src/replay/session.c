@@ -37,6 +37,7 @@ struct replay_session {
         bool said_planned;
         struct replay_result res;
         uint8_t *skips;             /* o.skips: rs->n_files entries */
+        int image_fd;               /* opened by open_image() here (-1: none) */
 };
 
 void replay_session_options_init(struct replay_session_options *o)
@@ -63,6 +64,7 @@ int replay_session_new(const struct replay_session_options *o, const struct read
         s->o = *o;
         s->rs = rs;
         s->n_files = rs->n_files;
+        s->image_fd = -1;
         s->o.engine.skip_reasons = NULL;
         s->o.engine.stop = NULL;
         if (o->skips && !(s->skips = calloc(rs->n_files ? rs->n_files : 1, 1))) {
@@ -110,7 +112,7 @@ static void open_image(struct replay_session *s, struct replay_result *res)
                 return;
         fd = s->o.open_image(s->o.image_root, s->o.image);
         if (fd >= 0) {
-                s->o.engine.image_fd = fd;
+                s->o.engine.image_fd = s->image_fd = fd;
                 s->o.engine.image = s->o.image;
         } else if (fd == -ESTALE)
                 res->image_other = true;
@@ -338,6 +340,53 @@ int replay_session_wait(struct replay_session *s, uint64_t deadline_us, bool (*g
         return r;
 }
 
+struct peek {
+        const struct replay_options *o;
+        const char *path;
+};
+
+struct peeked {
+        struct device_profile dev;
+        struct device_note note;
+};
+
+static int peek_main(void *userdata, void *shared)
+{
+        const struct peek *pk = userdata;
+        struct peeked *p = shared;
+
+        replay_device_for_path(pk->o, pk->path, &p->dev, &p->note);
+        return 0;
+}
+
+int replay_peek_device(const struct replay_options *o, const char *path, uint64_t deadline_us,
+                       struct device_profile *ret, struct device_note *note)
+{
+        struct peek pk = { o, path };
+        struct bounded *b;
+        int r, sig;
+
+        b = bounded_start(peek_main, &pk, sizeof(struct peeked), &r);
+        if (b) {
+                const struct peeked *p = bounded_shared(b);
+                r = bounded_wait(b, deadline_us, NULL, NULL, 0, &sig);
+                if (r >= 0) {
+                        *ret = p->dev;
+                        *note = p->note;
+                }
+                bounded_free(b);
+                if (r >= 0)
+                        return 0;
+                if (r == -ETIMEDOUT) {
+                        device_profile_solid(ret);
+                        note->reason = 0;
+                        return r;
+                }
+        }
+        replay_device_for_path(o, path, ret, note);     /* no process could be had */
+        return 0;
+}
+
 const struct replay_result *replay_session_results(const struct replay_session *s) { return &s->res; }
 
 void replay_session_free(struct replay_session *s)
@@ -347,11 +396,12 @@ void replay_session_free(struct replay_session *s)
         if (s->b) {
                 /* started, never waited for: stopped now */
                 s->o.leave_at_give_up = false;
+                s->o.progress = NULL;
                 replay_session_cancel(s);
                 (void)replay_session_wait(s, 1, NULL, NULL);
         }
-        if (s->o.engine.image_fd >= 0)
-                close(s->o.engine.image_fd);
+        if (s->image_fd >= 0)
+                close(s->image_fd);
         free(s->skips);
         free(s);
 }

@@ -122,6 +122,14 @@ int replay_session_wait(struct replay_session *s, uint64_t deadline_us, bool (*g
 void replay_session_cancel(struct replay_session *s);
 /* What it made and did (valid until replay_session_free()). */
 const struct replay_result *replay_session_results(const struct replay_session *s);
+/* The device of path (run: the read set's first file, before the command
+ * starts), asked in a process of its own, as the session's planning is:
+ * 0; -ETIMEDOUT when it had not answered by deadline_us (a share whose
+ * server is slow or gone; *ret then solid state, no note).  Where no
+ * process can be had, asked here. */
+int replay_peek_device(const struct replay_options *o, const char *path, uint64_t deadline_us,
+                       struct device_profile *ret, struct device_note *note);
+
 /* Safe on NULL; a session started and not waited for is stopped first. */
 void replay_session_free(struct replay_session *s);
 static inline void replay_session_freep(struct replay_session **s) { replay_session_free(*s); }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* replay/session.c: a session replaying small files with readahead(2)
  * (unprivileged): its figures, skips with their reasons, cancel, the
- * progress callback, a plan that fails, two sessions at once. */
+ * progress callback, a plan that fails, two sessions at once; the device
+ * peek. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -313,6 +314,21 @@ static void test_two_at_once(void)
         }
 }
 
+/* The device, asked in a process of its own: what it says comes back. */
+static void test_peek(void)
+{
+        struct replay_options o;
+        struct device_profile d = { 0 };
+        struct device_note note = { 0 };
+        char why[64];
+
+        replay_options_init(&o);
+        CHECK_EQ(replay_options_set_device(&o, "rotational", why, sizeof(why)), 0);
+        CHECK_EQ(replay_peek_device(&o, dir, now_us() + 60000000, &d, &note), 0);
+        CHECK(d.rotational);    /* (the option wins over the device) */
+        CHECK_EQ(note.reason, 0);
+}
+
 int main(void)
 {
         if (!mkdtemp(dir))
@@ -323,6 +339,7 @@ int main(void)
         test_cancel();
         test_plan_fails();
         test_two_at_once();
+        test_peek();
         (void)rmdir(dir);
         TESTS_DONE();
 }
