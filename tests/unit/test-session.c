@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* replay/session.c: a session replaying small files with readahead(2)
  * (unprivileged): its figures, skips with their reasons, cancel, the
- * progress callback, a plan that fails, two sessions at once; the device
- * peek. */
+ * progress callback, a plan that fails, two sessions at once, a session
+ * replayed in the caller's thread; the device peek. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -243,6 +243,39 @@ static void test_cancel(void)
         remove_set("cancel");
 }
 
+/* Never started (as where no process can be had): replayed in the
+ * caller's thread, with the same figures, skips and progress. */
+static void test_here(void)
+{
+        struct replay_session_options o;
+        struct progress_seen seen = { 0 };
+        struct replay_session *s;
+        const struct replay_result *res;
+        struct readset *rs = make_set("here");
+        char path[128];
+
+        file_path(path, sizeof(path), "here", 1);
+        CHECK_EQ(unlink(path), 0);
+        options(&o);
+        o.skips = true;
+        o.progress = on_progress;
+        o.progress_userdata = &seen;
+        CHECK_EQ(replay_session_new(&o, rs, &s), 0);
+        CHECK_EQ(replay_session_wait(s, 0, NULL, NULL), 0);
+        res = replay_session_results(s);
+        CHECK(res->planned_ok);
+        CHECK(!res->st.stopped);
+        CHECK_EQ(res->st.files_opened, N_FILES - 1);
+        CHECK_EQ(res->st.bytes, (N_FILES - 1) * FILE_BYTES);
+        CHECK(res->skips && res->skips[1] == FS_SKIP_MISSING);
+        CHECK_EQ(seen.planned, 1);
+        CHECK_EQ(seen.done, 1);
+        CHECK_EQ(seen.bytes, (N_FILES - 1) * FILE_BYTES);
+        replay_session_free(s);
+        readset_free(rs);
+        remove_set("here");
+}
+
 /* A plan that cannot be made: why, as data, and nothing replayed.  (The
  * planner refuses more than UINT32_MAX lookups before it looks at them.) */
 static void test_plan_fails(void)
@@ -337,6 +370,7 @@ int main(void)
         test_skips();
         test_progress();
         test_cancel();
+        test_here();
         test_plan_fails();
         test_two_at_once();
         test_peek();
