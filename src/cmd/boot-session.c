@@ -27,30 +27,36 @@ void start_replayed_of(const struct replay_result *res, struct start_replayed *r
 
 static int replay_start(void *userdata, const struct readset *plan, void **ret_job)
 {
-        struct replay_job *job;
-        int r = -EIO;
+        struct replay_args *ra = userdata;
+        struct replay_session *job = NULL;
+        int r;
 
         /* best effort, level 4, never realtime (the boot's own reads are
          * not starved): the replay's process inherits it */
         (void)io_priority_set(IO_PRIORITY_BEST_EFFORT);
-        job = replay_job_start(userdata, plan, false, &r);
-        if (!job)
-                return r < 0 ? r : -EIO;
+        r = replay_session_new(&ra->opts, plan, &job);
+        if (r >= 0 && (r = replay_session_start(job, false)) < 0)
+                replay_session_free(TAKE_PTR(job));
+        if (r < 0)
+                return r;
         *ret_job = job;
         return 0;
 }
 
 static int replay_wait(void *userdata, void *job, uint64_t deadline_us, struct start_replayed *ret)
 {
-        struct replay_result res = { 0 };
-        int r = replay_job_wait(job, deadline_us, NULL, NULL, &res);
+        struct replay_result res;
+        int r = replay_session_wait(job, deadline_us, NULL, NULL);
 
-        (void)userdata;
+        res = *replay_session_results(job);
+        say_replay_notes(&res, r, userdata);
+        replay_session_free(job);
         start_replayed_of(&res, ret);
         return r;
 }
 
-/* The boot's replay: cmd's replay job with ra (replay_args_init()'s). */
+/* The boot's replay: a replay session (replay/session.h) with ra's
+ * options (replay_args_init()'s). */
 static void wire_replay(struct boot_replayer *rp, struct replay_args *ra)
 {
         *rp = (struct boot_replayer){ .start = replay_start, .wait = replay_wait, .userdata = ra };

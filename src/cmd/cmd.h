@@ -16,6 +16,7 @@
 #include "replay/planner.h"
 #include "replay/pace.h"
 #include "replay/policy.h"
+#include "replay/session.h"
 #include "util/log.h"
 
 struct readset;
@@ -27,27 +28,13 @@ int say_cannot_read(const char *path, int r, const char *why);
 
 /* ---- replay and run: their shared options and output (replay-cli.c) ---- */
 
-/* Lookups on a share: paced (replay/pace.h) or warmed at once. */
-enum pace_mode {
-        PACE_AUTO,                /* run: paced where they lie on a share */
-        PACE_OFF,                 /* warmed at once, as on a local file system */
-        PACE_ON,                  /* replay --pace: paced, and replay stays until the start is through */
-};
-
+/* What replay and run ask of their replay session (replay/session.h),
+ * and what only the command needs. */
 struct replay_args {
-        struct replay_options policy;
-        struct engine_options engine;
-        bool threads_given;       /* -T: not the device's */
+        struct replay_session_options opts;
         bool verbose;             /* -v: name every file skipped */
-        int nice;                 /* the replay's CPU niceness once it reads (0: as the caller's) */
-        uint8_t *skip_reasons;    /* per file, what the engine said (replay_args_skips()) */
-        enum pace_mode pace;
-        pid_t follow_pid;         /* the start whose lookups pace (0: every process but readset's) */
-        int wake_fd;              /* readable once the replay's give_up() should be asked (-1: none) */
-        bool leave_at_give_up;    /* its results unneeded: once give_up() says so, left at once */
         const char *root;         /* --root: where a portable read set's tree is (NULL: /) */
         char *image_root;         /* bound: where the image it was packed in may be mounted */
-        const struct rs_image *image;
 };
 
 #define REPLAY_OPT_ALL_LOOKUPS 0x100
@@ -85,75 +72,23 @@ int replay_args_device(const struct replay_args *a, const struct readset *rs, st
  * CMD_FAILED); dev may be NULL. */
 int replay_args_plan(const struct replay_args *a, const struct readset *rs, struct device_profile *dev,
                      struct plan **ret);
-/* The engine's settings that follow the device planned for (readahead
- * size; submitting threads unless -T said). */
-void replay_args_for_device(struct replay_args *a, const struct device_profile *dev);
-/* Have the engine say why it skipped each of rs's files (into
- * a->skip_reasons, freed by replay_args_free()); -ENOMEM. */
-int replay_args_skips(struct replay_args *a, const struct readset *rs);
 void replay_args_free(struct replay_args *a);   /* safe to call again */
 static inline void replay_args_freep(struct replay_args *a) { replay_args_free(a); }
 /* A portable read set (pack/portable.h) bound to --root (else /); --root
  * with any other is an error, said.  CMD_FAILED. */
 int replay_args_bind(struct replay_args *a, struct readset *rs, const char *path);
-/* Where the replay runs (its own process: descriptors are not inherited):
- * the image a bound read set was packed in, if the root is mounted from a
- * copy of it, opened for the engine to read ahead. */
-void replay_args_open_image(struct replay_args *a);
 /* Every file skipped, by name and reason: as info lines on stderr, or as
  * the array "skipped" ({"path", "reason"}) of an open JSON object. */
 struct json;
-void say_skipped(const struct replay_args *a, const struct readset *rs);
-void json_skipped(struct json *j, const struct replay_args *a, const struct readset *rs);
+void say_skipped(const struct replay_result *res, const struct readset *rs);
+void json_skipped(struct json *j, const struct replay_result *res, const struct readset *rs);
 /* Say a saved profile that was passed over (n->reason != 0), once per path. */
 void say_device_note(const struct device_note *n);
 
-/* What a replay made and did, for print_replay_stats(). */
-struct replay_result {
-        struct engine_stats st;
-        uint64_t planned, cut;      /* bytes: the plan's, and what its budget left out */
-        bool planned_ok;            /* a plan was made (else: said why; nothing replayed) */
-        char fell_back[128];        /* st.fell_back points here */
-        bool paced, pace_followed;  /* lookups on a share paced; by the start's own lookups (else the clock) */
-        struct pace_stats pace;
-};
-/* Planning and replaying rs with a, in a process of its own
- * (util/bounded.h): what touches the read set's files happens there, so
- * that a share whose server is slow or gone never keeps the caller past
- * deadline_us, nor past give_up() and 1 s.  The skips land in
- * a->skip_reasons (replay_args_skips()).  With hold, the process waits once
- * it has planned until replay_job_go() (or replay_job_wait()): run plans
- * before its command starts on a disk.  NULL when no process could be had. */
-struct replay_job;
-struct replay_job *replay_job_start(struct replay_args *a, const struct readset *rs, bool hold, int *ret_err);
-/* Wait until it has planned (or given up planning), until_us at most. */
-bool replay_job_planned(struct replay_job *j, uint64_t until_us);
-void replay_job_go(struct replay_job *j);
-/* The process whose lookups the pacing follows, known only once the job
- * was started (before replay_job_go()). */
-void replay_job_follow(struct replay_job *j, pid_t pid);
-/* Its result; -ETIMEDOUT when it was left running; -ECHILD when it died
- * (said).  Frees j. */
-int replay_job_wait(struct replay_job *j, uint64_t deadline_us, bool (*give_up)(void *userdata), void *userdata,
-                    struct replay_result *ret);
-/* Start and wait; where no process can be had, the same here. */
-int replay_bounded(struct replay_args *a, const struct readset *rs, uint64_t deadline_us,
-                   bool (*give_up)(void *userdata), void *userdata, struct replay_result *ret);
-
-/* pace-cli.c, in the replay's process once it planned: pace the lookups
- * of rs that lie on a share (taken out of plan's), following the process
- * tree of follow (0: every process but this one), with BPF where it may,
- * else by the clock.  *ret NULL when there is nothing to pace; -ENOMEM. */
-struct pace_run;
-int pace_run_start(const struct replay_args *a, const struct readset *rs, struct plan *plan, pid_t follow,
-                   struct pace_run **ret);
-/* Through the sequence; or (following every process) quiet for 10 s. */
-bool pace_run_done(struct pace_run *pr);
-bool pace_run_following(const struct pace_run *pr);
-/* Stop pacing: its figures; then free it (slow when it followed with BPF:
- * after the results are out). */
-void pace_run_stop(struct pace_run *pr, struct pace_stats *ret);
-void pace_run_free(struct pace_run *pr);
+/* What the session had to say beside its figures (replay_session_wait()
+ * returned r): the device note, why it could not plan, that the lookups
+ * are not paced, another image mounted (-v), its process killed. */
+void say_replay_notes(const struct replay_result *res, int r, const struct replay_args *a);
 
 /* The pacing, as an info line, or as the object "paced" (when it was). */
 void say_paced(const struct replay_result *res);

@@ -156,7 +156,7 @@ static int predict(const struct readset *whole, const struct layout_fs *fs, cons
                 device_profile_rotational(&dev);
         else
                 device_profile_solid(&dev);
-        e = report_predict_here(rs, &cp, &here.policy, &dev, &ret->s);
+        e = report_predict_here(rs, &cp, &here.opts.policy, &dev, &ret->s);
         if (e < 0) {
                 log_warning_errno(e, "cannot predict the gain");
                 return 0;

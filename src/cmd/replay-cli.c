@@ -4,101 +4,54 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <time.h>
 
 #include "cmd/cmd.h"
 #include "pack/portable.h"
 #include "fs/open.h"
-#include "util/bounded.h"
+#include "record/follow.h"
 #include "util/json.h"
 #include "util/trust.h"
 #include "util/util.h"
 #include "util/banned.h"
 
-void replay_args_for_device(struct replay_args *a, const struct device_profile *dev)
-{
-        a->engine.readahead_cap = dev->readahead_cap;
-        if (!a->threads_given && dev->submitters)
-                a->engine.threads = dev->submitters;
-}
-
 void replay_args_init(struct replay_args *a)
 {
-        replay_options_init(&a->policy);
-        engine_options_default(&a->engine);
-        a->threads_given = false;
+        replay_session_options_init(&a->opts);
+        a->opts.follower = &record_follower;
+        a->opts.open_image = portable_image_open;
         a->verbose = false;
-        a->nice = 0;
-        a->pace = PACE_AUTO;
-        a->follow_pid = 0;
-        a->wake_fd = -1;
-        a->leave_at_give_up = false;
-        a->skip_reasons = NULL;
         a->root = NULL;
         a->image_root = NULL;
-        a->image = NULL;
-}
-
-int replay_args_skips(struct replay_args *a, const struct readset *rs)
-{
-        free(a->skip_reasons);
-        a->skip_reasons = calloc(rs->n_files ? rs->n_files : 1, 1);
-        a->engine.skip_reasons = a->skip_reasons;
-        return a->skip_reasons ? 0 : -ENOMEM;
-}
-
-void replay_args_open_image(struct replay_args *a)
-{
-        int fd;
-
-        /* a copy of the image it was packed in, mounted from a file: that
-         * file's ranges are read ahead beside the files, in its order */
-        if (!a->image || a->engine.image_fd >= 0)
-                return;
-        fd = portable_image_open(a->image_root, a->image);
-        if (fd >= 0) {
-                a->engine.image_fd = fd;
-                a->engine.image = a->image;
-        } else if (fd == -ESTALE && a->verbose)
-                log_info("%s is mounted from another image than the read set was packed in: its files are replayed",
-                         a->image_root);
 }
 
 void replay_args_free(struct replay_args *a)
 {
-        free(a->skip_reasons);
-        a->skip_reasons = NULL;
-        a->engine.skip_reasons = NULL;
         free(TAKE_PTR(a->image_root));
-        a->image = NULL;
-        if (a->engine.image_fd >= 0)
-                close(a->engine.image_fd);
-        a->engine.image_fd = -1;
-        a->engine.image = NULL;
+        a->opts.image_root = NULL;
+        a->opts.image = NULL;
 }
 
-void say_skipped(const struct replay_args *a, const struct readset *rs)
+void say_skipped(const struct replay_result *res, const struct readset *rs)
 {
         char buf[PATH_MAX + 64];
 
-        if (!a->skip_reasons)
+        if (!res->skips)
                 return;
         for (size_t i = 0; i < rs->n_files; i++)
-                if (a->skip_reasons[i] != FS_SKIP_NONE)
+                if (res->skips[i] != FS_SKIP_NONE)
                         log_info("skipped '%s': %s", printable(rs->files[i].path, buf, sizeof(buf)),
-                                 fs_skip_name((enum fs_skip)a->skip_reasons[i]));
+                                 fs_skip_name((enum fs_skip)res->skips[i]));
 }
 
-void json_skipped(struct json *j, const struct replay_args *a, const struct readset *rs)
+void json_skipped(struct json *j, const struct replay_result *res, const struct readset *rs)
 {
         json_array_open(j, "skipped");
-        for (size_t i = 0; a->skip_reasons && i < rs->n_files; i++) {
-                if (a->skip_reasons[i] == FS_SKIP_NONE)
+        for (size_t i = 0; res->skips && i < rs->n_files; i++) {
+                if (res->skips[i] == FS_SKIP_NONE)
                         continue;
                 json_object_open(j, NULL);
                 json_string(j, "path", rs->files[i].path);
-                json_string(j, "reason", fs_skip_name((enum fs_skip)a->skip_reasons[i]));
+                json_string(j, "reason", fs_skip_name((enum fs_skip)res->skips[i]));
                 json_object_close(j);
         }
         json_array_close(j);
@@ -113,7 +66,7 @@ int replay_args_parse(struct replay_args *a, int c, const char *arg, const char 
         case 'D':
         {
                 char why[512] = "";
-                r = replay_options_set_device(&a->policy, arg, why, sizeof(why));
+                r = replay_options_set_device(&a->opts.policy, arg, why, sizeof(why));
                 if (r == -EPERM && why[0])
                         return say_cannot_read(arg, r, why);
         }
@@ -125,42 +78,42 @@ int replay_args_parse(struct replay_args *a, int c, const char *arg, const char 
                 r = engine_method_from_name(arg);
                 if (r < 0)
                         return log_usage(verb, "unknown --method '%s' (readahead, fadvise, read)", arg);
-                a->engine.method = (enum engine_method)r;
+                a->opts.engine.method = (enum engine_method)r;
                 return 1;
         case 'Q':
                 if (parse_u64(arg, &v) < 0 || v < 1 || v > 4096)
                         return log_usage(verb, "invalid --queue-depth '%s' (1..4096)", arg);
-                a->engine.queue_depth = (uint32_t)v;
+                a->opts.engine.queue_depth = (uint32_t)v;
                 return 1;
         case 'B':
-                if (parse_size(arg, &a->policy.max_bytes) < 0 || a->policy.max_bytes == 0)
+                if (parse_size(arg, &a->opts.policy.max_bytes) < 0 || a->opts.policy.max_bytes == 0)
                         return log_usage(verb, "invalid --max-bytes '%s'", arg);
                 return 1;
         case 'T':
                 if (parse_u64(arg, &v) < 0 || v < 1 || v > 16)
                         return log_usage(verb, "invalid --threads '%s' (1..16)", arg);
-                a->engine.threads = (uint32_t)v;
-                a->threads_given = true;
+                a->opts.engine.threads = (uint32_t)v;
+                a->opts.threads_given = true;
                 return 1;
         case 'L':
-                a->engine.lookups = false;
+                a->opts.engine.lookups = false;
                 return 1;
         case REPLAY_OPT_ALL_LOOKUPS:
-                a->policy.all_lookups = true;
+                a->opts.policy.all_lookups = true;
                 return 1;
         case 'v':
                 a->verbose = true;
                 return 1;
         case REPLAY_OPT_PACE:
-                a->pace = PACE_ON;
+                a->opts.pace = PACE_ON;
                 return 1;
         case REPLAY_OPT_NO_PACE:
-                a->pace = PACE_OFF;
+                a->opts.pace = PACE_OFF;
                 return 1;
         case REPLAY_OPT_MAX_EVICT:
                 if (parse_u64(arg, &v) < 0 || v > 100)
                         return log_usage(verb, "invalid --max-evict '%s' (a percentage, 0..100)", arg);
-                a->policy.max_evict_percent = (uint32_t)v;
+                a->opts.policy.max_evict_percent = (uint32_t)v;
                 return 1;
         case CMD_OPT_ALLOW_UNTRUSTED:
                 trust_allow_untrusted();
@@ -189,7 +142,8 @@ int replay_args_bind(struct replay_args *a, struct readset *rs, const char *path
                 return log_errno(-ENOMEM, "cannot bind '%s' to '%s'", path, root);
         if (rs->image) {
                 a->image_root = TAKE_PTR(root);
-                a->image = rs->image;
+                a->opts.image_root = a->image_root;
+                a->opts.image = rs->image;
         }
         return 0;
 }
@@ -207,7 +161,7 @@ void say_device_note(const struct device_note *n)
 int replay_args_device(const struct replay_args *a, const struct readset *rs, struct device_profile *ret)
 {
         struct device_note note;
-        int r = replay_device(rs, &a->policy, ret, &note);
+        int r = replay_device(rs, &a->opts.policy, ret, &note);
 
         if (r < 0)
                 return log_errno(r, "cannot find the read set's device");
@@ -223,7 +177,7 @@ int replay_args_plan(const struct replay_args *a, const struct readset *rs, stru
 
         if (r < 0)
                 return r;
-        r = replay_plan(rs, &d, &a->policy, NULL, ret);
+        r = replay_plan(rs, &d, &a->opts.policy, NULL, ret);
         if (r < 0)
                 return log_errno(r, "cannot plan the replay");
         if (dev)
@@ -265,177 +219,19 @@ void print_plan(const struct device_profile *dev, const struct plan *plan, const
         printf("\n");
 }
 
-/* ---- planning and replaying in a process of their own (util/bounded.h) -- */
-
-struct replay_job {
-        struct replay_args *a;
-        const struct readset *rs;
-        bool hold;                  /* wait for replay_job_go() once planned */
-        size_t size;                /* of the shared bytes */
-        struct bounded *b;
-};
-
-struct job_out {
-        struct replay_result res;
-        pid_t follow_pid;           /* set by the caller before go */
-        uint8_t skips[];
-};
-
-static bool stop_asked(void *shared) { return bounded_stopping(shared); }
-
-/* In the replay's own process. */
-static int job_main(void *userdata, void *shared)
+void say_replay_notes(const struct replay_result *res, int r, const struct replay_args *a)
 {
-        struct replay_job *j = userdata;
-        struct job_out *out = shared;
-        _cleanup_plan_ struct plan *plan = NULL;
-        struct pace_run *pace = NULL;
-        struct device_profile dev;
-        int r;
-
-        r = replay_args_plan(j->a, j->rs, &dev, &plan);
-        bounded_say_ready(shared);
-        if (r < 0)
-                return 0;       /* said; nothing replayed */
-        replay_args_for_device(j->a, &dev);
-        out->res.planned_ok = true;
-        out->res.planned = plan->bytes;
-        out->res.cut = plan->bytes_cut;
-        if (j->hold)
-                bounded_wait_go(shared);
-        if (j->a->nice > 0)
-                (void)setpriority(PRIO_PROCESS, 0, j->a->nice);
-        /* the lookups on a share, paced beside the replay and after it */
-        if (pace_run_start(j->a, j->rs, plan, out->follow_pid ? out->follow_pid : j->a->follow_pid, &pace) < 0)
+        say_device_note(&res->note);
+        if (res->plan_error)
+                log_errno(res->plan_error, "%s", res->plan_what);
+        if (res->pace_no_memory)
                 log_warning("out of memory: the lookups are not paced");
-        j->a->engine.stop = stop_asked;
-        j->a->engine.stop_userdata = shared;
-        replay_args_open_image(j->a);
-        j->a->engine.skip_reasons = j->a->skip_reasons ? out->skips : NULL;
-        r = engine_run(j->rs, plan, &j->a->engine, &out->res.st);
-        if (out->res.st.fell_back) {
-                /* the text, not the child's pointer to it */
-                snprintf(out->res.fell_back, sizeof(out->res.fell_back), "%s", out->res.st.fell_back);
-                out->res.st.fell_back = NULL;
-        }
-        if (pace) {
-                /* until the caller stops it (run: the command ended), or
-                 * the start is through */
-                while (!bounded_stopping(shared) && !pace_run_done(pace)) {
-                        struct timespec ts = { 0, 2 * 1000 * 1000 };
-                        nanosleep(&ts, NULL);
-                }
-                out->res.paced = true;
-                out->res.pace_followed = pace_run_following(pace);
-                pace_run_stop(pace, &out->res.pace);
-                out->res.st.lookups += out->res.pace.warmed;
-                bounded_say_done(shared, r);    /* the caller need not wait for this: */
-                pace_run_free(pace);
-        }
-        return r;
-}
-
-struct replay_job *replay_job_start(struct replay_args *a, const struct readset *rs, bool hold, int *ret_err)
-{
-        struct replay_job *j = calloc(1, sizeof(*j));
-
-        if (!j) {
-                *ret_err = -ENOMEM;
-                return NULL;
-        }
-        *j = (struct replay_job){ .a = a, .rs = rs, .hold = hold,
-                                  .size = sizeof(struct job_out) + (a->skip_reasons ? rs->n_files : 0) };
-        j->b = bounded_start(job_main, j, j->size, ret_err);
-        if (!j->b) {
-                free(j);
-                return NULL;
-        }
-        return j;
-}
-
-bool replay_job_planned(struct replay_job *j, uint64_t until_us)
-{
-        while (!bounded_ready(j->b) && now_us() < until_us) {
-                struct timespec ts = { 0, 1000 * 1000 };
-                nanosleep(&ts, NULL);
-        }
-        return bounded_ready(j->b);
-}
-
-void replay_job_go(struct replay_job *j) { bounded_go(j->b); }
-
-void replay_job_follow(struct replay_job *j, pid_t pid)
-{
-        ((struct job_out *)bounded_shared(j->b))->follow_pid = pid;
-}
-
-int replay_job_wait(struct replay_job *j, uint64_t deadline_us, bool (*give_up)(void *userdata), void *userdata,
-                    struct replay_result *ret)
-{
-        struct job_out *out = bounded_shared(j->b);
-        int sig, r;
-
-        replay_job_go(j);       /* (held or not: it goes now) */
-        if (j->a->wake_fd >= 0)
-                bounded_watch_fd(j->b, j->a->wake_fd);
-        r = bounded_wait(j->b, deadline_us, give_up, userdata, j->a->leave_at_give_up ? 0 : 1000000, &sig);
-        *ret = (struct replay_result){ .st.stopped = true };
-        if (r == -ETIMEDOUT && j->a->leave_at_give_up && give_up && give_up(userdata) &&
-            !(deadline_us && now_us() >= deadline_us)) {
-                /* left as asked (it ends with the caller): nothing to report */
-                ret->planned_ok = out->res.planned_ok;
-                r = 0;
-        } else if (r >= 0 || r == -EINTR) {
-                if (r >= 0) {
-                        *ret = out->res;
-                        ret->st.fell_back = ret->fell_back[0] ? ret->fell_back : NULL;
-                        if (j->a->skip_reasons)
-                                memcpy(j->a->skip_reasons, out->skips, j->rs->n_files);
-                }
-                r = r == -EINTR ? 0 : r;
-        } else if (r == -ECHILD)
-                log_error("the replay's process was killed by signal %d (%s)", sig, sig ? strsignal(sig) : "?");
-        bounded_free(j->b);
-        free(j);
-        return r;
-}
-
-struct fallback_stop {
-        uint64_t deadline_us;
-        bool (*give_up)(void *userdata);
-        void *userdata;
-};
-
-static bool fallback_stopping(void *userdata)
-{
-        struct fallback_stop *f = userdata;
-        return (f->deadline_us && now_us() >= f->deadline_us) || (f->give_up && f->give_up(f->userdata));
-}
-
-int replay_bounded(struct replay_args *a, const struct readset *rs, uint64_t deadline_us,
-                   bool (*give_up)(void *userdata), void *userdata, struct replay_result *ret)
-{
-        _cleanup_plan_ struct plan *plan = NULL;
-        struct fallback_stop f = { deadline_us, give_up, userdata };
-        struct device_profile dev;
-        struct replay_job *j;
-        int r;
-
-        j = replay_job_start(a, rs, false, &r);
-        if (j)
-                return replay_job_wait(j, deadline_us, give_up, userdata, ret);
-        /* no process could be had: here, stopped by the same rules, but a
-         * read that does not return holds it */
-        log_warning_errno(r, "cannot start the replay's process; replaying here");
-        *ret = (struct replay_result){ .st.stopped = true };
-        if (replay_args_plan(a, rs, &dev, &plan) < 0)
-                return 0;
-        replay_args_for_device(a, &dev);
-        *ret = (struct replay_result){ .planned_ok = true, .planned = plan->bytes, .cut = plan->bytes_cut };
-        a->engine.stop = fallback_stopping;
-        a->engine.stop_userdata = &f;
-        replay_args_open_image(a);
-        return engine_run(rs, plan, &a->engine, &ret->st);
+        if (res->image_other && a->verbose)
+                log_info("%s is mounted from another image than the read set was packed in: its files are replayed",
+                         a->image_root);
+        if (r == -ECHILD)
+                log_error("the replay's process was killed by signal %d (%s)", res->signal,
+                          res->signal ? strsignal(res->signal) : "?");
 }
 
 void say_paced(const struct replay_result *res)
@@ -504,7 +300,7 @@ void print_replay_stats(const struct replay_result *res, const struct replay_arg
                 json_bool(&j, "stopped_early", st->stopped);
                 if (st->fell_back)
                         json_string(&j, "io_uring_unavailable", st->fell_back);
-                json_skipped(&j, a, rs);
+                json_skipped(&j, res, rs);
                 json_object_close(&j);
                 json_end(&j);
                 return;
@@ -536,10 +332,10 @@ void print_replay_stats(const struct replay_result *res, const struct replay_arg
                          differ, st->files_missing, st->files_not_regular, st->files_error, st->files_refused,
                          a->verbose ? "" : "; -v names them");
         if (a->verbose)
-                say_skipped(a, rs);
+                say_skipped(res, rs);
         if (res->cut)
                 log_info("left out %s over the memory budget (free memory and --max-evict %u%% of what others "
-                         "cache)", format_bytes(res->cut, b1), a->policy.max_evict_percent);
+                         "cache)", format_bytes(res->cut, b1), a->opts.policy.max_evict_percent);
         if (st->bytes_missing)
                 log_info("%s not resident after replay (memory pressure?)", format_bytes(st->bytes_missing, b1));
 }

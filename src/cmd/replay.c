@@ -78,7 +78,8 @@ int cmd_replay(int argc, char **argv)
         _cleanup_readset_ struct readset *rs = NULL;
         _cleanup_plan_ struct plan *plan = NULL;
         struct replay_args a __attribute__((cleanup(replay_args_freep)));
-        struct replay_result res;
+        _cleanup_(replay_session_freep) struct replay_session *s = NULL;
+        const struct replay_result *res;
         struct device_profile dev;
         bool arg_json = false, arg_quiet = false, arg_background = false, arg_dry = false, parent = false;
         uint64_t t_start, timeout_s = 0;
@@ -92,9 +93,9 @@ int cmd_replay(int argc, char **argv)
                 if (r > 0)
                         continue;
                 switch (c) {
-                case 'A': a.policy.all_ranges = true; break;
+                case 'A': a.opts.policy.all_ranges = true; break;
                 case 'b': arg_background = true; break;
-                case 'W': a.engine.wait = false; break;
+                case 'W': a.opts.engine.wait = false; break;
                 case 't':
                         if (parse_u64(optarg, &timeout_s) < 0 || timeout_s < 1 || timeout_s > 86400)
                                 return log_usage("replay", "invalid --timeout '%s' (1..86400 seconds)", optarg);
@@ -108,8 +109,8 @@ int cmd_replay(int argc, char **argv)
         }
         if (optind + 1 != argc)
                 return log_usage("replay", optind == argc ? "missing read-set FILE" : "too many arguments");
-        if (a.pace != PACE_ON)
-                a.pace = PACE_OFF;      /* without --pace: every lookup at once, and done */
+        if (a.opts.pace != PACE_ON)
+                a.opts.pace = PACE_OFF;      /* without --pace: every lookup at once, and done */
         t_start = now_us();
         r = cmd_load_readset(argv[optind], &rs);
         if (r < 0)
@@ -121,8 +122,8 @@ int cmd_replay(int argc, char **argv)
                 r = replay_args_plan(&a, rs, &dev, &plan);
                 if (r < 0)
                         return r;
-                replay_args_for_device(&a, &dev);
-                print_plan(&dev, plan, &a.engine, now_us() - t_start, arg_json);
+                replay_session_options_for_device(&a.opts, &dev);
+                print_plan(&dev, plan, &a.opts.engine, now_us() - t_start, arg_json);
                 return 0;
         }
         if (arg_background) {
@@ -134,12 +135,19 @@ int cmd_replay(int argc, char **argv)
                 arg_quiet = true;
                 arg_json = false;
         }
-        if (replay_args_skips(&a, rs) < 0)
+        a.opts.skips = true;
+        if (replay_session_new(&a.opts, rs, &s) < 0)
                 return log_error("out of memory");
         /* planned and replayed in a process of its own: a share whose
          * server is slow or gone never keeps replay past its deadline */
-        r = replay_bounded(&a, rs, timeout_s ? t_start + timeout_s * 1000000 : 0, NULL, NULL, &res);
+        r = replay_session_start(s, false);
+        if (r < 0)
+                log_warning_errno(r, "cannot start the replay's process; replaying here");
+        r = replay_session_wait(s, timeout_s ? t_start + timeout_s * 1000000 : 0, NULL, NULL);
+        res = replay_session_results(s);
+        say_replay_notes(res, r, &a);
         if (r == -ETIMEDOUT) {
+                replay_session_free(TAKE_PTR(s));
                 replay_args_free(&a);
                 if (!arg_background && (!arg_quiet || arg_json))
                         log_warning("stopped at the deadline (%" PRIu64 " s) with a read that has not returned (a "
@@ -150,20 +158,20 @@ int cmd_replay(int argc, char **argv)
         }
         if (getenv("READSET_DEBUG"))
                 log_info("debug: load+plan+replay %.1f ms, engine %.1f ms (metadata %.1f, data %.1f)",
-                         (now_us() - t_start) / 1e3, res.st.elapsed_us / 1e3, res.st.meta_us / 1e3,
-                         res.st.submit_us / 1e3);
-        if (arg_background || r < 0 || !res.planned_ok)
+                         (now_us() - t_start) / 1e3, res->st.elapsed_us / 1e3, res->st.meta_us / 1e3,
+                         res->st.submit_us / 1e3);
+        if (arg_background || r < 0 || !res->planned_ok)
                 replay_args_free(&a);
         if (r == -ECHILD)
                 return CMD_FAILED;      /* said */
-        if (!res.planned_ok)
+        if (!res->planned_ok)
                 return CMD_FAILED;      /* said, by the planner */
         if (arg_background)     /* nobody to tell */
                 return r < 0 ? CMD_FAILED : 0;
         if (r < 0)
                 return log_errno(r, "replay failed");
         if (!arg_quiet || arg_json)
-                print_replay_stats(&res, &a, rs, arg_json);
+                print_replay_stats(res, &a, rs, arg_json);
         replay_args_free(&a);
         return 0;
 }

@@ -122,7 +122,7 @@ int cmd_report(int argc, char **argv)
                 if (e < 0)
                         return log_errno(e, "cannot use the profile '%s'", arg_profile);
                 doc.n_cols = 1;
-                if (replay_options_set_device(&here.policy, arg_profile, why, sizeof(why)) < 0)
+                if (replay_options_set_device(&here.opts.policy, arg_profile, why, sizeof(why)) < 0)
                         log_warning("'%s' has no rotational verdict: replay is planned for %s", arg_profile, local_dev.name);
         } else if (first) {
                 _cleanup_free_ char *dir = strndup(first, (size_t)(strrchr(first, '/') - first));
@@ -135,7 +135,7 @@ int cmd_report(int argc, char **argv)
                         log_warning_errno(e, "no profile of this machine's device; reference device only");
         }
         /* the device readset replay plans for here: --profile's verdict, else the one found */
-        here_dev = here.policy.have_device ? here.policy.device : local_dev;
+        here_dev = here.opts.policy.have_device ? here.opts.policy.device : local_dev;
         if (doc.n_cols == 1)
                 snprintf(cols[0].profile.name, sizeof(cols[0].profile.name), "this machine (%.40s)",
                          first ? local_dev.name : "?");
@@ -158,7 +158,7 @@ int cmd_report(int argc, char **argv)
                         else
                                 device_profile_solid(&ref_dev);
                 }
-                e = report_predict_replay(r, rs, layouts, &cols[i].profile, reference ? &ref_opts : &here.policy,
+                e = report_predict_replay(r, rs, layouts, &cols[i].profile, reference ? &ref_opts : &here.opts.policy,
                                           reference ? &ref_dev : &here_dev, !reference, reference, &cols[i].s);
                 if (e < 0)
                         log_errno(e, "cannot predict the cost");

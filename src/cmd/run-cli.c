@@ -14,7 +14,6 @@
 #include "model/compare.h"
 #include "model/format.h"
 #include "model/store.h"
-#include "util/bounded.h"
 #include "util/json.h"
 #include "util/trust.h"
 #include "util/util.h"
@@ -58,55 +57,15 @@ static int unusable(const char *file, int r, const char *why, bool is_auto, bool
         return 0;
 }
 
-struct peek_job {
-        const struct replay_args *a;
-        const char *first;
-};
-
-struct peeked {
-        struct device_profile dev;
-        struct device_note note;
-};
-
-static int peek_job(void *userdata, void *shared)
-{
-        struct peek_job *j = userdata;
-        struct peeked *p = shared;
-
-        replay_device_for_path(&j->a->policy, j->first, &p->dev, &p->note);
-        return 0;
-}
-
 /* The device of the read set's first file, asked in a process of its own:
  * a share whose server is gone does not keep the command from starting
  * (1 s at most, then it starts as if the device were solid state). */
 static void peek_device(const struct replay_args *a, const char *first, struct device_profile *ret,
                         struct device_note *note)
 {
-        struct peek_job j = { a, first };
-        struct bounded *b;
-        int r, sig;
-
-        b = bounded_start(peek_job, &j, sizeof(struct peeked), &r);
-        if (b) {
-                const struct peeked *p = bounded_shared(b);
-                r = bounded_wait(b, now_us() + 1000000, NULL, NULL, 0, &sig);
-                if (r >= 0) {
-                        *ret = p->dev;
-                        *note = p->note;
-                }
-                bounded_free(b);
-                if (r >= 0)
-                        return;
-                if (r == -ETIMEDOUT) {
-                        log_warning("'%s' did not answer in 1 s (a share whose server is slow or gone?): the "
-                                    "command starts first", first);
-                        device_profile_solid(ret);
-                        note->reason = 0;
-                        return;
-                }
-        }
-        replay_device_for_path(&a->policy, first, ret, note);   /* no process could be had */
+        if (replay_peek_device(&a->opts.policy, first, now_us() + 1000000, ret, note) == -ETIMEDOUT)
+                log_warning("'%s' did not answer in 1 s (a share whose server is slow or gone?): the "
+                            "command starts first", first);
 }
 
 int run_load(const char *file, struct replay_args *a, bool is_auto, struct run_loaded *ld)
@@ -206,7 +165,7 @@ static void say_stats(const struct replay_result *res, const struct readset_usag
                 if (have_old)
                         json_double(&j, "read_set_used", used / 100.0);
                 if (have_old)
-                        json_skipped(&j, a, old);
+                        json_skipped(&j, res, old);
                 json_pace(&j, res);
                 json_object_close(&j);
                 json_end(&j);

@@ -163,16 +163,26 @@ static void run_loop_start(struct run_loop *l, struct run_opts *o, bool *ret_rec
                 o->stale = 101;
 }
 
-/* The replay waited for until the command ends (a job of its own, or here) */
-static void run_wait_replay(struct replay_job *job, struct replay_args *a, const struct readset *rs,
-                            struct child *child, struct replay_result *res)
+/* A replay session for rs, the files it skips named where memory allows. */
+static int run_session(struct replay_args *a, const struct readset *rs, struct replay_session **ret)
 {
-        int r;
+        a->opts.skips = true;
+        if (replay_session_new(&a->opts, rs, ret) >= 0)
+                return 0;
+        log_warning("out of memory: skips are counted, not named");
+        a->opts.skips = false;
+        return replay_session_new(&a->opts, rs, ret);
+}
 
-        if (job)
-                r = replay_job_wait(job, 0, command_done, child, res);
-        else
-                r = replay_bounded(a, rs, 0, command_done, child, res);
+/* The replay waited for until the command ends (in a process of its own,
+ * or here where none could be had), what it says said */
+static void run_wait_replay(struct replay_session *s, struct replay_args *a, struct child *child,
+                            struct replay_result *res)
+{
+        int r = replay_session_wait(s, 0, command_done, child);
+
+        *res = *replay_session_results(s);
+        say_replay_notes(res, r, a);
         if (r == -ETIMEDOUT)
                 log_warning("the replay was left with a read that has not returned (a share whose server "
                             "is slow or gone?)");
@@ -191,14 +201,14 @@ int cmd_run(int argc, char **argv)
         struct run_opts o;
         struct replay_args a __attribute__((cleanup(replay_args_freep)));
         struct replay_result res = { .st.stopped = false };
-        struct replay_job *job = NULL;
+        _cleanup_(replay_session_freep) struct replay_session *s = NULL;
         struct child child = { .pid = -1 };
         struct run_loop loop = { .d.mode = START_REPLAY };
         bool record, replay = true;
         int r, code, exec_errno;
 
         replay_args_init(&a);
-        a.engine.wait = false;
+        a.opts.engine.wait = false;
         if ((r = run_parse(argc, argv, &a, &o)) != 0)
                 return r > 0 ? 0 : r;
         if ((o.stats || o.auto_dir) && geteuid() != 0)
@@ -229,7 +239,11 @@ int cmd_run(int argc, char **argv)
                         replay = false;
                 }
         }
-        a.nice = (int)o.nice;
+        a.opts.nice = (int)o.nice;
+        /* nobody to tell what it did: once the command ends, run does too
+         * (--auto keeps what the replay found changed: it is told to stop
+         * when the command ends, and says) */
+        a.opts.leave_at_give_up = !o.stats && !a.verbose && !o.auto_dir;
         if (ld.plan_first) {
                 struct readset_totals t;
                 if (run_decode(&ld, o.auto_dir != NULL, false, &rs) < 0)
@@ -241,31 +255,26 @@ int cmd_run(int argc, char **argv)
                         ld.plan_first = t.regular_bytes >= PLAN_FIRST_MIN_BYTES;
                 }
         }
-        if (ld.plan_first) {
-                if (rs && replay_args_skips(&a, rs) < 0)
-                        log_warning("out of memory: skips are counted, not named");
-                if (rs && (job = replay_job_start(&a, rs, true, &r)) &&
-                    !replay_job_planned(job, now_us() + 10000000))
+        if (ld.plan_first && rs && run_session(&a, rs, &s) >= 0) {
+                if (replay_session_start(s, true) < 0)
+                        replay_session_free(TAKE_PTR(s));
+                else if (!replay_session_planned(s, now_us() + 10000000))
                         log_warning("planning the replay takes more than 10 s: the command starts meanwhile");
         }
         /* otherwise the command starts first and never waits for the replay */
         loop.t0 = now_us();
         r = child_start(&child, o.cmd, record);
         if (r < 0) {
-                if (job)
-                        (void)replay_job_wait(job, 1, NULL, NULL, &res);
+                replay_session_free(TAKE_PTR(s));
                 run_loaded_free(&ld);
                 return log_errno(r, "cannot fork");
         }
-        /* the lookups on a share are paced by the command's own */
-        a.follow_pid = child.pid;
-        a.wake_fd = child.pidfd;        /* its end is noticed at once */
-        /* nobody to tell what it did: once the command ends, run does too */
-        a.leave_at_give_up = !o.stats && !a.verbose && !o.auto_dir;
-        /* (--auto keeps what the replay found changed: it is told to stop
-         * when the command ends, and says) */
-        if (job)
-                replay_job_follow(job, child.pid);
+        /* the lookups on a share are paced by the command's own; its end
+         * is noticed at once */
+        a.opts.follow_pid = child.pid;
+        a.opts.wake_fd = child.pidfd;
+        if (s)
+                replay_session_follow(s, child.pid, child.pidfd);
         /* the replay (and, after the start, its decoding and planning) runs
          * at a lower CPU priority: it mostly waits for the device, and where
          * it would compete for the CPU, the command wins */
@@ -286,17 +295,13 @@ int cmd_run(int argc, char **argv)
                 readset_free(rs);       /* kept to judge the recording by, not replayed */
                 rs = NULL;
         }
-        if (!job && rs && !ld.plan_first && !child_done(&child)) {
-                if (replay_args_skips(&a, rs) < 0)
-                        log_warning("out of memory: skips are counted, not named");
-                job = replay_job_start(&a, rs, false, &r);
-                if (!job)
-                        log_warning_errno(r, "cannot start the replay's process; replaying here");
-        }
+        if (!s && rs && !ld.plan_first && !child_done(&child) && run_session(&a, rs, &s) >= 0 &&
+            (r = replay_session_start(s, false)) < 0)
+                log_warning_errno(r, "cannot start the replay's process; replaying here");
         if (record)
                 run_record_start(&rr, &child, release_command);
-        if (job || (rs && !ld.plan_first && !child_done(&child)))
-                run_wait_replay(job, &a, rs, &child, &res);
+        if (s)
+                run_wait_replay(s, &a, &child, &res);
         r = child_wait(&child);
         if (r < 0)
                 child_kill(&child);
@@ -311,7 +316,7 @@ int cmd_run(int argc, char **argv)
         }
         /* once the command is over, before --json's line (it is the last) */
         if (a.verbose && rs)
-                say_skipped(&a, rs);
+                say_skipped(&res, rs);
         if (a.verbose && res.paced)
                 say_paced(&res);
         /* the recording finished while signals still go to the command (it

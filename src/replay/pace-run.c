@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* Pacing the lookups of a start on a share (replay/pace.h), in the replay's
  * own process: which lookups are paced, and how the start's progress is
- * followed -- its lookups as it makes them, from the recorder's BPF program
- * (root): those of one process tree (run: the command's), or of every
- * process but readset's own (replay --pace: a program started beside it);
- * without it, the recorded timeline from the start. */
+ * followed -- its lookups as it makes them, from the follower the caller
+ * gave (replay/follow.h; the recorder's BPF program, as root): those of one
+ * process tree (run: the command's), or of every process but readset's own
+ * (replay --pace: a program started beside it); without it, the recorded
+ * timeline from the start. */
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -12,9 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cmd/cmd.h"
-#include "record/lookups.h"
+#include "replay/pace-run.h"
 #include "replay/pace.h"
+#include "replay/policy.h"
 #include "util/mounts.h"
 #include "util/util.h"
 #include "util/banned.h"
@@ -26,8 +28,9 @@
 
 struct pace_run {
         struct pacer *pacer;
-        struct lookups *lookups;  /* NULL: by the clock */
-        pthread_t follower;
+        const struct replay_follower_ops *fo;
+        void *follower;           /* NULL: by the clock */
+        pthread_t thread;
         bool follower_started;
         atomic_bool stop;
         atomic_uint_fast64_t last_seen_us;
@@ -52,11 +55,11 @@ static void *follow_main(void *arg)
 
         while (!atomic_load(&pr->stop)) {
                 struct timespec ts = { 0, FOLLOW_POLL_MS * 1000000L };
-                (void)lookups_drain(pr->lookups);
+                (void)pr->fo->drain(pr->follower, observed, pr);
                 nanosleep(&ts, NULL);
         }
         /* what the start did up to its end is in the ring already */
-        (void)lookups_drain(pr->lookups);
+        (void)pr->fo->drain(pr->follower, observed, pr);
         return NULL;
 }
 
@@ -84,8 +87,8 @@ static size_t mark_shared(const struct readset *rs, bool *on_share)
         return n;
 }
 
-int pace_run_start(const struct replay_args *a, const struct readset *rs, struct plan *plan, pid_t follow,
-                   struct pace_run **ret)
+int pace_run_start(const struct replay_session_options *o, const struct readset *rs, struct plan *plan,
+                   pid_t follow, struct pace_run **ret)
 {
         struct pace_run *pr;
         struct pace_options po = { .wanted = wanted };
@@ -93,7 +96,7 @@ int pace_run_start(const struct replay_args *a, const struct readset *rs, struct
         int r;
 
         *ret = NULL;
-        if (a->pace == PACE_OFF || !a->engine.lookups || rs->n_lookups == 0)
+        if (o->pace == PACE_OFF || !o->engine.lookups || rs->n_lookups == 0)
                 return 0;
         pr = calloc(1, sizeof(*pr));
         if (!pr || !(pr->on_share = calloc(rs->n_lookups, sizeof(bool)))) {
@@ -139,18 +142,14 @@ int pace_run_start(const struct replay_args *a, const struct readset *rs, struct
         pr->until_idle = follow == 0;
         pr->started_us = now_us();
         atomic_store(&pr->last_seen_us, pr->started_us);
-        /* the start's own lookups, where BPF may be used (meanwhile, and
-         * else, the recorded timeline) */
-        if (lookups_open(&pr->lookups, follow == 0) < 0)
-                pr->lookups = NULL;
-        else if (follow > 0 && lookups_follow(pr->lookups, follow) < 0) {
-                lookups_close(pr->lookups);
-                pr->lookups = NULL;
-        }
-        if (pr->lookups) {
-                lookups_observe(pr->lookups, observed, pr);
+        /* the start's own lookups, where they can be followed (meanwhile,
+         * and else, the recorded timeline) */
+        pr->fo = o->follower;
+        if (pr->fo && pr->fo->open(follow, &pr->follower) < 0)
+                pr->follower = NULL;
+        if (pr->follower) {
                 pace_follow(pr->pacer);
-                pr->follower_started = pthread_create(&pr->follower, NULL, follow_main, pr) == 0;
+                pr->follower_started = pthread_create(&pr->thread, NULL, follow_main, pr) == 0;
         }
         *ret = pr;
         return 0;
@@ -161,10 +160,10 @@ bool pace_run_done(struct pace_run *pr)
         if (!pr || !pr->pacer || pace_finished(pr->pacer))
                 return true;
         /* replay --pace, following: the start went quiet, or never came */
-        return pr->until_idle && pr->lookups && now_us() - atomic_load(&pr->last_seen_us) > PACE_IDLE_US;
+        return pr->until_idle && pr->follower && now_us() - atomic_load(&pr->last_seen_us) > PACE_IDLE_US;
 }
 
-bool pace_run_following(const struct pace_run *pr) { return pr && pr->lookups; }
+bool pace_run_following(const struct pace_run *pr) { return pr && pr->follower; }
 
 void pace_run_stop(struct pace_run *pr, struct pace_stats *ret)
 {
@@ -173,7 +172,7 @@ void pace_run_stop(struct pace_run *pr, struct pace_stats *ret)
                 return;
         atomic_store(&pr->stop, true);
         if (pr->follower_started)
-                pthread_join(pr->follower, NULL);
+                pthread_join(pr->thread, NULL);
         pr->follower_started = false;
         pace_stop(pr->pacer, ret);
         pr->pacer = NULL;
@@ -186,7 +185,8 @@ void pace_run_free(struct pace_run *pr)
         if (!pr)
                 return;
         pace_run_stop(pr, &ignored);
-        lookups_close(pr->lookups);     /* slow: its programs are released after RCU grace periods */
+        if (pr->follower)       /* slow: BPF programs are released after RCU grace periods */
+                pr->fo->close(pr->follower);
         free(pr->on_share);
         free(pr);
 }
