@@ -308,13 +308,64 @@ static int cmp_req_pos(const void *a, const void *b)
         return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
+/* After layout: the metadata by position, then the data in one run; what
+ * a layout cannot place (no position, another device) read as the replay
+ * reads it, each file's share in one piece.  Then the sequential limit:
+ * the same bytes as one file read in order, the kernel keeping the next
+ * readahead window in flight.  s is the caller's (emptied here). */
+static int predict_layout(const struct report *r, const struct readset *rs, const struct cost_profile *p,
+                          const struct device_profile *dev, bool main_only, const struct cost_meta *rm,
+                          struct req_sink *s, struct rp_scenarios *ret)
+{
+        _cleanup_free_ uint64_t *unplaced = calloc(rs->n_files ? rs->n_files : 1, sizeof(*unplaced));
+        uint64_t data = 0, bytes = 0;
+        int e = 0;
+
+        if (!unplaced)
+                return -ENOMEM;
+        s->n = 0;
+        for (size_t i = 0; i < r->n_pieces && e >= 0; i++) {
+                const struct rp_piece *q = &r->pieces[i];
+                if (main_only && q->other_dev)
+                        continue;
+                bytes += q->length;
+                if (q->other_dev || q->phys == COST_POS_UNKNOWN)
+                        unplaced[q->file] += q->length;
+                else if (rs->files[q->file].kind == RS_FILE_BLOCKDEV)
+                        e = req_add(s, q->phys, q->length, q->file, q->length);
+                else
+                        data += q->length;
+        }
+        for (size_t i = 0; i < rs->n_files && e >= 0; i++)
+                if (unplaced[i])
+                        e = req_add(s, COST_POS_UNKNOWN, unplaced[i], (uint32_t)i,
+                                    p->rotational ? dev->readahead_cap : dev->max_request);
+        if (e < 0)
+                return e;
+        qsort_safe(s->q, s->n, sizeof(*s->q), cmp_req_pos);
+        /* where a layout for cold starts puts its data: the start of the
+         * device (a disk's outer, fastest tracks) */
+        e = req_add(s, 0, data, 0, 1 << 20);
+        if (e < 0)
+                return e;
+        cost_estimate(p, s->q, s->n, dev->queue_depth, rm, &ret->layout);
+
+        s->n = 0;
+        e = req_add(s, 0, bytes, 0, r->request_bytes);
+        if (e < 0)
+                return e;
+        struct cost_meta sm = { .opens = 1, .parallel = 1 };
+        cost_estimate(p, s->q, s->n, 2, &sm, &ret->sequential);
+        return 0;
+}
+
 int report_predict(struct report *r, const struct readset *rs, const struct rp_layout *layouts,
                    const struct cost_profile *p, const struct plan *plan, const struct device_profile *dev,
                    bool main_only, bool file_shares, struct rp_scenarios *ret)
 {
         struct req_sink s = {};
         struct piece_sink ps = {};
-        uint64_t opens = 0, data = 0, bytes = 0, prev_end = 0, unpositioned = 0;
+        uint64_t opens = 0, prev_end = 0, unpositioned = 0;
         int e = 0;
 
         for (size_t i = 0; i < rs->n_files; i++)
@@ -416,36 +467,7 @@ int report_predict(struct report *r, const struct readset *rs, const struct rp_l
                                       (double)(ret->replay.bytes - MIN(unpositioned, ret->replay.bytes)) /
                                       (double)ret->replay.bytes;
 
-        /* after layout: the metadata by position, then the data in one run */
-        s.n = 0;
-        for (size_t i = 0; i < r->n_pieces && e >= 0; i++) {
-                const struct rp_piece *q = &r->pieces[i];
-                if (main_only && q->other_dev)
-                        continue;
-                bytes += q->length;
-                if (rs->files[q->file].kind == RS_FILE_BLOCKDEV)
-                        e = req_add(&s, q->phys, q->length, q->file, q->length);
-                else
-                        data += q->length;
-        }
-        if (e < 0)
-                goto out;
-        qsort_safe(s.q, s.n, sizeof(*s.q), cmp_req_pos);
-        /* where a layout for cold starts puts its data: the start of the
-         * device (a disk's outer, fastest tracks) */
-        e = req_add(&s, 0, data, 0, 1 << 20);
-        if (e < 0)
-                goto out;
-        cost_estimate(p, s.q, s.n, dev->queue_depth, &rm, &ret->layout);
-
-        /* the sequential limit: the same bytes as one file read in order,
-         * the kernel keeping the next readahead window in flight */
-        s.n = 0;
-        e = req_add(&s, 0, bytes, 0, r->request_bytes);
-        if (e < 0)
-                goto out;
-        struct cost_meta sm = { .opens = 1, .parallel = 1 };
-        cost_estimate(p, s.q, s.n, 2, &sm, &ret->sequential);
+        e = predict_layout(r, rs, p, dev, main_only, &rm, &s, ret);
 out:
         free(s.q);
         free(s.file);
