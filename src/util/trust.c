@@ -30,24 +30,35 @@ static const char *kind_of(mode_t m)
                S_ISBLK(m) ? "a block device" : "of an unknown type";
 }
 
-/* One file or directory of the path: owned by root or the invoking user,
- * and writable by no one else (group and others: no write bit). */
-static int check_one(const struct stat *st, const char *what, const char *name, char *why, size_t why_len)
+static bool trusted_owner(uid_t uid) { return uid == 0 || uid == trust_invoking_uid(); }
+
+/* One file, directory or symbolic link of the path: owned by root or the
+ * invoking user, and writable by no one else (group and others: no write
+ * bit).  A directory holding below (the next component of the path) may be
+ * writable by others if it is sticky and below is root's or the invoking
+ * user's: others can add names to it, but not rename, replace or remove
+ * below (the kernel's protected_* rules, systemd's chase). */
+static int check_one(const struct stat *st, const char *what, const char *name, const struct stat *below, char *why,
+                     size_t why_len)
 {
         uid_t me = trust_invoking_uid();
 
-        char who[PATH_MAX + 16];
+        char who[PATH_MAX + 24];
 
         /* the file is named by the caller's message; a directory here */
         if (name)
                 snprintf(who, sizeof(who), "%s '%s'", what, name);
         else
                 snprintf(who, sizeof(who), "%s", what);
-        if (st->st_uid != 0 && st->st_uid != me) {
+        if (!trusted_owner(st->st_uid)) {
                 snprintf(why, why_len, "%s is owned by uid %u, neither root nor %s", who, (unsigned)st->st_uid,
                          me == (uid_t)-1 ? "the invoking user" : "you");
                 return -EPERM;
         }
+        if (S_ISLNK(st->st_mode))
+                return 0;       /* a link's mode means nothing: it cannot be written */
+        if (below && S_ISDIR(st->st_mode) && (st->st_mode & S_ISVTX) && trusted_owner(below->st_uid))
+                return 0;
         if (st->st_mode & (S_IWGRP | S_IWOTH)) {
                 snprintf(why, why_len, "%s can be written by %s (mode %04o)", who,
                          st->st_mode & S_IWOTH ? "anyone" : "its group", (unsigned)(st->st_mode & 07777));
@@ -57,11 +68,12 @@ static int check_one(const struct stat *st, const char *what, const char *name, 
 }
 
 /* From the directory dirfd (its name: dir) up to the root, every directory
- * through "..": the real directories, whatever symbolic links led there. */
-static int check_up(int dirfd, const char *dir, char *why, size_t why_len)
+ * through "..": the real directories, whatever symbolic links led there.
+ * below: what dirfd holds on the path (NULL: dirfd is what is checked). */
+static int check_up(int dirfd, const char *dir, const struct stat *below, char *why, size_t why_len)
 {
         char name[PATH_MAX];
-        struct stat root, st;
+        struct stat root, st, held = { 0 };
         int fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
 
         if (fd < 0)
@@ -70,6 +82,8 @@ static int check_up(int dirfd, const char *dir, char *why, size_t why_len)
                 close(fd);
                 return -errno;
         }
+        if (below)
+                held = *below;
         snprintf(name, sizeof(name), "%s", dir);
         for (unsigned depth = 0; depth < 4096; depth++) {
                 int up, r;
@@ -79,11 +93,12 @@ static int check_up(int dirfd, const char *dir, char *why, size_t why_len)
                         close(fd);
                         return r;
                 }
-                r = check_one(&st, "directory", name, why, why_len);
+                r = check_one(&st, "directory", name, depth || below ? &held : NULL, why, why_len);
                 if (r < 0 || (st.st_dev == root.st_dev && st.st_ino == root.st_ino)) {
                         close(fd);
                         return r;
                 }
+                held = st;
                 up = openat(fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
                 close(fd);
                 if (up < 0)
@@ -95,6 +110,49 @@ static int check_up(int dirfd, const char *dir, char *why, size_t why_len)
         }
         close(fd);
         return -ELOOP;
+}
+
+/* Every symbolic link on the way, the path as given (before it is
+ * followed): whoever could place or replace one chose where the path
+ * leads.  Each is checked as a file is (its owner), and so are the real
+ * directories it is in, up to the root. */
+static int check_links(const char *path, char *why, size_t why_len)
+{
+        char p[PATH_MAX];
+        size_t n = strlen(path);
+
+        if (n >= sizeof(p))
+                return -ENAMETOOLONG;
+        memcpy(p, path, n + 1);
+        for (size_t i = 1; i <= n; i++) {
+                _cleanup_close_ int dfd = -1;
+                char dir[PATH_MAX], *slash;
+                struct stat st;
+                int r = 0;
+
+                if ((i < n && p[i] != '/') || p[i - 1] == '/')
+                        continue;
+                p[i] = 0;
+                if (lstat(p, &st) < 0)
+                        r = -errno;
+                else if (S_ISLNK(st.st_mode)) {
+                        snprintf(dir, sizeof(dir), "%s", p);
+                        slash = strrchr(dir, '/');
+                        if (!slash)
+                                snprintf(dir, sizeof(dir), ".");
+                        else
+                                slash[slash == dir] = 0;
+                        r = check_one(&st, "symbolic link", p, NULL, why, why_len);
+                        if (r >= 0) {
+                                dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                                r = dfd < 0 ? -errno : check_up(dfd, dir, &st, why, why_len);
+                        }
+                }
+                p[i] = path[i];
+                if (r < 0)
+                        return r;
+        }
+        return 0;
 }
 
 /* The directory part of path, opened O_PATH (following links: it is the
@@ -129,6 +187,11 @@ static int open_file_impl(const char *path, bool check_owner, char *why, size_t 
         int fd;
 
         why[0] = 0;
+        if (check_owner && trust_enforced()) {
+                int r = check_links(path, why, why_len);
+                if (r < 0)
+                        return r;
+        }
         dirfd = open_parent(path, &base);
         if (dirfd < 0)
                 return dirfd;
@@ -157,7 +220,7 @@ static int open_file_impl(const char *path, bool check_owner, char *why, size_t 
                 char real[PATH_MAX];
                 int r;
 
-                r = check_one(&st, "it", NULL, why, why_len);
+                r = check_one(&st, "it", NULL, NULL, why, why_len);
                 if (r < 0)
                         return r;
                 /* the directory it really is in, which must hold it still */
@@ -175,9 +238,9 @@ static int open_file_impl(const char *path, bool check_owner, char *why, size_t 
                                 return -EPERM;
                         }
                         *strrchr(real, '/') = 0;
-                        r = check_up(rdir, real[0] ? real : "/", why, why_len);
+                        r = check_up(rdir, real[0] ? real : "/", &st, why, why_len);
                 } else
-                        r = check_up(dirfd, path, why, why_len);
+                        r = check_up(dirfd, path, &st, why, why_len);
                 if (r < 0)
                         return r;
         }
@@ -192,6 +255,7 @@ static int open_file_impl(const char *path, bool check_owner, char *why, size_t 
 static int check_dir_impl(const char *path, char *why, size_t why_len)
 {
         _cleanup_close_ int fd = -1;
+        int r;
 
         why[0] = 0;
         fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -199,7 +263,8 @@ static int check_dir_impl(const char *path, char *why, size_t why_len)
                 return -errno;
         if (!trust_enforced())
                 return 0;
-        return check_up(fd, path, why, why_len);
+        r = check_links(path, why, why_len);
+        return r < 0 ? r : check_up(fd, path, NULL, why, why_len);
 }
 
 int trust_open_file(const char *path, char *why, size_t why_len)
