@@ -32,6 +32,20 @@ static const char *kind_of(mode_t m)
 
 static bool trusted_owner(uid_t uid) { return uid == 0 || uid == trust_invoking_uid(); }
 
+/* st, said as what (and name), owned by root or the invoking user. */
+static int check_uid(const struct stat *st, const char *what, const char *name, char *why, size_t why_len)
+{
+        uid_t me = trust_invoking_uid();
+
+        if (trusted_owner(st->st_uid))
+                return 0;
+        /* the file is named by the caller's message; a directory here */
+        snprintf(why, why_len, "%s%s%s%s is owned by uid %u, neither root nor %s", what, name ? " '" : "",
+                 name ? name : "", name ? "'" : "", (unsigned)st->st_uid,
+                 me == (uid_t)-1 ? "the invoking user" : "you");
+        return -EPERM;
+}
+
 /* One file, directory or symbolic link of the path: owned by root or the
  * invoking user, and writable by no one else (group and others: no write
  * bit).  A directory holding below (the next component of the path) may be
@@ -41,27 +55,16 @@ static bool trusted_owner(uid_t uid) { return uid == 0 || uid == trust_invoking_
 static int check_one(const struct stat *st, const char *what, const char *name, const struct stat *below, char *why,
                      size_t why_len)
 {
-        uid_t me = trust_invoking_uid();
+        int r = check_uid(st, what, name, why, why_len);
 
-        char who[PATH_MAX + 24];
-
-        /* the file is named by the caller's message; a directory here */
-        if (name)
-                snprintf(who, sizeof(who), "%s '%s'", what, name);
-        else
-                snprintf(who, sizeof(who), "%s", what);
-        if (!trusted_owner(st->st_uid)) {
-                snprintf(why, why_len, "%s is owned by uid %u, neither root nor %s", who, (unsigned)st->st_uid,
-                         me == (uid_t)-1 ? "the invoking user" : "you");
-                return -EPERM;
-        }
-        if (S_ISLNK(st->st_mode))
-                return 0;       /* a link's mode means nothing: it cannot be written */
+        if (r < 0 || S_ISLNK(st->st_mode))
+                return r;       /* a link's mode means nothing: it cannot be written */
         if (below && S_ISDIR(st->st_mode) && (st->st_mode & S_ISVTX) && trusted_owner(below->st_uid))
                 return 0;
         if (st->st_mode & (S_IWGRP | S_IWOTH)) {
-                snprintf(why, why_len, "%s can be written by %s (mode %04o)", who,
-                         st->st_mode & S_IWOTH ? "anyone" : "its group", (unsigned)(st->st_mode & 07777));
+                snprintf(why, why_len, "%s%s%s%s can be written by %s (mode %04o)", what, name ? " '" : "",
+                         name ? name : "", name ? "'" : "", st->st_mode & S_IWOTH ? "anyone" : "its group",
+                         (unsigned)(st->st_mode & 07777));
                 return -EPERM;
         }
         return 0;
@@ -112,42 +115,82 @@ static int check_up(int dirfd, const char *dir, const struct stat *below, char *
         return -ELOOP;
 }
 
-/* Every symbolic link on the way, the path as given (before it is
- * followed): whoever could place or replace one chose where the path
- * leads.  Each is checked as a file is (its owner), and so are the real
- * directories it is in, up to the root. */
-static int check_links(const char *path, char *why, size_t why_len)
+static int check_path(const char *path, unsigned depth, bool *last_link, char *why, size_t why_len);
+
+/* One component of check_path(): p, the path up to it; parent, the path
+ * of the directory it is in; last, whether it ends the path. */
+static int check_step(const char *p, const char *parent, bool last, unsigned depth, bool *last_link, char *why,
+                      size_t why_len)
 {
-        char p[PATH_MAX];
+        char target[PATH_MAX], next[PATH_MAX];
+        struct stat e, d;
+        bool inner;
+        ssize_t len;
+        int r;
+
+        if (lstat(p, &e) < 0)
+                return -errno;
+        if (S_ISLNK(e.st_mode))
+                r = check_uid(&e, "symbolic link", p, why, why_len);
+        else if (!last)
+                r = check_uid(&e, "directory", p, why, why_len);
+        else if (depth)         /* the end of a link's target: followed when opened */
+                r = check_uid(&e, "file", p, why, why_len);
+        else
+                return 0;       /* the caller's: its type first, then opened O_NOFOLLOW */
+        if (r < 0)
+                return r;
+        if (stat(parent, &d) < 0)
+                return -errno;
+        r = check_one(&d, "directory", parent, &e, why, why_len);
+        if (r < 0 || !S_ISLNK(e.st_mode))
+                return r;
+        *last_link = last;
+        if (depth >= 40)
+                return -ELOOP;
+        len = readlink(p, target, sizeof(target) - 1);
+        if (len < 0)
+                return -errno;
+        target[len] = 0;
+        if ((size_t)snprintf(next, sizeof(next), "%s%s%s", target[0] == '/' ? "" : parent,
+                             target[0] == '/' ? "" : "/", target) >= sizeof(next))
+                return -ENAMETOOLONG;
+        return check_path(next, depth + 1, &inner, why, why_len);
+}
+
+/* The path as given, component by component as the kernel will resolve
+ * it, before anything is opened: every directory and symbolic link on the
+ * way (and, for a link, the path it holds, in turn) owned by root or the
+ * invoking user, in a directory that passes check_one() for it.  Then no
+ * one else can make the path lead elsewhere before it is opened.  The last
+ * component, when it is no link, is left to the caller (its type is said
+ * first; the caller opens it O_NOFOLLOW): *last_link says whether it was
+ * one.  depth: links followed so far. */
+static int check_path(const char *path, unsigned depth, bool *last_link, char *why, size_t why_len)
+{
+        char p[PATH_MAX], parent[PATH_MAX];
         size_t n = strlen(path);
 
+        *last_link = false;
         if (n >= sizeof(p))
                 return -ENAMETOOLONG;
         memcpy(p, path, n + 1);
         for (size_t i = 1; i <= n; i++) {
-                _cleanup_close_ int dfd = -1;
-                char dir[PATH_MAX], *slash;
-                struct stat st;
+                const char *slash, *comp;
                 int r = 0;
 
                 if ((i < n && p[i] != '/') || p[i - 1] == '/')
                         continue;
                 p[i] = 0;
-                if (lstat(p, &st) < 0)
-                        r = -errno;
-                else if (S_ISLNK(st.st_mode)) {
-                        snprintf(dir, sizeof(dir), "%s", p);
-                        slash = strrchr(dir, '/');
-                        if (!slash)
-                                snprintf(dir, sizeof(dir), ".");
-                        else
-                                slash[slash == dir] = 0;
-                        r = check_one(&st, "symbolic link", p, NULL, why, why_len);
-                        if (r >= 0) {
-                                dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-                                r = dfd < 0 ? -errno : check_up(dfd, dir, &st, why, why_len);
-                        }
-                }
+                slash = strrchr(p, '/');
+                comp = slash ? slash + 1 : p;
+                if (!slash)
+                        snprintf(parent, sizeof(parent), ".");
+                else
+                        snprintf(parent, sizeof(parent), "%.*s", slash == p ? 1 : (int)(slash - p), p);
+                /* "." and "..": no name a directory holds, nothing to replace */
+                if (strcmp(comp, ".") != 0 && strcmp(comp, "..") != 0)
+                        r = check_step(p, parent, i + strspn(path + i, "/") == n, depth, last_link, why, why_len);
                 p[i] = path[i];
                 if (r < 0)
                         return r;
@@ -184,11 +227,12 @@ static int open_file_impl(const char *path, bool check_owner, char *why, size_t 
         const char *base;
         struct statfs sfs;
         struct stat st;
+        bool link = true;
         int fd;
 
         why[0] = 0;
         if (check_owner && trust_enforced()) {
-                int r = check_links(path, why, why_len);
+                int r = check_path(path, 0, &link, why, why_len);
                 if (r < 0)
                         return r;
         }
@@ -200,8 +244,9 @@ static int open_file_impl(const char *path, bool check_owner, char *why, size_t 
                 return -EISDIR;
         }
         /* the last component, a symbolic link followed, but its target
-         * checked as what it is, and where it really is */
-        pfd = openat(dirfd, base, O_PATH | O_CLOEXEC);
+         * checked as what it is, and where it really is; as root, a link
+         * only if it was one when the path was checked */
+        pfd = openat(dirfd, base, O_PATH | O_CLOEXEC | (link ? 0 : O_NOFOLLOW));
         if (pfd < 0)
                 return -errno;
         if (fstat(pfd, &st) < 0)
@@ -257,14 +302,16 @@ static int check_dir_impl(const char *path, char *why, size_t why_len)
         _cleanup_close_ int fd = -1;
         int r;
 
+        bool link = true;
+
         why[0] = 0;
-        fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (trust_enforced() && (r = check_path(path, 0, &link, why, why_len)) < 0)
+                return r;
+        /* the last component looked at as it was checked: no link put there since */
+        fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC | (link ? 0 : O_NOFOLLOW));
         if (fd < 0)
                 return -errno;
-        if (!trust_enforced())
-                return 0;
-        r = check_links(path, why, why_len);
-        return r < 0 ? r : check_up(fd, path, NULL, why, why_len);
+        return trust_enforced() ? check_up(fd, path, NULL, why, why_len) : 0;
 }
 
 int trust_open_file(const char *path, char *why, size_t why_len)

@@ -7,6 +7,8 @@
  * one else, as sshd's StrictModes asks of authorized_keys; a directory
  * above may be writable by others if it is sticky and what it holds on the
  * way is root's or that user's (as /tmp: others cannot replace it there).
+ * The path as given is walked so too, links' targets included, before
+ * anything is opened: no one else can make it lead elsewhere meanwhile.
  * Not root: only the type checks apply (a user reads what the user may).
  * Every check is made on what will be opened, before it is opened for
  * reading: a device node, FIFO or socket at the name is never opened. */

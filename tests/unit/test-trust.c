@@ -36,6 +36,7 @@ int main(void)
         char dir[] = "/var/lib/readset-test-trust.XXXXXX", tdir[] = "/tmp/readset-test-trust.XXXXXX";
         char f[128], sub[128], subf[128], fifo[128], dev[128], link_out[128], tf[128];
         char tmpf[] = "/tmp/readset-test-trust-f.XXXXXX", tmpl[128], tmpl_sub[160];
+        char link_via[128], link_via_f[160], nob[128], nob_up[160];
         int tmpfd;
         char *text = NULL;
 
@@ -52,6 +53,10 @@ int main(void)
         snprintf(dev, sizeof(dev), "%s/tty", dir);
         snprintf(link_out, sizeof(link_out), "%s/out", dir);
         snprintf(tf, sizeof(tf), "%s/r.json", tdir);
+        snprintf(link_via, sizeof(link_via), "%s/via", dir);
+        snprintf(link_via_f, sizeof(link_via_f), "%s/via/r.json", dir);
+        snprintf(nob, sizeof(nob), "%s/nobody", dir);
+        snprintf(nob_up, sizeof(nob_up), "%s/nobody/../r.json", dir);
         write_small(f);
         write_small(tf);
         CHECK_EQ(mkdir(sub, 0755), 0);
@@ -126,7 +131,23 @@ int main(void)
         CHECK_EQ(lchown(tmpl, 65534, 65534), 0);
         CHECK_EQ(try_open(tmpl), -EPERM);
         CHECK(strstr(why, "symbolic link") && strstr(why, "uid 65534"));
+        /* ... nor when root's own link leads through it: the path is
+         * checked as the kernel resolves it, links' targets too */
         CHECK_EQ(unlink(tmpl), 0);
+        CHECK_EQ(symlink(dir, tmpl), 0);
+        CHECK_EQ(lchown(tmpl, 65534, 65534), 0);
+        CHECK_EQ(symlink(tmpl, link_via), 0);
+        CHECK_EQ(try_open(link_via_f), -EPERM);
+        CHECK(strstr(why, "symbolic link") && strstr(why, tmpl) && strstr(why, "uid 65534"));
+        CHECK_EQ(unlink(tmpl), 0);
+        CHECK_EQ(unlink(link_via), 0);
+        /* a directory of another user's on the way, even one the path
+         * leaves by "..": they could put a link in its place */
+        CHECK_EQ(mkdir(nob, 0755), 0);
+        CHECK_EQ(chown(nob, 65534, 65534), 0);
+        CHECK_EQ(try_open(nob_up), -EPERM);
+        CHECK(strstr(why, nob) && strstr(why, "owned by uid 65534"));
+        CHECK_EQ(rmdir(nob), 0);
 
         /* a directory its group may write */
         CHECK_EQ(chmod(sub, 0775), 0);
