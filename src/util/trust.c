@@ -32,14 +32,14 @@ static const char *kind_of(mode_t m)
 
 static bool trusted_owner(uid_t uid) { return uid == 0 || uid == trust_invoking_uid(); }
 
-/* st, said as what (and name), owned by root or the invoking user. */
+/* st, said as what (and name; NULL: the file, which the caller's message
+ * names), owned by root or the invoking user. */
 static int check_uid(const struct stat *st, const char *what, const char *name, char *why, size_t why_len)
 {
         uid_t me = trust_invoking_uid();
 
         if (trusted_owner(st->st_uid))
                 return 0;
-        /* the file is named by the caller's message; a directory here */
         snprintf(why, why_len, "%s%s%s%s is owned by uid %u, neither root nor %s", what, name ? " '" : "",
                  name ? name : "", name ? "'" : "", (unsigned)st->st_uid,
                  me == (uid_t)-1 ? "the invoking user" : "you");
