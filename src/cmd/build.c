@@ -36,7 +36,18 @@ static int say_build_failed(const struct trace_file_result *t, const char *trace
         switch (t->failed) {
         case TRACE_FILE_MEMORY: return log_errno(t->error, "out of memory");
         case TRACE_FILE_EVENT: return log_errno(t->error, "cannot add event");
+        case TRACE_FILE_BINARY:
+                return log_error("'%s' is not a text trace: line %u has a NUL byte (a binary file)", trace,
+                                 t->trace_line);
         case TRACE_FILE_READ: return log_error("cannot read '%s'", trace);
+        case TRACE_FILE_NO_EVENTS:
+                if (t->trace_line)
+                        return log_error("no trace events in '%s': line %u is not a line of a trace", trace,
+                                         t->trace_line);
+                if (t->malformed)
+                        return log_error("no trace events in '%s' (%" PRIu64 " malformed event lines)", trace,
+                                         t->malformed);
+                return log_error("no trace events in '%s'", trace);
         case TRACE_FILE_PATHS: return log_errno(t->error, "cannot set up path resolution");
         case TRACE_FILE_LIST:
                 if (t->error == -EBADMSG)
@@ -101,7 +112,8 @@ int cmd_build(int argc, char **argv)
         if (in != stdin)
                 fclose(in);
         if (r < 0)
-                return say_build_failed(&tr, argv[optind], to.paths_list);
+                return say_build_failed(&tr, strcmp(argv[optind], "-") == 0 ? "standard input" : argv[optind],
+                                        to.paths_list);
         rs->command = strdup(argv[optind]);
         r = format_write(rs, arg_output);
         if (r < 0)

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 #include "record/trace-file.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "record/builder.h"
 #include "record/paths.h"
@@ -20,6 +22,32 @@ static int fail(struct trace_file_result *res, enum trace_file_step step, int r)
         return r;
 }
 
+/* Whether line (no NUL in it) can be one of a tracefs text trace: blank, a
+ * comment ("# tracer: nop"), a lost-events note ("CPU:1 [LOST 3 EVENTS]"),
+ * trace-cmd report's head ("cpus=4") or an event's ("TASK-PID [CPU] FLAGS
+ * SEC.USEC: NAME: ..."), of any event. */
+static bool trace_like(const char *line)
+{
+        const char *p = line + strspn(line, " \t");
+
+        if (!*p || *p == '\n' || *p == '#' || strncmp(p, "CPU:", 4) == 0 || strncmp(p, "cpus=", 5) == 0)
+                return true;
+        for (const char *c = strchr(p, ':'); c; c = strchr(c + 1, ':')) {
+                const char *t = c;
+                size_t frac = 0, whole = 0;
+
+                while (t > p && isdigit((unsigned char)t[-1]))
+                        t--, frac++;
+                if (!frac || t == p || *--t != '.')
+                        continue;
+                while (t > p && isdigit((unsigned char)t[-1]))
+                        t--, whole++;
+                if (whole && t > p && t[-1] == ' ')
+                        return true;
+        }
+        return false;
+}
+
 /* Every event line of in into b, times relative to the first; the last
  * event's time in *last_us. */
 static int add_events(FILE *in, struct rs_builder *b, uint64_t *last_us, struct trace_file_result *res)
@@ -27,20 +55,30 @@ static int add_events(FILE *in, struct rs_builder *b, uint64_t *last_us, struct 
         _cleanup_free_ char *line = NULL;
         uint64_t start_us = 0;
         bool have_start = false;
+        unsigned n = 0, foreign = 0;
         size_t cap = 0;
+        ssize_t len;
         int r;
 
         *last_us = 0;
-        while (getline(&line, &cap, in) > 0) {
+        while ((len = getline(&line, &cap, in)) > 0) {
                 struct rs_event ev;
 
+                n++;
+                if (strlen(line) != (size_t)len) {
+                        res->trace_line = n;
+                        return fail(res, TRACE_FILE_BINARY, -EBADMSG);
+                }
                 r = tracer_parse_line(line, 0, TRACE_FILE_PAGE_SHIFT, &ev);
                 if (r < 0) {
                         res->malformed++;
                         continue;
                 }
-                if (r == 0)
+                if (r == 0) {
+                        if (!foreign && !trace_like(line))
+                                foreign = n;
                         continue;
+                }
                 if (!have_start) {
                         start_us = ev.time_us;
                         have_start = true;
@@ -53,6 +91,10 @@ static int add_events(FILE *in, struct rs_builder *b, uint64_t *last_us, struct 
         }
         if (ferror(in))
                 return fail(res, TRACE_FILE_READ, -EIO);
+        if (!have_start) {
+                res->trace_line = foreign;
+                return fail(res, TRACE_FILE_NO_EVENTS, -ENODATA);
+        }
         return 0;
 }
 

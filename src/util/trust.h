@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* The trust boundary (docs/SECURITY.md): what readset, run as root, accepts
  * as its own input.  A read set, a device profile or a run --auto directory
- * is trusted only when it, and every directory above it, is owned by root
- * or by the user who invoked readset (SUDO_UID under sudo) and can be
- * written by no one else, as sshd's StrictModes asks of authorized_keys.
+ * is trusted only when it, every directory above it and every symbolic
+ * link on the way are owned by root or by the user who invoked readset
+ * (SUDO_UID under sudo), and it and those directories can be written by no
+ * one else, as sshd's StrictModes asks of authorized_keys; a directory
+ * above may be writable by others if it is sticky and what it holds on the
+ * way is root's or that user's (as /tmp: others cannot replace it there).
+ * The path as given is walked so too, links' targets included, before
+ * anything is opened: no one else can make it lead elsewhere meanwhile.
  * Not root: only the type checks apply (a user reads what the user may).
  * Every check is made on what will be opened, before it is opened for
  * reading: a device node, FIFO or socket at the name is never opened. */

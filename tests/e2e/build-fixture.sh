@@ -77,4 +77,25 @@ assert d['files'] == 5 and d['events'] == 9 and d['malformed_lines'] == 1, d
 " "$TMP/b.json" || { cat "$TMP/b.json"; fail "build -j"; }
 # stdin works too
 "$READSET" build --no-walk -o "$TMP/s2.readset" - < "$FIX/small.trace" 2>/dev/null || fail "build from stdin"
+# input with no trace events in it: refused naming the file (and the first
+# line that is no trace's), nothing written
+build_refused() {   # pattern what build-args...
+        pat=$1; what=$2; shift 2
+        rm -f "$TMP/none.readset"
+        rc=0; "$READSET" build --no-walk -o "$TMP/none.readset" "$@" >"$TMP/out" 2>"$TMP/err" || rc=$?
+        [ "$rc" = 1 ] || { cat "$TMP/err"; fail "build of $what: exit $rc, expected 1"; }
+        [ "$(wc -l < "$TMP/err")" = 1 ] && grep -q -- "$pat" "$TMP/err" ||
+                { cat "$TMP/err"; fail "build of $what: expected one line with '$pat'"; }
+        [ ! -e "$TMP/none.readset" ] || fail "build of $what wrote a read set"
+        echo "  build of $what: $(cat "$TMP/err")"
+}
+printf 'root:x:0:0:root:/root:/bin/sh\n' > "$TMP/passwd"
+build_refused "no trace events in '$TMP/passwd': line 1 is not a line of a trace" "a text that is no trace" \
+        "$TMP/passwd"
+: > "$TMP/empty.trace"
+build_refused "no trace events in '$TMP/empty.trace'\$" "an empty file" "$TMP/empty.trace"
+build_refused "no trace events in 'standard input'\$" "empty standard input" - < /dev/null
+build_refused "'$TMP/s.readset' is not a text trace: line [0-9]* has a NUL byte" "a (binary) read set" "$TMP/s.readset"
+grep -v filemap "$FIX/small.trace" > "$TMP/other.trace"
+build_refused "no trace events in '$TMP/other.trace'\$" "a trace of other events only" "$TMP/other.trace"
 echo "build-fixture: ok"

@@ -85,13 +85,48 @@ said "read set owned by the user who ran sudo (SUDO_UID): read"
 cp "$H/good.readset" "$H/open.readset"
 chmod 666 "$H/open.readset"
 expect_refusal "can be written by anyone" "read set anyone may write (0666)" "$READSET" run "$H/open.readset" -- true
+# a sticky directory anyone may write (as /tmp): others cannot rename or
+# replace what is root's there; what they could have placed is refused
 mkdir -m 1777 "$H/sticky"
 cp "$H/good.readset" "$H/sticky/x.readset"
-expect_refusal "can be written by anyone (mode 1777)" "read set in a directory anyone may write (1777, as /tmp)" \
-        "$READSET" show "$H/sticky/x.readset"
-bounded 20 "$READSET" show --allow-untrusted "$H/sticky/x.readset"
+bounded 20 "$READSET" show "$H/sticky/x.readset"
+[ "$rc" = 0 ] || fail "root's read set in a sticky directory: exit $rc: $(cat "$TMP/err")"
+said "root's read set in a directory anyone may write, sticky (1777, as /tmp): read"
+cp "$H/good.readset" "$H/sticky/theirs.readset"
+chown 65534:65534 "$H/sticky/theirs.readset"
+expect_refusal "it is owned by uid 65534" "read set of another user in a sticky directory (1777, as /tmp)" \
+        "$READSET" show "$H/sticky/theirs.readset"
+bounded 20 "$READSET" show --allow-untrusted "$H/sticky/theirs.readset"
 [ "$rc" = 0 ] || fail "--allow-untrusted: $(cat "$TMP/err")"
 said "the same with --allow-untrusted: read"
+mkdir -m 755 "$H/sticky/d"
+cp "$H/good.readset" "$H/sticky/d/x.readset"
+chown 65534:65534 "$H/sticky/d"
+expect_refusal "directory '$H/sticky/d' is owned by uid 65534" \
+        "root's read set in another user's directory in a sticky one" "$READSET" show "$H/sticky/d/x.readset"
+ln -s "$H/good.readset" "$H/sticky/link.readset"
+chown -h 65534:65534 "$H/sticky/link.readset"
+expect_refusal "symbolic link '$H/sticky/link.readset' is owned by uid 65534" \
+        "another user's symbolic link in a sticky directory, to root's read set" "$READSET" show "$H/sticky/link.readset"
+mkdir -m 777 "$H/open"
+cp "$H/good.readset" "$H/open/x.readset"
+expect_refusal "directory '$H/open' can be written by anyone (mode 0777)" \
+        "read set in a directory anyone may write, not sticky (0777)" "$READSET" show "$H/open/x.readset"
+# /tmp itself: what root records there, root reads back
+TT=$(mktemp -d /tmp/readset-hostile.XXXXXX)
+TF=/tmp/readset-hostile-$$.readset
+trap 'rm -rf "$TT" "$TF"; cleanup' EXIT
+for out in "$TF" "$TT/x.readset"; do
+        bounded 30 "$READSET" record -q -o "$out" -- true
+        [ "$rc" = 0 ] || fail "record -o $out: exit $rc: $(cat "$TMP/err")"
+        bounded 20 "$READSET" show "$out"
+        [ "$rc" = 0 ] || fail "root's read set just recorded into $out: exit $rc: $(cat "$TMP/err")"
+done
+said "record -o /tmp/x.readset, and into a mktemp -d directory below /tmp, then show: read"
+chown 65534:65534 "$TF"
+expect_refusal "it is owned by uid 65534" "read set of another user in /tmp" "$READSET" show "$TF"
+rm -rf "$TT" "$TF"
+trap cleanup EXIT
 mkdir -m 1777 "$H/auto"
 expect_refusal "refusing --auto directory" "run --auto directory anyone may write" \
         "$READSET" run --auto "$H/auto" -- true

@@ -123,6 +123,65 @@ static void test_failures(void)
         }
 }
 
+/* build one text; its result's step, line and errno */
+static int build_text(const char *text, size_t len, struct trace_file_result *res)
+{
+        struct readset *rs = NULL;
+        struct trace_file_options o = { 0 };
+        FILE *in = len ? fmemopen((void *)text, len, "r") : fopen("/dev/null", "re");
+        int r;
+
+        CHECK(in != NULL);
+        if (!in)
+                return -ENOMEM;
+        r = trace_file_build(in, &o, &rs, res);
+        fclose(in);
+        if (r < 0)
+                CHECK(rs == NULL);
+        readset_free(rs);
+        return r;
+}
+
+/* Input with no filemap event in it is no trace: empty, any other text
+ * (its first line that is no trace's named), a trace of other events, or
+ * only malformed event lines; a NUL byte makes a binary file, refused at
+ * its line.  Lines that are no trace's around events do not refuse them. */
+static void test_not_a_trace(void)
+{
+        static const char passwd[] = "# tracer: nop\n\nroot:x:0:0:root:/root:/bin/sh\nbin:x:1:1::/:/bin/false\n";
+        static const char other[] = "# tracer: nop\nCPU:1 [LOST 3 EVENTS]\n"
+                                    "  sh-7 [001] d..2. 9.000100: sched_switch: prev_comm=sh\n";
+        static const char bad[] = "p-1 [000] ..... 50.000600: mm_filemap_get_pages: dev=254:1 ino=\n";
+        static const char binary[] = "# tracer: nop\nRSET\0\1\2\n"
+                                     "p-1 [000] ..... 50.000300: mm_filemap_get_pages: dev=254:1 ino=b ofs=0-4095\n";
+        static const char mixed[] = "a note\n"
+                                    "p-1 [000] ..... 50.000300: mm_filemap_get_pages: dev=254:1 ino=b ofs=0-4095\n";
+        struct trace_file_result res;
+
+        CHECK_EQ(build_text("", 0, &res), -ENODATA);
+        CHECK_EQ(res.failed, TRACE_FILE_NO_EVENTS);
+        CHECK_EQ(res.trace_line, 0);
+
+        CHECK_EQ(build_text(passwd, strlen(passwd), &res), -ENODATA);
+        CHECK_EQ(res.failed, TRACE_FILE_NO_EVENTS);
+        CHECK_EQ(res.trace_line, 3);
+
+        CHECK_EQ(build_text(other, strlen(other), &res), -ENODATA);
+        CHECK_EQ(res.failed, TRACE_FILE_NO_EVENTS);
+        CHECK_EQ(res.trace_line, 0);
+
+        CHECK_EQ(build_text(bad, strlen(bad), &res), -ENODATA);
+        CHECK_EQ(res.failed, TRACE_FILE_NO_EVENTS);
+        CHECK_EQ(res.malformed, 1);
+
+        CHECK_EQ(build_text(binary, sizeof(binary) - 1, &res), -EBADMSG);
+        CHECK_EQ(res.failed, TRACE_FILE_BINARY);
+        CHECK_EQ(res.trace_line, 2);
+
+        CHECK_EQ(build_text(mixed, strlen(mixed), &res), 0);
+        CHECK_EQ(res.failed, TRACE_FILE_DONE);
+}
+
 int main(void)
 {
         const char *src = getenv("SRCDIR");
@@ -133,5 +192,6 @@ int main(void)
         test_fixture();
         test_times();
         test_failures();
+        test_not_a_trace();
         TESTS_DONE();
 }

@@ -35,6 +35,9 @@ int main(void)
 {
         char dir[] = "/var/lib/readset-test-trust.XXXXXX", tdir[] = "/tmp/readset-test-trust.XXXXXX";
         char f[128], sub[128], subf[128], fifo[128], dev[128], link_out[128], tf[128];
+        char tmpf[] = "/tmp/readset-test-trust-f.XXXXXX", tmpl[128], tmpl_sub[160];
+        char link_via[128], link_via_f[160], nob[128], nob_up[160];
+        int tmpfd;
         char *text = NULL;
 
         if (geteuid() != 0)
@@ -50,6 +53,10 @@ int main(void)
         snprintf(dev, sizeof(dev), "%s/tty", dir);
         snprintf(link_out, sizeof(link_out), "%s/out", dir);
         snprintf(tf, sizeof(tf), "%s/r.json", tdir);
+        snprintf(link_via, sizeof(link_via), "%s/via", dir);
+        snprintf(link_via_f, sizeof(link_via_f), "%s/via/r.json", dir);
+        snprintf(nob, sizeof(nob), "%s/nobody", dir);
+        snprintf(nob_up, sizeof(nob_up), "%s/nobody/../r.json", dir);
         write_small(f);
         write_small(tf);
         CHECK_EQ(mkdir(sub, 0755), 0);
@@ -62,14 +69,85 @@ int main(void)
         free(text);
         CHECK_EQ(trust_check_dir(sub, why, sizeof(why)), 0);
 
-        /* /tmp, which anyone can write, refuses what is below it */
-        CHECK_EQ(try_open(tf), -EPERM);
-        CHECK(strstr(why, "'/tmp'") && strstr(why, "anyone"));
-        CHECK_EQ(trust_check_dir(tdir, why, sizeof(why)), -EPERM);
+        /* /tmp: sticky, so others cannot rename or replace what is root's
+         * there: root's file in root's mktemp -d directory, read */
+        CHECK_EQ(try_open(tf), 0);
+        CHECK_EQ(trust_check_dir(tdir, why, sizeof(why)), 0);
         /* ... also through a symbolic link from a trusted directory */
         CHECK_EQ(symlink(tf, link_out), 0);
+        CHECK_EQ(try_open(link_out), 0);
+        /* ... but not another user's file there, nor through the link */
+        CHECK_EQ(chown(tf, 65534, 65534), 0);
+        CHECK_EQ(try_open(tf), -EPERM);
+        CHECK(strstr(why, "it is owned by uid 65534"));
         CHECK_EQ(try_open(link_out), -EPERM);
-        CHECK(strstr(why, "/tmp"));
+        CHECK(strstr(why, "uid 65534"));
+        CHECK_EQ(chown(tf, 0, 0), 0);
+        /* ... nor root's file in another user's directory there (they can
+         * rename it away and put theirs in its place) */
+        CHECK_EQ(chown(tdir, 65534, 65534), 0);
+        CHECK_EQ(try_open(tf), -EPERM);
+        CHECK(strstr(why, tdir) && strstr(why, "owned by uid 65534"));
+        CHECK_EQ(trust_check_dir(tdir, why, sizeof(why)), -EPERM);
+        CHECK_EQ(chown(tdir, 0, 0), 0);
+        /* a directory anyone may write, not sticky: nothing below it holds */
+        CHECK_EQ(chmod(tdir, 0777), 0);
+        CHECK_EQ(try_open(tf), -EPERM);
+        CHECK(strstr(why, tdir) && strstr(why, "anyone (mode 0777)"));
+        /* sticky: root's file below it is read, but the directory is no
+         * --auto directory (others may add names to it) */
+        CHECK_EQ(chmod(tdir, 01777), 0);
+        CHECK_EQ(try_open(tf), 0);
+        CHECK_EQ(trust_check_dir(tdir, why, sizeof(why)), -EPERM);
+        CHECK(strstr(why, "anyone (mode 1777)"));
+        CHECK_EQ(chmod(tdir, 0700), 0);
+
+        /* root's file right in /tmp: read; another user's: refused */
+        CHECK((tmpfd = mkstemp(tmpf)) >= 0);
+        if (tmpfd >= 0) {
+                CHECK_EQ(write(tmpfd, "{}\n", 3), 3);
+                close(tmpfd);
+                CHECK_EQ(try_open(tmpf), 0);
+                CHECK_EQ(chown(tmpf, 65534, 65534), 0);
+                CHECK_EQ(try_open(tmpf), -EPERM);
+                CHECK(strstr(why, "it is owned by uid 65534"));
+                CHECK_EQ(unlink(tmpf), 0);
+        }
+
+        /* a symbolic link in /tmp: root's is followed; another user's is
+         * not (protected_symlinks' case), even to root's file in root's
+         * directory, and even under a path that is no link itself */
+        snprintf(tmpl, sizeof(tmpl), "/tmp/readset-test-trust-link.%d", (int)getpid());
+        snprintf(tmpl_sub, sizeof(tmpl_sub), "%s/r.json", tmpl);
+        unlink(tmpl);
+        CHECK_EQ(symlink(dir, tmpl), 0);
+        CHECK_EQ(try_open(tmpl_sub), 0);
+        CHECK_EQ(lchown(tmpl, 65534, 65534), 0);
+        CHECK_EQ(try_open(tmpl_sub), -EPERM);
+        CHECK(strstr(why, "symbolic link") && strstr(why, tmpl) && strstr(why, "uid 65534"));
+        CHECK_EQ(trust_check_dir(tmpl, why, sizeof(why)), -EPERM);
+        CHECK_EQ(unlink(tmpl), 0);
+        CHECK_EQ(symlink(f, tmpl), 0);
+        CHECK_EQ(lchown(tmpl, 65534, 65534), 0);
+        CHECK_EQ(try_open(tmpl), -EPERM);
+        CHECK(strstr(why, "symbolic link") && strstr(why, "uid 65534"));
+        /* ... nor when root's own link leads through it: the path is
+         * checked as the kernel resolves it, links' targets too */
+        CHECK_EQ(unlink(tmpl), 0);
+        CHECK_EQ(symlink(dir, tmpl), 0);
+        CHECK_EQ(lchown(tmpl, 65534, 65534), 0);
+        CHECK_EQ(symlink(tmpl, link_via), 0);
+        CHECK_EQ(try_open(link_via_f), -EPERM);
+        CHECK(strstr(why, "symbolic link") && strstr(why, tmpl) && strstr(why, "uid 65534"));
+        CHECK_EQ(unlink(tmpl), 0);
+        CHECK_EQ(unlink(link_via), 0);
+        /* a directory of another user's on the way, even one the path
+         * leaves by "..": they could put a link in its place */
+        CHECK_EQ(mkdir(nob, 0755), 0);
+        CHECK_EQ(chown(nob, 65534, 65534), 0);
+        CHECK_EQ(try_open(nob_up), -EPERM);
+        CHECK(strstr(why, nob) && strstr(why, "owned by uid 65534"));
+        CHECK_EQ(rmdir(nob), 0);
 
         /* a directory its group may write */
         CHECK_EQ(chmod(sub, 0775), 0);
