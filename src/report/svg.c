@@ -527,6 +527,50 @@ static void write_head(FILE *f, const struct report *r, const struct plot *pl)
         fputs("\"/>\n", f);
 }
 
+/* Each band named by the file most of its bytes belong to (its last path
+ * component; the device's own blocks: metadata), in the band's top left
+ * corner: where the head goes. */
+static int write_band_names(FILE *f, const struct readset *rs, const struct report *r, const struct plot *pl)
+{
+        _cleanup_free_ uint64_t *bytes = calloc(MAX(pl->nb * rs->n_files, 1), sizeof(uint64_t));
+        uint64_t sum[SVG_MAX_BANDS] = { 0 };
+
+        if (!bytes)
+                return -ENOMEM;
+        for (size_t i = 0; i < r->n_pieces; i++) {
+                const struct rp_piece *p = &r->pieces[i];
+                for (size_t b = 0; p->phys != COST_POS_UNKNOWN && b < pl->nb; b++)
+                        if (p->phys >= pl->b[b].data.lo && p->phys < pl->b[b].data.hi) {
+                                bytes[b * rs->n_files + p->file] += p->length;
+                                sum[b] += p->length;
+                        }
+        }
+        for (size_t b = 0; b < pl->nb; b++) {
+                size_t best = 0;
+                const char *name, *slash;
+                for (size_t i = 1; i < rs->n_files; i++)
+                        if (bytes[b * rs->n_files + i] > bytes[b * rs->n_files + best])
+                                best = i;
+                if (!sum[b])
+                        continue;
+                name = rs->files[best].path;
+                slash = strrchr(name, '/');
+                if (rs->files[best].kind == RS_FILE_BLOCKDEV)
+                        name = "file system metadata";
+                else if (slash && slash[1])
+                        name = slash + 1;
+                fprintf(f, "<text class=\"bandname\" x=\"%d\" y=\"%.1f\" font-size=\"10\" fill=\"#444\" "
+                        "stroke=\"#f7f7f7\" stroke-width=\"3\" paint-order=\"stroke\">", PX + 4,
+                        pl->b[b].y0 - pl->b[b].px + 11);
+                put_text(f, name);
+                /* most of the band's bytes, or only the largest part */
+                if (bytes[b * rs->n_files + best] * 10 < sum[b] * 9)
+                        fputs(" and others", f);
+                fputs("</text>\n", f);
+        }
+        return 0;
+}
+
 static void piece_title(FILE *f, const struct readset *rs, const struct rp_piece *p)
 {
         char b[32];
@@ -603,11 +647,12 @@ static int write_svg(FILE *f, const struct readset *rs, const struct report *r)
                 fputs("</g>\n", f);
         }
         for (size_t i = 0; i + 1 < pl.nb; i++) {
-                /* between the top of band i and the bottom of band i + 1 */
+                /* between the top of band i and the bottom of band i + 1: the
+                 * bytes the axis skips, and those no piece lies in */
                 double lo = pl.b[i].y0 - pl.b[i].px, hi = pl.b[i + 1].y0;
                 fprintf(f, "<g class=\"break\" data-lo=\"%" PRIu64 "\" data-hi=\"%" PRIu64 "\">"
                         "<rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" fill=\"#ffffff\"/>",
-                        pl.b[i].data.hi, pl.b[i + 1].data.lo, PX - 8, hi + 2, PW + 16, lo - hi - 4);
+                        pl.b[i].shown.hi, pl.b[i + 1].shown.lo, PX - 8, hi + 2, PW + 16, lo - hi - 4);
                 for (int side = 0; side < 2; side++) {
                         int x = side ? PX + PW : PX;
                         fprintf(f, "<path d=\"M%d %.1fL%d %.1fM%d %.1fL%d %.1f\" stroke=\"#888\" fill=\"none\"/>",
@@ -679,7 +724,11 @@ static int write_svg(FILE *f, const struct readset *rs, const struct report *r)
                         fprintf(f, " [%" PRIu64 "+%" PRIu64 "]</title></rect>\n", p->offset, p->length);
                 }
         }
-        fputs("</g>\n</g>\n", f);
+        fputs("</g>\n", f);
+        e = write_band_names(f, rs, r, &pl);
+        if (e < 0)
+                return e;
+        fputs("</g>\n", f);
 
         /* the cumulative panel: bytes and reads against time */
         fprintf(f, "<g id=\"cumulative\">\n<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#f7f7f7\" "
