@@ -658,9 +658,7 @@ static int write_svg(FILE *f, const struct readset *rs, const struct report *r)
                         fprintf(f, "<path d=\"M%d %.1fL%d %.1fM%d %.1fL%d %.1f\" stroke=\"#888\" fill=\"none\"/>",
                                 x - 6, lo - 2, x + 6, lo - 6, x - 6, hi + 6, x + 6, hi + 2);
                 }
-                fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" font-size=\"9\" fill=\"#777\">%s not read"
-                        "</text></g>\n", PX + PW - 10, lo - 4,
-                        format_bytes(pl.b[i + 1].data.lo - pl.b[i].data.hi, b1));
+                fputs("</g>\n", f);
         }
         if (pl.nb == 0)
                 fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#777\">no position on the device "
@@ -725,6 +723,12 @@ static int write_svg(FILE *f, const struct readset *rs, const struct report *r)
                 }
         }
         fputs("</g>\n", f);
+        /* what each break skips, over the path and the marks */
+        for (size_t i = 0; i + 1 < pl.nb; i++)
+                fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" font-size=\"9\" fill=\"#666\" "
+                        "stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\">%s not read</text>\n",
+                        PX + PW - 10, pl.b[i].y0 - pl.b[i].px - 4,
+                        format_bytes(pl.b[i + 1].data.lo - pl.b[i].data.hi, b1));
         e = write_band_names(f, rs, r, &pl);
         if (e < 0)
                 return e;
