@@ -173,12 +173,13 @@ static const char *colour_of(int group)
         return group < 0 ? COLOUR_META : group >= N_COLOURS ? COLOUR_OTHER : colours[group];
 }
 
+/* A piece's time, to the millisecond's thousandth: titles tell pieces apart. */
 static void label_time(char buf[static 32], double us)
 {
         if (us >= 1e6)
-                snprintf(buf, 32, "%.2f s", us / 1e6);
+                snprintf(buf, 32, "%.6f s", us / 1e6);
         else
-                snprintf(buf, 32, "%.0f ms", us / 1e3);
+                snprintf(buf, 32, "%.3f ms", us / 1e3);
 }
 
 /* The smallest of 1, 2, 5 times a power of ten that is at least raw (> 0). */
@@ -394,7 +395,7 @@ static int plot_layout(const struct report *r, struct plot *pl)
                 int digits = g->ax.decimals + 1;
                 for (double v = (double)g->shown.hi / g->ax.unit_value; v >= 10; v /= 10)
                         digits++;
-                g->single = digits > 4;
+                g->single = digits > 4 || g->ax.n == 0;
         }
         return 0;
 }

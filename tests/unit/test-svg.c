@@ -186,6 +186,22 @@ static void test_graph(void)
                 CHECK_EQ(segments, 19);
         }
         free(text);
+        text = NULL;
+        /* no position known: no band, no path, still a graph */
+        for (int i = 0; i < 20; i++)
+                p[i].phys = UINT64_MAX;
+        CHECK_EQ(report_svg_write(path, &rs, &r), 0);
+        CHECK_EQ(read_small_file(path, &text, 1 << 20), 0);
+        CHECK(text && strstr(text, "data-bands=\"0\"") && strstr(text, "data-segments=\"0\""));
+        CHECK(text && strstr(text, "</svg>"));
+        free(text);
+        text = NULL;
+        /* nothing read at all */
+        r.n_pieces = 0;
+        CHECK_EQ(report_svg_write(path, &rs, &r), 0);
+        CHECK_EQ(read_small_file(path, &text, 1 << 20), 0);
+        CHECK(text && strstr(text, "data-bands=\"0\"") && strstr(text, "</svg>"));
+        free(text);
         unlink(path);
         rmdir(dir);
 }
