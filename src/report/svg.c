@@ -391,11 +391,11 @@ static int plot_layout(const struct report *r, struct plot *pl)
                 if (g->shown.hi < bands[i].hi)
                         g->shown.hi = bands[i].hi;
                 axis_span(&g->ax, (double)g->shown.lo, (double)g->shown.hi);
-                /* ticks of more than 4 digits ("175376410 KiB") say nothing */
+                /* ticks of more than 5 digits ("175376410 KiB") say nothing */
                 int digits = g->ax.decimals + 1;
                 for (double v = (double)g->shown.hi / g->ax.unit_value; v >= 10; v /= 10)
                         digits++;
-                g->single = digits > 4 || g->ax.n == 0;
+                g->single = digits > 5 || g->ax.n == 0;
         }
         return 0;
 }
