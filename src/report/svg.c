@@ -2,8 +2,8 @@
 #include "report/svg.h"
 
 #include <errno.h>
-#include <stdbool.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -533,26 +533,26 @@ static void write_head(FILE *f, const struct report *r, const struct plot *pl)
  * corner: where the head goes. */
 static int write_band_names(FILE *f, const struct readset *rs, const struct report *r, const struct plot *pl)
 {
-        _cleanup_free_ uint64_t *bytes = calloc(MAX(pl->nb * rs->n_files, 1), sizeof(uint64_t));
-        uint64_t sum[SVG_MAX_BANDS] = { 0 };
+        _cleanup_free_ uint64_t *bytes = malloc(MAX(rs->n_files, 1) * sizeof(uint64_t));
 
         if (!bytes)
                 return -ENOMEM;
-        for (size_t i = 0; i < r->n_pieces; i++) {
-                const struct rp_piece *p = &r->pieces[i];
-                for (size_t b = 0; p->phys != COST_POS_UNKNOWN && b < pl->nb; b++)
-                        if (p->phys >= pl->b[b].data.lo && p->phys < pl->b[b].data.hi) {
-                                bytes[b * rs->n_files + p->file] += p->length;
-                                sum[b] += p->length;
-                        }
-        }
         for (size_t b = 0; b < pl->nb; b++) {
+                uint64_t sum = 0;
                 size_t best = 0;
                 const char *name, *slash;
-                for (size_t i = 1; i < rs->n_files; i++)
-                        if (bytes[b * rs->n_files + i] > bytes[b * rs->n_files + best])
-                                best = i;
-                if (!sum[b])
+
+                memset(bytes, 0, MAX(rs->n_files, 1) * sizeof(uint64_t));
+                for (size_t i = 0; i < r->n_pieces; i++) {
+                        const struct rp_piece *p = &r->pieces[i];
+                        if (p->phys == COST_POS_UNKNOWN || p->phys < pl->b[b].data.lo || p->phys >= pl->b[b].data.hi)
+                                continue;
+                        bytes[p->file] += p->length;
+                        sum += p->length;
+                        if (bytes[p->file] > bytes[best])
+                                best = p->file;
+                }
+                if (!sum)
                         continue;
                 name = rs->files[best].path;
                 slash = strrchr(name, '/');
@@ -565,7 +565,7 @@ static int write_band_names(FILE *f, const struct readset *rs, const struct repo
                         pl->b[b].y0 - pl->b[b].px + 11);
                 put_text(f, name);
                 /* most of the band's bytes, or only the largest part */
-                if (bytes[b * rs->n_files + best] * 10 < sum[b] * 9)
+                if (bytes[best] * 10 < sum * 9)
                         fputs(" and others", f);
                 fputs("</text>\n", f);
         }

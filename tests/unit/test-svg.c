@@ -175,6 +175,9 @@ static void test_graph(void)
         if (text) {
                 CHECK(strstr(text, "data-bands=\"2\"") != NULL);
                 CHECK(strstr(text, "class=\"break\"") != NULL);
+                /* each band named by its file */
+                CHECK(strstr(text, "paint-order=\"stroke\">a</text>") != NULL);
+                CHECK(strstr(text, "paint-order=\"stroke\">b</text>") != NULL);
                 CHECK(strstr(text, ">7 ms</text>") != NULL && strstr(text, ">8 ms</text>") == NULL);
                 /* the path: the 20 known pieces, 19 segments, each a seek of 20 GiB */
                 CHECK(strstr(text, "data-segments=\"19\"") != NULL);
