@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,10 @@
 #define UH 12
 #define CY 500           /* cumulative panel top */
 #define CH 120
+#define BAND_MIN 30      /* a band of the position axis is at least this high */
+#define BREAK_PX 16      /* and the break between two bands this high */
+#define TICK_PX 36       /* a tick at most every this many pixels of a band */
+#define X_TICKS 8        /* at most this many steps across the time axis */
 #define MAX_SINGLE 4000  /* pieces drawn one by one up to this many */
 #define CELL_W 4         /* else aggregated into cells at least this large */
 #define CELL_H 3
@@ -168,12 +173,253 @@ static const char *colour_of(int group)
         return group < 0 ? COLOUR_META : group >= N_COLOURS ? COLOUR_OTHER : colours[group];
 }
 
+/* A piece's time, to the millisecond's thousandth: titles tell pieces apart. */
 static void label_time(char buf[static 32], double us)
 {
         if (us >= 1e6)
-                snprintf(buf, 32, "%.2f s", us / 1e6);
+                snprintf(buf, 32, "%.6f s", us / 1e6);
         else
-                snprintf(buf, 32, "%.0f ms", us / 1e3);
+                snprintf(buf, 32, "%.3f ms", us / 1e3);
+}
+
+/* The smallest of 1, 2, 5 times a power of ten that is at least raw (> 0). */
+static double nice_step(double raw)
+{
+        static const double d[] = { 1, 2, 5, 10 };
+        double mag = 1;
+
+        while (mag > raw)
+                mag /= 10;
+        while (mag * 10 <= raw)
+                mag *= 10;
+        for (size_t i = 0; i < ARRAY_SIZE(d); i++)
+                if (d[i] * mag >= raw * (1 - 1e-9))
+                        return d[i] * mag;
+        return 10 * mag;
+}
+
+/* floor and ceil of v >= 0 without libm, a hair of rounding forgiven */
+static double floor_pos(double v)
+{
+        double k = (double)(uint64_t)(v + 1e-9);
+        return k;
+}
+
+static double ceil_pos(double v)
+{
+        double k = floor_pos(v);
+        return k < v - 1e-9 ? k + 1 : k;
+}
+
+/* The ticks of a's step inside [lo, hi] (base units). */
+static void axis_span(struct svg_axis *a, double lo, double hi)
+{
+        double k0 = ceil_pos(lo / a->unit_value / a->step), k1 = floor_pos(hi / a->unit_value / a->step);
+
+        a->first = k0 * a->step;
+        a->n = k1 >= k0 ? (unsigned)(k1 - k0) + 1 : 0;
+        a->decimals = 0;
+        for (double s = a->step; s < 1 - 1e-9 && a->decimals < 9; s *= 10)
+                a->decimals++;
+}
+
+static void axis_in(struct svg_axis *a, double lo, double hi, unsigned max_ticks)
+{
+        if (hi <= lo)
+                hi = lo + a->unit_value;
+        a->step = nice_step((hi - lo) / a->unit_value / (max_ticks ? max_ticks : 1));
+        axis_span(a, lo, hi);
+}
+
+void svg_axis_time(double lo, double hi, unsigned max_ticks, struct svg_axis *a)
+{
+        *a = (struct svg_axis){ 1, "\xc2\xb5s", 1, 0, 0, 0 };
+        if (hi >= 1e6)
+                *a = (struct svg_axis){ 1e6, "s", 1, 0, 0, 0 };
+        else if (hi >= 1e3)
+                *a = (struct svg_axis){ 1e3, "ms", 1, 0, 0, 0 };
+        axis_in(a, lo, hi, max_ticks);
+}
+
+void svg_axis_bytes(double lo, double hi, unsigned max_ticks, struct svg_axis *a)
+{
+        static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+        double raw = (hi > lo ? hi - lo : 1) / (max_ticks ? max_ticks : 1);
+        size_t u = ARRAY_SIZE(units) - 1;
+        double v = (double)(1ull << (10 * u));
+
+        while (u > 0 && (v > (hi > 1 ? hi : 1) || raw / v < 0.01)) {
+                u--;
+                v /= 1024;
+        }
+        *a = (struct svg_axis){ v, units[u], 1, 0, 0, 0 };
+        axis_in(a, lo, hi, max_ticks);
+}
+
+double svg_axis_value(const struct svg_axis *a, unsigned i)
+{
+        return (a->first + a->step * i) * a->unit_value;
+}
+
+const char *svg_axis_label(const struct svg_axis *a, unsigned i, char buf[static 32])
+{
+        snprintf(buf, 32, "%.*f %s", a->decimals, a->first + a->step * i, a->unit);
+        return buf;
+}
+
+static int cmp_band(const void *a, const void *b)
+{
+        const struct svg_band *x = a, *y = b;
+        if (x->lo != y->lo)
+                return x->lo < y->lo ? -1 : 1;
+        return x->hi < y->hi ? -1 : x->hi > y->hi;
+}
+
+size_t svg_bands(struct svg_band *x, size_t n, struct svg_band bands[static SVG_MAX_BANDS])
+{
+        size_t m = 0, cut[SVG_MAX_BANDS - 1], n_cut = 0, nb = 0, from = 0;
+        uint64_t drawn;
+
+        if (n == 0)
+                return 0;
+        /* overlapping or touching extents into runs */
+        qsort_safe(x, n, sizeof(*x), cmp_band);
+        for (size_t i = 0; i < n; i++) {
+                if (m > 0 && x[i].lo <= x[m - 1].hi) {
+                        x[m - 1].hi = MAX(x[m - 1].hi, x[i].hi);
+                        continue;
+                }
+                x[m++] = x[i];
+        }
+        /* the widest gaps, widest first, while each is wide against what
+         * stays drawn (a narrower one never is when a wider one is not) */
+        drawn = x[m - 1].hi - x[0].lo;
+        while (n_cut < SVG_MAX_BANDS - 1) {
+                size_t best = SIZE_MAX;
+                uint64_t w = 0;
+                for (size_t i = 0; i + 1 < m; i++) {
+                        uint64_t gap = x[i + 1].lo - x[i].hi;
+                        bool taken = false;
+                        for (size_t k = 0; k < n_cut; k++)
+                                taken |= cut[k] == i;
+                        if (!taken && gap > w) {
+                                w = gap;
+                                best = i;
+                        }
+                }
+                if (best == SIZE_MAX || w < SVG_MIN_BREAK || (double)w <= SVG_BREAK_FRACTION * (double)(drawn - w))
+                        break;
+                cut[n_cut++] = best;
+                drawn -= w;
+        }
+        /* the runs between the cuts, in position order */
+        for (size_t i = 0; i < m; i++) {
+                bool end = i + 1 == m;
+                for (size_t k = 0; k < n_cut; k++)
+                        end |= cut[k] == i;
+                if (!end)
+                        continue;
+                bands[nb++] = (struct svg_band){ x[from].lo, x[i].hi };
+                from = i + 1;
+        }
+        return nb;
+}
+
+/* The position axis: the bands, each drawn from y0 (its bottom) up px
+ * pixels, its extent widened to its first and last round tick. */
+struct band_geo {
+        struct svg_band data;   /* what the pieces touch */
+        struct svg_band shown;  /* the axis's extent */
+        double y0, px;
+        struct svg_axis ax;
+        bool single;            /* too narrow for round ticks: one label, its offset */
+};
+
+struct plot {
+        struct band_geo b[SVG_MAX_BANDS];
+        size_t nb;
+        uint64_t tmax;
+};
+
+/* The bands of r's known positions, laid out bottom (lowest) up. */
+static int plot_layout(const struct report *r, struct plot *pl)
+{
+        _cleanup_free_ struct svg_band *x = NULL;
+        struct svg_band bands[SVG_MAX_BANDS];
+        size_t n = 0;
+        uint64_t sum = 0;
+        double avail, y;
+
+        pl->nb = 0;
+        x = malloc((r->n_pieces ? r->n_pieces : 1) * sizeof(*x));
+        if (!x)
+                return -ENOMEM;
+        for (size_t i = 0; i < r->n_pieces; i++)
+                if (r->pieces[i].phys != COST_POS_UNKNOWN)
+                        x[n++] = (struct svg_band){ r->pieces[i].phys,
+                                                    r->pieces[i].phys + MAX(r->pieces[i].length, 1) };
+        pl->nb = svg_bands(x, n, bands);
+        if (pl->nb == 0)
+                return 0;
+        for (size_t i = 0; i < pl->nb; i++)
+                sum += bands[i].hi - bands[i].lo;
+        avail = AH - (double)(pl->nb - 1) * BREAK_PX - (double)pl->nb * BAND_MIN;
+        y = AY + AH;
+        for (size_t i = 0; i < pl->nb; i++) {
+                struct band_geo *g = &pl->b[i];
+                double step, lo, hi, mid;
+                g->data = bands[i];
+                g->px = BAND_MIN + avail * (double)(bands[i].hi - bands[i].lo) / (double)sum;
+                g->y0 = y;
+                y -= g->px + BREAK_PX;
+                /* widened to round ticks, never past the middle of a gap */
+                svg_axis_bytes((double)bands[i].lo, (double)bands[i].hi, MAX((unsigned)(g->px / TICK_PX), 1u), &g->ax);
+                step = g->ax.step * g->ax.unit_value;
+                lo = floor_pos((double)bands[i].lo / step) * step;
+                hi = ceil_pos((double)bands[i].hi / step) * step;
+                if (i > 0) {
+                        mid = ((double)bands[i - 1].hi + (double)bands[i].lo) / 2;
+                        lo = MAX(lo, mid);
+                }
+                if (i + 1 < pl->nb) {
+                        mid = ((double)bands[i].hi + (double)bands[i + 1].lo) / 2;
+                        hi = MIN(hi, mid);
+                }
+                g->shown = (struct svg_band){ (uint64_t)lo, (uint64_t)hi };
+                if (g->shown.lo > bands[i].lo)
+                        g->shown.lo = bands[i].lo;
+                if (g->shown.hi < bands[i].hi)
+                        g->shown.hi = bands[i].hi;
+                axis_span(&g->ax, (double)g->shown.lo, (double)g->shown.hi);
+                /* ticks of more than 5 digits ("175376410 KiB") say nothing */
+                int digits = g->ax.decimals + 1;
+                for (double v = (double)g->shown.hi / g->ax.unit_value; v >= 10; v /= 10)
+                        digits++;
+                g->single = digits > 5 || g->ax.n == 0;
+        }
+        return 0;
+}
+
+/* The y of device byte pos (in a band): where a piece there starts; with
+ * mark, the top and height of the mark of len bytes from there. */
+static double plot_y(const struct plot *pl, uint64_t pos, uint64_t len, double mark[2])
+{
+        const struct band_geo *g = &pl->b[0];
+
+        for (size_t i = 1; i < pl->nb && pos >= pl->b[i].shown.lo; i++)
+                g = &pl->b[i];
+        double scale = g->px / (double)MAX(g->shown.hi - g->shown.lo, 1);
+        double y = g->y0 - scale * (double)(pos - MIN(pos, g->shown.lo));
+        if (mark) {
+                mark[1] = MAX(2.0, scale * (double)len);
+                mark[0] = MAX(y - mark[1], g->y0 - g->px);
+        }
+        return y;
+}
+
+static double plot_x(const struct plot *pl, uint64_t t)
+{
+        return PX + (double)PW * (double)t / (double)pl->tmax;
 }
 
 struct cell {
@@ -197,18 +443,18 @@ static int cmp_cell(const void *a, const void *b)
 
 /* Pieces into cells of cw x ch pixels, one per cell and colour; returns
  * how many (cells[0 .. n) in position order, each with its first piece). */
-static size_t aggregate(const struct report *r, const int *fg, uint64_t tmax, uint64_t span, unsigned cw,
-                        unsigned ch, struct cell *cells)
+static size_t aggregate(const struct report *r, const int *fg, const struct plot *pl, unsigned cw, unsigned ch,
+                        struct cell *cells)
 {
         size_t m = 0;
 
         for (size_t i = 0; i < r->n_pieces; i++) {
                 const struct rp_piece *p = &r->pieces[i];
-                double x = PX + (double)PW * (double)p->time_us / (double)tmax, y;
+                double x = plot_x(pl, p->time_us), y;
                 if (p->phys == UINT64_MAX)
                         y = UY + UH / 2.0;
                 else
-                        y = AY + AH - (double)AH * (double)(p->phys - r->pos_min) / (double)span;
+                        y = plot_y(pl, p->phys, p->length, NULL);
                 /* cells counted from the panel's corner, the strip its own row */
                 cells[i] = (struct cell){ (uint32_t)((x - PX) / cw),
                                           p->phys == UINT64_MAX ? UINT32_MAX : (uint32_t)((y - AY) / ch),
@@ -225,6 +471,105 @@ static size_t aggregate(const struct report *r, const int *fg, uint64_t tmax, ui
                 cells[m++] = cells[i];
         }
         return m;
+}
+
+/* One point of the head's path (M first, then L); when reduced, not where
+ * the last one was. */
+static void head_point(FILE *f, size_t *points, double x, double y, double last[2], bool reduced)
+{
+        if (reduced && *points && (int)(x * 10) == (int)(last[0] * 10) && (int)(y * 10) == (int)(last[1] * 10))
+                return;
+        fprintf(f, "%c%.1f %.1f", *points ? 'L' : 'M', x, y);
+        (*points)++;
+        last[0] = x;
+        last[1] = y;
+}
+
+/* The head's path: a line from each piece of known position to the next in
+ * time order, through the middle of their marks.  Up to MAX_SINGLE pieces
+ * one point each; beyond, per pixel column (time order fills the columns in
+ * turn) its first, lowest, highest and last point: the same lines drawn. */
+static void write_head(FILE *f, const struct report *r, const struct plot *pl)
+{
+        size_t known = 0, points = 0;
+        double last[2] = { 0, 0 }, col[4] = { 0, 0, 0, 0 }; /* first, min, max, last y */
+        long cx = -1;
+
+        for (size_t i = 0; i < r->n_pieces; i++)
+                known += r->pieces[i].phys != COST_POS_UNKNOWN;
+        fprintf(f, "<path id=\"head\" class=\"head\" fill=\"none\" stroke=\"#303030\" stroke-opacity=\"0.55\" "
+                "stroke-width=\"0.8\" stroke-linejoin=\"round\" data-segments=\"%zu\" data-reduced=\"%d\" d=\"",
+                known ? known - 1 : 0, known > MAX_SINGLE);
+        for (size_t i = 0; i < r->n_pieces; i++) {
+                const struct rp_piece *p = &r->pieces[i];
+                double m[2], x, y;
+                if (p->phys == COST_POS_UNKNOWN)
+                        continue;
+                x = MIN(plot_x(pl, p->time_us), (double)(PX + PW - 3)) + 1.5;
+                plot_y(pl, p->phys, p->length, m);
+                y = m[0] + m[1] / 2;
+                if (known <= MAX_SINGLE) {
+                        head_point(f, &points, x, y, last, false);
+                        continue;
+                }
+                if ((long)x == cx) {
+                        col[1] = MIN(col[1], y);
+                        col[2] = MAX(col[2], y);
+                        col[3] = y;
+                        continue;
+                }
+                for (int k = 0; cx >= 0 && k < 4; k++)
+                        head_point(f, &points, (double)cx + 0.5, col[k], last, true);
+                cx = (long)x;
+                col[0] = col[1] = col[2] = col[3] = y;
+        }
+        for (int k = 0; cx >= 0 && k < 4; k++)
+                head_point(f, &points, (double)cx + 0.5, col[k], last, true);
+        fputs("\"/>\n", f);
+}
+
+/* Each band named by the file most of its bytes belong to (its last path
+ * component; the device's own blocks: metadata), in the band's top left
+ * corner: where the head goes. */
+static int write_band_names(FILE *f, const struct readset *rs, const struct report *r, const struct plot *pl)
+{
+        _cleanup_free_ uint64_t *bytes = malloc(MAX(rs->n_files, 1) * sizeof(uint64_t));
+
+        if (!bytes)
+                return -ENOMEM;
+        for (size_t b = 0; b < pl->nb; b++) {
+                uint64_t sum = 0;
+                size_t best = 0;
+                const char *name, *slash;
+
+                memset(bytes, 0, MAX(rs->n_files, 1) * sizeof(uint64_t));
+                for (size_t i = 0; i < r->n_pieces; i++) {
+                        const struct rp_piece *p = &r->pieces[i];
+                        if (p->phys == COST_POS_UNKNOWN || p->phys < pl->b[b].data.lo || p->phys >= pl->b[b].data.hi)
+                                continue;
+                        bytes[p->file] += p->length;
+                        sum += p->length;
+                        if (bytes[p->file] > bytes[best])
+                                best = p->file;
+                }
+                if (!sum)
+                        continue;
+                name = rs->files[best].path;
+                slash = strrchr(name, '/');
+                if (rs->files[best].kind == RS_FILE_BLOCKDEV)
+                        name = "file system metadata";
+                else if (slash && slash[1])
+                        name = slash + 1;
+                fprintf(f, "<text class=\"bandname\" x=\"%d\" y=\"%.1f\" font-size=\"10\" fill=\"#444\" "
+                        "stroke=\"#f7f7f7\" stroke-width=\"3\" paint-order=\"stroke\">", PX + 4,
+                        pl->b[b].y0 - pl->b[b].px + 11);
+                put_text(f, name);
+                /* most of the band's bytes, or only the largest part */
+                if (bytes[best] * 10 < sum * 9)
+                        fputs(" and others", f);
+                fputs("</text>\n", f);
+        }
+        return 0;
 }
 
 static void piece_title(FILE *f, const struct readset *rs, const struct rp_piece *p)
@@ -247,7 +592,9 @@ static int write_svg(FILE *f, const struct readset *rs, const struct report *r)
         _cleanup_free_ struct cell *cells = NULL;
         struct group top[N_COLOURS];
         size_t n_top = 0;
-        uint64_t tmax = 1, span, total = 0;
+        struct plot pl = { .tmax = 1 };
+        struct svg_axis ax;
+        uint64_t tmax, total = 0, shown = 0;
         char b1[32], b2[32];
         int e;
 
@@ -256,12 +603,14 @@ static int write_svg(FILE *f, const struct readset *rs, const struct report *r)
         e = make_groups(rs, r, fg, top, &n_top);
         if (e < 0)
                 return e;
+        e = plot_layout(r, &pl);
+        if (e < 0)
+                return e;
         for (size_t i = 0; i < r->n_pieces; i++) {
-                tmax = MAX(tmax, r->pieces[i].time_us);
+                pl.tmax = MAX(pl.tmax, r->pieces[i].time_us);
                 total += r->pieces[i].length;
         }
-        tmax = MAX(tmax, rs->duration_us);
-        span = r->pos_max > r->pos_min ? r->pos_max - r->pos_min : 1;
+        pl.tmax = tmax = MAX(pl.tmax, rs->duration_us);
 
         fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                 "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
@@ -275,43 +624,69 @@ static int write_svg(FILE *f, const struct readset *rs, const struct report *r)
                 "position on the device against time of first access</text>\n",
                 r->n_pieces, format_bytes(total, b1), r->totals.files);
 
-        /* the access panel: axes, then marks */
-        fprintf(f, "<g id=\"access\">\n<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#f7f7f7\" "
-                "stroke=\"#888\"/>\n", PX, AY, PW, AH);
-        for (int i = 0; i <= 4; i++) {
-                int y = AY + AH - AH * i / 4;
-                format_bytes(r->pos_min + span / 4 * (uint64_t)i, b1);
-                fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" font-size=\"10\">%s</text>"
-                        "<line x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\" stroke=\"#ddd\"/>\n",
-                        PX - 4, y + 3, b1, PX, PX + PW, y, y);
+        /* the access panel: the bands of the position axis and the breaks
+         * between them, the time axis, the head's path, then marks */
+        for (size_t i = 0; i < pl.nb; i++)
+                shown += pl.b[i].shown.hi - pl.b[i].shown.lo;
+        fprintf(f, "<g id=\"access\" data-bands=\"%zu\" data-shown=\"%" PRIu64 "\" data-pos-min=\"%" PRIu64 "\" "
+                "data-pos-max=\"%" PRIu64 "\">\n<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#f7f7f7\" "
+                "stroke=\"#888\"/>\n", pl.nb, shown, pl.nb ? r->pos_min : 0, pl.nb ? r->pos_max : 0, PX, AY, PW, AH);
+        for (size_t i = 0; i < pl.nb; i++) {
+                const struct band_geo *g = &pl.b[i];
+                fprintf(f, "<g class=\"band\" data-lo=\"%" PRIu64 "\" data-hi=\"%" PRIu64 "\" data-unit=\"%s\">\n",
+                        g->shown.lo, g->shown.hi, g->single ? "" : g->ax.unit);
+                if (g->single)
+                        fprintf(f, "<text class=\"ytick\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\" font-size=\"10\">"
+                                "%s</text>\n", PX - 4, g->y0 - g->px / 2 + 3, format_bytes(g->data.lo, b1));
+                for (unsigned k = 0; !g->single && k < g->ax.n; k++) {
+                        double v = svg_axis_value(&g->ax, k);
+                        double y = g->y0 - g->px * (v - (double)g->shown.lo) / (double)MAX(g->shown.hi - g->shown.lo, 1);
+                        fprintf(f, "<text class=\"ytick\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\" font-size=\"10\">%s"
+                                "</text><line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n",
+                                PX - 4, y + 3, svg_axis_label(&g->ax, k, b1), PX, PX + PW, y, y);
+                }
+                fputs("</g>\n", f);
         }
+        for (size_t i = 0; i + 1 < pl.nb; i++) {
+                /* between the top of band i and the bottom of band i + 1: the
+                 * bytes the axis skips, and those no piece lies in */
+                double lo = pl.b[i].y0 - pl.b[i].px, hi = pl.b[i + 1].y0;
+                fprintf(f, "<g class=\"break\" data-lo=\"%" PRIu64 "\" data-hi=\"%" PRIu64 "\">"
+                        "<rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" fill=\"#ffffff\"/>",
+                        pl.b[i].shown.hi, pl.b[i + 1].shown.lo, PX - 8, hi + 2, PW + 16, lo - hi - 4);
+                for (int side = 0; side < 2; side++) {
+                        int x = side ? PX + PW : PX;
+                        fprintf(f, "<path d=\"M%d %.1fL%d %.1fM%d %.1fL%d %.1f\" stroke=\"#888\" fill=\"none\"/>",
+                                x - 6, lo - 2, x + 6, lo - 6, x - 6, hi + 6, x + 6, hi + 2);
+                }
+                fputs("</g>\n", f);
+        }
+        if (pl.nb == 0)
+                fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#777\">no position on the device "
+                        "known</text>\n", PX + PW / 2, AY + AH / 2);
         fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" font-size=\"10\">unknown</text>\n", PX - 4, UY + 9);
         fprintf(f, "<text transform=\"translate(16 %d) rotate(-90)\" text-anchor=\"middle\">position on the "
                 "device</text>\n", AY + AH / 2);
-        for (int i = 0; i <= 5; i++) {
-                int x = PX + PW * i / 5;
-                label_time(b1, (double)tmax * i / 5);
-                fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-size=\"10\">%s</text>\n",
-                        x, UY + UH + 14, b1);
+        svg_axis_time(0, (double)pl.tmax, X_TICKS, &ax);
+        for (unsigned k = 0; k < ax.n; k++) {
+                double x = plot_x(&pl, (uint64_t)(svg_axis_value(&ax, k) + 0.5));
+                fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#e4e4e4\"/>"
+                        "<text class=\"xtick\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" font-size=\"10\">%s</text>\n",
+                        x, x, AY, AY + AH, x, UY + UH + 14, svg_axis_label(&ax, k, b1));
         }
         fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">time of first access</text>\n",
                 PX + PW / 2, UY + UH + 30);
+        write_head(f, r, &pl);
 
         fputs("<g id=\"marks\">\n", f);
         if (r->n_pieces <= MAX_SINGLE) {
                 for (size_t i = 0; i < r->n_pieces; i++) {
                         const struct rp_piece *p = &r->pieces[i];
-                        double x = PX + (double)PW * (double)p->time_us / (double)tmax, y, h;
-                        if (p->phys == UINT64_MAX) {
-                                y = UY;
-                                h = UH;
-                        } else {
-                                h = MAX(2.0, (double)AH * (double)p->length / (double)span);
-                                y = AY + AH - (double)AH * (double)(p->phys - r->pos_min) / (double)span - h;
-                                y = MAX(y, (double)AY);
-                        }
+                        double x = plot_x(&pl, p->time_us), m[2] = { UY, UH };
+                        if (p->phys != UINT64_MAX)
+                                plot_y(&pl, p->phys, p->length, m);
                         fprintf(f, "<rect class=\"mark\" x=\"%.1f\" y=\"%.1f\" width=\"3\" height=\"%.1f\" "
-                                "fill=\"%s\">", MIN(x, (double)(PX + PW - 3)), y, h, colour_of(fg[p->file]));
+                                "fill=\"%s\">", MIN(x, (double)(PX + PW - 3)), m[0], m[1], colour_of(fg[p->file]));
                         piece_title(f, rs, p);
                         fputs("</rect>\n", f);
                 }
@@ -325,7 +700,7 @@ static int write_svg(FILE *f, const struct readset *rs, const struct report *r)
                 if (!cells)
                         return -ENOMEM;
                 for (;;) {
-                        m = aggregate(r, fg, tmax, span, cw, ch, cells);
+                        m = aggregate(r, fg, &pl, cw, ch, cells);
                         if (m <= MAX_MARKS || cw >= 64)
                                 break;
                         cw *= 2;
@@ -348,7 +723,17 @@ static int write_svg(FILE *f, const struct readset *rs, const struct report *r)
                         fprintf(f, " [%" PRIu64 "+%" PRIu64 "]</title></rect>\n", p->offset, p->length);
                 }
         }
-        fputs("</g>\n</g>\n", f);
+        fputs("</g>\n", f);
+        /* what each break skips, over the path and the marks */
+        for (size_t i = 0; i + 1 < pl.nb; i++)
+                fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" font-size=\"9\" fill=\"#666\" "
+                        "stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\">%s not read</text>\n",
+                        PX + PW - 10, pl.b[i].y0 - pl.b[i].px - 4,
+                        format_bytes(pl.b[i + 1].data.lo - pl.b[i].data.hi, b1));
+        e = write_band_names(f, rs, r, &pl);
+        if (e < 0)
+                return e;
+        fputs("</g>\n", f);
 
         /* the cumulative panel: bytes and reads against time */
         fprintf(f, "<g id=\"cumulative\">\n<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#f7f7f7\" "

@@ -3,7 +3,9 @@
 # the findings the start deserves), --json (the same figures, consistent with
 # show --json and with FIEMAP), every reference device and a probe profile,
 # bad options and profiles refused without hanging, and the disk access graph
-# rendered by a real browser (headless Chromium), also for 100 000 ranges.
+# rendered by a real browser (headless Chromium), also for 100 000 ranges,
+# its axes (the bands touched, round ticks) and the head's path: a thrash
+# between two places far apart is a zigzag.
 . "$(dirname "$0")/lib.sh"
 need_root; need_tracefs; need_loop; need_python
 
@@ -172,9 +174,11 @@ ok = ok and any("hive-a" in t for t in titles) and any("hive-b" in t for t in ti
 print("svg:", len(marks), "marks for", sys.argv[2], "pieces")
 sys.exit(0 if ok else 1)
 PYEOF
+# the axes: round ticks in one unit; the head's path
+"$PY" "$SRCDIR/tests/e2e/svggraph.py" "$TMP/r.svg" || fail "svg axes"
 # (the hives' directory is the largest group: the first colour)
 "$PY" "$SRCDIR/tests/e2e/svgcheck.py" "$TMP/r.svg" "$TMP/r.png" --expect-id access --expect-id marks \
-        --expect-id cumulative --expect-id legend --min-marks 100 --expect-colour "#1f77b4" ||
+        --expect-id cumulative --expect-id legend --expect-id head --min-marks 100 --expect-colour "#1f77b4" ||
         fail "Chromium: the graph"
 
 # 6. 100 000 ranges: aggregated, under 2 MB, still a picture
@@ -198,7 +202,29 @@ print('big:', r['totals']['ranges'], 'ranges,', size, 'bytes of SVG')
 sys.exit(0 if r['totals']['ranges'] >= 100000 and size < 2000000 else 1)" || fail "big SVG"
 "$PY" "$SRCDIR/tests/e2e/svgcheck.py" "$TMP/big.svg" "$TMP/big.png" --expect-id access --expect-id cumulative \
         --min-marks 1000 --expect-colour "#1f77b4" || fail "Chromium: the big graph"
-# 7. a fresh checkout, reported at once (before any sync): its files are
+"$PY" "$SRCDIR/tests/e2e/svggraph.py" "$TMP/big.svg" || fail "big SVG axes"
+
+# 7. a thrash between two places far apart: hive-a, near the start, and a
+# file written after the 800 MiB above, read in turn.  The graph shows the
+# two bands (not the span between them) with a break, and the head's path
+# between them a zigzag: one segment per pair of pieces, most of them long.
+dd if=/dev/urandom of="$MNT/far" bs=1M count=64 conv=fsync status=none
+filefrag -v "$MNT/hive-a" "$MNT/far" | grep -E "^ +0:"
+"$READSET" record --cold -q -o "$TMP/far.readset" -- "$PY" -c "
+import os
+a = os.open('$MNT/hive-a', os.O_RDONLY); b = os.open('$MNT/far', os.O_RDONLY)
+for fd in (a, b):
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
+for i in range(64):
+    os.pread(a, 128 << 10, i << 18); os.pread(b, 512 << 10, i << 20)
+" || fail "record the thrash"
+"$READSET" report --no-probe --svg "$TMP/far.svg" "$TMP/far.readset" > /dev/null || fail "--svg of the thrash"
+"$PY" "$SRCDIR/tests/e2e/svggraph.py" "$TMP/far.svg" --min-bands 2 --max-shown 0.5 --exact-path --min-seeks 64 ||
+        fail "the thrash's graph"
+"$PY" "$SRCDIR/tests/e2e/svgcheck.py" "$TMP/far.svg" "$TMP/far.png" --expect-id access --expect-id head \
+        --min-marks 128 || fail "Chromium: the thrash's graph"
+
+# 8. a fresh checkout, reported at once (before any sync): its files are
 # delayed allocations, with no place on the disk yet.  As root the report
 # has them written back and finds their positions; as nobody (not their
 # owner: no writeback forced) it says how many have none yet and costs
