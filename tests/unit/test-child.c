@@ -134,14 +134,21 @@ static void test_gate(void)
 }
 
 /* A signal readset gets (not the terminal's) reaches the command; once
- * closed, readset's own disposition is back. */
+ * closed, readset's own disposition is back.  The signal is sent once the
+ * command runs (it says so by a file): under valgrind, one that reaches the
+ * child between its fork and its exec can be lost. */
 static void test_signal_passed_on(void)
 {
-        char *argv[] = { (char *)"sleep", (char *)"100000", NULL };
+        char marker[128], script[256];
+        char *argv[] = { (char *)"sh", (char *)"-c", script, NULL };
         struct sigaction sa;
         struct child c;
 
+        snprintf(marker, sizeof(marker), "%s/running", dir);
+        snprintf(script, sizeof(script), "echo > %s; exec sleep 100000", marker);
         CHECK_EQ(child_start(&c, argv, false), 0);
+        while (access(marker, F_OK) < 0 && !child_done(&c))
+                usleep(1000);
         CHECK_EQ(raise(SIGTERM), 0);
         CHECK(child_signal_passed_on());
         CHECK_EQ(child_wait(&c), 0);
@@ -150,6 +157,7 @@ static void test_signal_passed_on(void)
         child_close(&c);
         CHECK_EQ(sigaction(SIGTERM, NULL, &sa), 0);
         CHECK(sa.sa_handler == SIG_DFL);
+        unlink(marker);
 }
 
 /* A signal readset was started ignoring stays ignored, and is not passed. */
