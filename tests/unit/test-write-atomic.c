@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* write_file_atomic() (util/util.h): a file written whole or not at all,
- * beside its place and renamed there, never through what stood there. */
+ * beside its place and renamed there, never through what stood there; and
+ * its siblings: write_file() into what exists (sysfs style),
+ * read_small_file(), fd_reopen() and fd_path(). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -203,6 +205,75 @@ static void test_sudo_owner(void)
         rmdir(sub);
 }
 
+/* Into an existing file only, truncated; relative to a directory. */
+static void test_write_file(void)
+{
+        char p[128];
+        int dfd;
+
+        snprintf(p, sizeof(p), "%s/sysfs-like", dir);
+        CHECK_EQ(write_file(p, "x"), -ENOENT);
+        CHECK_EQ(entries(), 0);
+        CHECK_EQ(write_file_atomic(p, 0644, write_text, "a longer text"), 0);
+        CHECK_EQ(write_file(p, "1\n"), 0);
+        CHECK(holds(p, "1\n"));
+        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        CHECK(dfd >= 0);
+        if (dfd >= 0) {
+                CHECK_EQ(write_file_at(dfd, "sysfs-like", "2"), 0);
+                CHECK(holds(p, "2"));
+                close(dfd);
+        }
+        unlink(p);
+}
+
+/* Regular files only, at most max bytes; a FIFO refused, not waited on. */
+static void test_read_small_file(void)
+{
+        char p[128], *s = NULL;
+
+        snprintf(p, sizeof(p), "%s/small", dir);
+        CHECK_EQ(write_file_atomic(p, 0644, write_text, "0123456789"), 0);
+        CHECK_EQ(read_small_file(p, &s, 4), 0);
+        CHECK(s && strcmp(s, "0123") == 0);
+        free(s);
+        s = NULL;
+        unlink(p);
+        CHECK_EQ(read_small_file(p, &s, 4), -ENOENT);
+        CHECK_EQ(mkfifo(p, 0644), 0);
+        CHECK_EQ(read_small_file(p, &s, 4), -EINVAL);
+        unlink(p);
+        CHECK_EQ(read_small_file(dir, &s, 4), -EINVAL);
+        CHECK(s == NULL);
+}
+
+/* The very inode an O_PATH descriptor names, even after a rename. */
+static void test_fd_reopen(void)
+{
+        char p[128], q[128], where[256], buf[8] = { 0 };
+        int pfd, fd;
+
+        snprintf(p, sizeof(p), "%s/named", dir);
+        snprintf(q, sizeof(q), "%s/renamed", dir);
+        CHECK_EQ(write_file_atomic(p, 0644, write_text, "inode"), 0);
+        pfd = open(p, O_PATH | O_CLOEXEC);
+        CHECK(pfd >= 0);
+        if (pfd < 0)
+                return;
+        CHECK_EQ(rename(p, q), 0);
+        CHECK_EQ(fd_path(pfd, where, sizeof(where)), 0);
+        CHECK(strcmp(where, q) == 0);
+        fd = fd_reopen(pfd, O_RDONLY | O_CLOEXEC);
+        CHECK(fd >= 0);
+        if (fd >= 0) {
+                CHECK_EQ(read(fd, buf, sizeof(buf) - 1), 5);
+                CHECK(strcmp(buf, "inode") == 0);
+                close(fd);
+        }
+        close(pfd);
+        unlink(q);
+}
+
 int main(void)
 {
         if (!mkdtemp(dir))
@@ -217,6 +288,9 @@ int main(void)
         test_fifo_replaced();
         test_no_directory();
         test_sudo_owner();
+        test_write_file();
+        test_read_small_file();
+        test_fd_reopen();
         CHECK_EQ(entries(), 0);
         rmdir(dir);
         TESTS_DONE();
