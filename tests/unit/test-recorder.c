@@ -62,10 +62,16 @@ static pid_t reader(const char *path, int gate[2])
         return pid;
 }
 
+/* path's file in rs, by its device and inode (named or not: a name found
+ * by the bounded walk, without fanotify, depends on the machine's speed). */
 static const struct rs_file *find(const struct readset *rs, const char *path)
 {
+        struct stat st;
+
+        if (stat(path, &st) < 0)
+                return NULL;
         for (size_t i = 0; i < rs->n_files; i++)
-                if (rs->files[i].path && strcmp(rs->files[i].path, path) == 0)
+                if (rs->files[i].dev == st.st_dev && rs->files[i].ino == st.st_ino)
                         return &rs->files[i];
         return NULL;
 }
@@ -119,8 +125,12 @@ static void test_record_tree(void)
         CHECK(f != NULL);
         if (f) {
                 uint64_t lo = UINT64_MAX, hi = 0;
-                CHECK_EQ(f->kind, RS_FILE_REGULAR);
-                CHECK_EQ(f->size, 256 * 1024);
+                /* named by fanotify, where it watched */
+                if (st.paths.marks > 0) {
+                        CHECK(strcmp(f->path, mine) == 0);
+                        CHECK_EQ(f->kind, RS_FILE_REGULAR);
+                        CHECK_EQ(f->size, 256 * 1024);
+                }
                 for (size_t i = 0; i < f->n_ranges; i++) {
                         lo = MIN(lo, f->ranges[i].offset);
                         hi = MAX(hi, f->ranges[i].offset + f->ranges[i].length);
