@@ -37,10 +37,10 @@ static void make_file(const char *path, const char *text)
         }
 }
 
-/* f as a recording of path would have it now: a regular file with its
- * device, inode, size and mtime, one range. */
 static struct rs_range one_range = { .offset = 0, .length = 4096, .flags = RS_RANGE_ACCESSED };
 
+/* f as a recording of path would have it now: a regular file with its
+ * device, inode, size and mtime, one range. */
 static void record(struct rs_file *f, char *path)
 {
         struct stat st;
