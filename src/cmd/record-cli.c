@@ -45,14 +45,22 @@ int record_wait_unrecorded(struct child *c, char *const *cmd)
         return code;
 }
 
-void say_recorder_setup_failed(int r, const char *what)
+void say_recorder_setup_failed(int r, const char *what, bool warn)
 {
+        char text[256];
+
         if (r == -ENOENT && what && strncmp(what, "filemap/", 8) == 0)
-                log_error("this kernel has no trace event '%s' (needs Linux >= 6.x filemap events)", what);
+                snprintf(text, sizeof(text), "this kernel has no trace event '%s' (needs Linux >= 6.x filemap "
+                         "events)", what);
         else if (what && strcmp(what, "tracefs") == 0)
-                log_error("tracefs is not available (mount -t tracefs nodev /sys/kernel/tracing)");
+                snprintf(text, sizeof(text), "tracefs is not available (mount -t tracefs nodev /sys/kernel/tracing)");
         else
-                log_errno(r, "cannot set up %s", what ? what : "tracing");
+                snprintf(text, sizeof(text), "cannot set up %s: %s", what ? what : "tracing", strerror(-r));
+        /* (a warning where the command runs all the same) */
+        if (warn)
+                log_warning("%s", text);
+        else
+                log_error("%s", text);
 }
 
 void say_recorder_warnings(const struct recorder_status *st, bool setup)

@@ -16,8 +16,9 @@ char *record_default_output(char *const *cmd);
 int record_exec_unrecorded(char *const *cmd);
 /* Wait for a command already started, unrecorded: its exit status. */
 int record_wait_unrecorded(struct child *c, char *const *cmd);
-/* Why the recorder could not be set up (recorder_open's what and error). */
-void say_recorder_setup_failed(int r, const char *what);
+/* Why the recorder could not be set up (recorder_open's what and error):
+ * an error, or a warning where the command runs all the same. */
+void say_recorder_setup_failed(int r, const char *what, bool warn);
 /* What a recording lacks: after the set-up (setup: lookups not traced), or
  * after the end (events that stopped being read). */
 void say_recorder_warnings(const struct recorder_status *st, bool setup);

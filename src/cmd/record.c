@@ -96,9 +96,16 @@ int cmd_record(int argc, char **argv)
         if (!arg_output && !(arg_output = record_default_output(cmd)))
                 return log_errno(-ENOMEM, "out of memory");
         if (geteuid() != 0) {
-                log_error("recording needs root (tracefs, fanotify and BPF); try 'sudo readset record ...'");
-                return arg_fallback ? record_exec_unrecorded(cmd) : CMD_FAILED;
+                if (!arg_fallback)
+                        return log_error("recording needs root (tracefs, fanotify and BPF); try 'sudo readset "
+                                         "record ...'");
+                log_warning("recording needs root (tracefs, fanotify and BPF); running '%s' unrecorded", cmd[0]);
+                return record_exec_unrecorded(cmd);
         }
+        /* where the recording goes, known writable before the command
+         * runs: its recording and its exit status are not lost after */
+        if ((r = write_file_atomic_check(arg_output)) < 0)
+                return log_errno(r, "cannot write '%s'", arg_output);
         if (arg_cold && (r = drop_caches()) < 0)
                 return log_errno(r, "cannot drop the page cache (/proc/sys/vm/drop_caches)");
 
@@ -119,7 +126,7 @@ int cmd_record(int argc, char **argv)
         }
         if (r < 0) {
                 /* the command has not started: it runs unrecorded, or not at all */
-                say_recorder_setup_failed(r, what);
+                say_recorder_setup_failed(r, what, arg_fallback);
                 recorder_free(rec);
                 if (arg_fallback) {
                         log_warning("cannot record here; running '%s' unrecorded", cmd[0]);

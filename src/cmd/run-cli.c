@@ -25,18 +25,26 @@ int run_auto_prepare(const char *dir, char *const *cmd, char **ret)
         unsigned n;
         int r = store_prepare(dir);
 
-        if (r < 0)
-                return log_errno(r, "cannot create '%s'", dir);
+        if (r < 0) {
+                log_warning_errno(r, "cannot create '%s'; the command runs without readset", dir);
+                return r;
+        }
         r = trust_check_dir(dir, why, sizeof(why));
-        if (r == -EPERM)
-                return log_error("refusing --auto directory '%s': %s; as root, readset keeps read sets only where "
-                                 "root or you alone can change them (--allow-untrusted uses it anyway; "
-                                 "docs/SECURITY.md)", dir, why);
-        if (r < 0)
-                return log_errno(r, "cannot use '%s'", dir);
+        if (r == -EPERM) {
+                log_warning("refusing --auto directory '%s': %s; as root, readset keeps read sets only where "
+                            "root or you alone can change them (--allow-untrusted uses it anyway; "
+                            "docs/SECURITY.md); the command runs without readset", dir, why);
+                return r;
+        }
+        if (r < 0) {
+                log_warning_errno(r, "cannot use '%s'; the command runs without readset", dir);
+                return r;
+        }
         r = store_path(dir, cmd, ret);
-        if (r < 0)
-                return log_errno(r, "out of memory");
+        if (r < 0) {
+                log_warning_errno(r, "out of memory; the command runs without readset");
+                return r;
+        }
         n = store_remove_left(dir, *ret);
         if (n)
                 log_info("removed %u file%s in '%s' left by a run that was killed", n, n == 1 ? "" : "s", dir);
@@ -44,16 +52,19 @@ int run_auto_prepare(const char *dir, char *const *cmd, char **ret)
 }
 
 /* A read set that cannot be used (r, why: from format_load/decode): with
- * --auto it is recorded anew (0); otherwise refused before the command
- * starts (CMD_FAILED), or, once it has, said while it runs without. */
-static int unusable(const char *file, int r, const char *why, bool is_auto, bool started)
+ * --auto it is recorded anew; otherwise the command runs without a replay.
+ * Said once, as a warning: the command runs either way.  0. */
+static int unusable(const char *file, int r, const char *why, bool is_auto)
 {
         if (is_auto)
                 log_warning("'%s' is unusable (%s): recording it again", file, why ? why : strerror(-r));
-        else if (started)
-                log_error("cannot read '%s': %s; the command runs without a replay", file, why ? why : strerror(-r));
+        else if (why && r == -EPERM)
+                log_warning("refusing '%s': %s; as root, readset reads only what root or you alone can change "
+                            "(--allow-untrusted reads it anyway; docs/SECURITY.md); the command runs without a "
+                            "replay", file, why);
         else
-                return say_cannot_read(file, r, why);
+                log_warning("cannot read '%s': %s; the command runs without a replay", file,
+                            why ? why : strerror(-r));
         return 0;
 }
 
@@ -88,7 +99,7 @@ int run_load(const char *file, struct replay_args *a, bool is_auto, struct run_l
                 r = format_peek_first_file_buf(ld->buf, ld->len, &first, &why);
         if (r < 0) {
                 free(TAKE_PTR(ld->buf));
-                return unusable(file, r, why, is_auto, false);
+                return unusable(file, r, why, is_auto);
         }
         /* The first file's device is the program's own.  The plan is for the
          * device most bytes come from, which needs the whole read set
@@ -108,18 +119,19 @@ int run_load(const char *file, struct replay_args *a, bool is_auto, struct run_l
         return 0;
 }
 
-int run_decode(struct run_loaded *ld, bool is_auto, bool started, struct readset **ret_rs)
+int run_decode(struct run_loaded *ld, bool is_auto, struct readset **ret_rs)
 {
         const char *why = NULL;
         int r = format_decode(ld->buf, ld->len, ret_rs, &why);
 
         free(TAKE_PTR(ld->buf));
         if (r < 0)      /* damage past the header */
-                return unusable(ld->file, r, why, is_auto, started);
+                return unusable(ld->file, r, why, is_auto);
         r = replay_args_bind(ld->a, *ret_rs, ld->file);
         if (r < 0) {
+                /* (said) */
+                log_warning("the command runs without a replay");
                 readset_free(TAKE_PTR(*ret_rs));
-                return r;
         }
         return 0;
 }
@@ -227,7 +239,7 @@ void run_record_finish(struct run_recording *rr, const struct child *c, char *co
         rec = recorder_setup_wait(TAKE_PTR(rr->setup), &r, &what);
         rr->on = false;
         if (!rec) {
-                say_recorder_setup_failed(r, what);
+                say_recorder_setup_failed(r, what, true);
                 log_warning("the command ran, but could not be recorded");
                 return;
         }

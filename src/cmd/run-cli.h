@@ -22,15 +22,17 @@ struct run_loaded {
 };
 
 /* --auto DIR: made if need be; *ret the command's read set in it; what runs
- * killed outright left there removed (said).  CMD_FAILED. */
+ * killed outright left there removed (said).  -errno when it cannot be
+ * used (said, as a warning: the command runs without readset). */
 int run_auto_prepare(const char *dir, char *const *cmd, char **ret);
 /* Load file (with --auto, a missing one is no read set yet), check its
  * header, find where its data lies.  A read set that cannot be used is
- * refused (CMD_FAILED) or, with --auto, recorded anew (ld->buf NULL). */
+ * said once, as a warning, and left out (ld->buf NULL): the command runs
+ * without a replay or, with --auto, is recorded anew.  0. */
 int run_load(const char *file, struct replay_args *a, bool is_auto, struct run_loaded *ld);
-/* Decode what run_load() kept (*ret_rs NULL when it cannot be: said; once
- * the command started, it runs without a replay).  CMD_FAILED. */
-int run_decode(struct run_loaded *ld, bool is_auto, bool started, struct readset **ret_rs);
+/* Decode what run_load() kept (*ret_rs NULL when it cannot be: said, as a
+ * warning; the command runs without a replay).  0. */
+int run_decode(struct run_loaded *ld, bool is_auto, struct readset **ret_rs);
 void run_loaded_free(struct run_loaded *ld);
 
 /* Recording the command beside the replay (--stats, --auto). */

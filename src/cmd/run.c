@@ -211,10 +211,18 @@ int cmd_run(int argc, char **argv)
         a.opts.engine.wait = false;
         if ((r = run_parse(argc, argv, &a, &o)) != 0)
                 return r > 0 ? 0 : r;
-        if ((o.stats || o.auto_dir) && geteuid() != 0)
-                return log_error("--stats and --auto record the command and need root");
-        if (o.auto_dir && (r = run_auto_prepare(o.auto_dir, o.cmd, &auto_file)) < 0)
-                return r;
+        /* a launcher always launches: whatever readset cannot do, said
+         * once, the command runs (plain where readset cannot help at all) */
+        if (o.auto_dir && geteuid() != 0) {
+                log_warning("--auto records the command and needs root: it runs without readset");
+                return record_exec_unrecorded(o.cmd);
+        }
+        if (o.stats && geteuid() != 0) {
+                log_warning("--stats records the command and needs root: it runs with a replay, without figures");
+                o.stats = o.json = false;
+        }
+        if (o.auto_dir && run_auto_prepare(o.auto_dir, o.cmd, &auto_file) < 0)
+                return record_exec_unrecorded(o.cmd);
         o.file = o.auto_dir ? auto_file : o.file;
 
         /* Loaded, its header checked, and where the replay will read known
@@ -229,9 +237,7 @@ int cmd_run(int argc, char **argv)
         if (o.auto_dir)
                 run_loop_start(&loop, &o, &record, &replay);
         if (replay || record) {
-                r = run_load(o.file, &a, o.auto_dir != NULL, &ld);
-                if (r < 0)
-                        return r;
+                (void)run_load(o.file, &a, o.auto_dir != NULL, &ld);
                 if (o.auto_dir && !ld.buf && !record) {
                         /* unusable after all: this run records a new one */
                         run_loop_record_instead(&loop);
@@ -246,8 +252,7 @@ int cmd_run(int argc, char **argv)
         a.opts.leave_at_give_up = !o.stats && !a.verbose && !o.auto_dir;
         if (ld.plan_first) {
                 struct readset_totals t;
-                if (run_decode(&ld, o.auto_dir != NULL, false, &rs) < 0)
-                        return CMD_FAILED;
+                (void)run_decode(&ld, o.auto_dir != NULL, &rs);
                 /* a small read set: the head has little to be fought over,
                  * and the command's start is not put off for the plan */
                 if (rs) {
@@ -283,7 +288,7 @@ int cmd_run(int argc, char **argv)
         /* (a recording needs the old read set, to tell whether it went
          * stale, even if the command is done already) */
         if (ld.buf && !ld.plan_first && (record || !child_done(&child)))
-                (void)run_decode(&ld, o.auto_dir != NULL, true, &rs);
+                (void)run_decode(&ld, o.auto_dir != NULL, &rs);
         /* planned (unless it was) and replayed in a process of its own: the
          * files are touched there, so that a share whose server is slow or
          * gone never keeps run past the command's end (1 s after it, the

@@ -337,6 +337,26 @@ static bool in_invokers_dir(const char *path)
         return stat(dir, &st) == 0 && st.st_uid == invoking_uid();
 }
 
+int write_file_atomic_check(const char *path)
+{
+        _cleanup_free_ char *tmp = NULL;
+        struct stat st;
+        int fd;
+
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+                return -EISDIR;
+        if (asprintf(&tmp, "%s.tmp.XXXXXX", path) < 0) {
+                tmp = NULL;
+                return -ENOMEM;
+        }
+        fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        close(fd);
+        (void)unlink(tmp);
+        return 0;
+}
+
 int write_file_atomic(const char *path, mode_t mode, int (*write_fn)(FILE *f, void *userdata), void *userdata)
 {
         _cleanup_free_ char *tmp = NULL;

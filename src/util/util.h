@@ -119,6 +119,11 @@ uid_t invoking_uid(void);
 int write_file_atomic(const char *path, mode_t mode, int (*write_fn)(FILE *f, void *userdata), void *userdata);
 /* The same, of a string, 0644. */
 int write_file_atomic_text(const char *path, const char *text);
+/* Could write_file_atomic() write path now?  Its temporary file made
+ * beside path and removed: 0, or -errno (-ENOENT: no such directory,
+ * -EACCES, -EROFS, -ENOSPC ...; -EISDIR: path is a directory).  Asked
+ * before work whose result would be lost (a command recorded). */
+int write_file_atomic_check(const char *path);
 
 /* sync, then drop the page, dentry and inode caches (root). */
 int drop_caches(void);

@@ -47,6 +47,16 @@ expect_refusal() {   # pattern what cmd...
         [ "$(wc -l < "$TMP/err")" = 1 ] || fail "$what: more than one line: $(cat "$TMP/err")"
         said "$what: refused, '$(cat "$TMP/err")'"
 }
+# run refuses the same, once, as a warning, and launches all the same:
+# the command (cmd... ends with it) runs plain, its exit status run's (3)
+expect_launch() {   # pattern what cmd...
+        pat=$1; what=$2; shift 2
+        bounded 20 "$@" sh -c 'exit 3'
+        [ "$rc" = 3 ] || fail "$what: exit $rc, expected the command's 3 ($(cat "$TMP/err"))"
+        grep -q -- "warning: .*$pat" "$TMP/err" || fail "$what: no warning '$pat' in: $(cat "$TMP/err")"
+        [ "$(wc -l < "$TMP/err")" = 1 ] || fail "$what: more than one line: $(cat "$TMP/err")"
+        said "$what: refused, the command run plain, '$(cat "$TMP/err")'"
+}
 
 for i in 1 2 3 4 5 6 7 8; do head -c 20000 /dev/urandom > "$H/f$i"; done
 echo "victim" > "$H/victim"
@@ -56,12 +66,14 @@ craft "$H/good.readset" "$H/f1" "$H/f2"
 
 # ---- 1. the read set itself ----------------------------------------------
 mkfifo "$H/fifo.readset"
-for verb in show replay run; do
-        set -- "$READSET" "$verb" "$H/fifo.readset"
-        [ "$verb" = run ] && set -- "$@" -- true
-        expect_refusal "not a regular file (a FIFO)" "read set is a FIFO ($verb)" $OPENS "$H" -- "$@"
+for verb in show replay; do
+        expect_refusal "not a regular file (a FIFO)" "read set is a FIFO ($verb)" $OPENS "$H" -- \
+                "$READSET" "$verb" "$H/fifo.readset"
         ! grep -q "fifo.readset" "$TMP/out" || fail "the FIFO was opened"
 done
+expect_launch "not a regular file (a FIFO)" "read set is a FIFO (run)" $OPENS "$H" -- \
+        "$READSET" run "$H/fifo.readset" --
+! grep -q "fifo.readset" "$TMP/out" || fail "the FIFO was opened"
 expect_refusal "not a regular file (a FIFO)" "build's trace is a FIFO" "$READSET" build -o "$H/b.readset" "$H/fifo.readset"
 "$PY" -c "import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])" "$H/sock.readset"
 expect_refusal "not a regular file (a socket)" "read set is a socket" "$READSET" replay "$H/sock.readset"
@@ -84,7 +96,7 @@ bounded 20 env SUDO_UID=12345 "$READSET" show "$H/theirs.readset"
 said "read set owned by the user who ran sudo (SUDO_UID): read"
 cp "$H/good.readset" "$H/open.readset"
 chmod 666 "$H/open.readset"
-expect_refusal "can be written by anyone" "read set anyone may write (0666)" "$READSET" run "$H/open.readset" -- true
+expect_launch "can be written by anyone" "read set anyone may write (0666)" "$READSET" run "$H/open.readset" --
 # a sticky directory anyone may write (as /tmp): others cannot rename or
 # replace what is root's there; what they could have placed is refused
 mkdir -m 1777 "$H/sticky"
@@ -128,8 +140,8 @@ expect_refusal "it is owned by uid 65534" "read set of another user in /tmp" "$R
 rm -rf "$TT" "$TF"
 trap cleanup EXIT
 mkdir -m 1777 "$H/auto"
-expect_refusal "refusing --auto directory" "run --auto directory anyone may write" \
-        "$READSET" run --auto "$H/auto" -- true
+expect_launch "refusing --auto directory" "run --auto directory anyone may write" \
+        "$READSET" run --auto "$H/auto" --
 printf '{"rotational": true}' > "$H/prof.json"
 chown 12345 "$H/prof.json"
 expect_refusal "owned by uid 12345" "device profile owned by another user (replay --device)" \
