@@ -261,7 +261,9 @@ static int replay_here(struct replay_session *s)
         _cleanup_plan_ struct plan *plan = NULL;
         int r;
 
-        s->res = (struct replay_result){ .st.stopped = true, .no_process = s->start_error };
+        /* (never started: no process was asked for, and none used) */
+        s->res = (struct replay_result){ .st.stopped = true,
+                                         .no_process = s->start_error ? s->start_error : -ECHILD };
         if (plan_it(s, &s->res, &plan) < 0)
                 return 0;       /* (planned_ok false: nothing replayed) */
         s->res.st.stopped = false;

@@ -82,7 +82,8 @@ struct replay_result {
         struct pace_stats pace;
         bool pace_no_memory;        /* the lookups are not paced: out of memory */
         bool image_other;           /* the root is mounted from another image than the one packed */
-        int no_process;             /* no process could be had (-errno): replayed in the caller's */
+        int no_process;             /* replayed in the caller's thread: why no process was used (-errno;
+                                     * -ECHILD: the session was never started) */
         int signal;                 /* the replay's process was killed by this signal (wait: -ECHILD) */
         bool left;                  /* left as asked at give_up (leave_at_give_up): nothing more known */
         const uint8_t *skips;       /* with options.skips: per file of the read set, an enum fs_skip */

@@ -115,12 +115,13 @@ static int check_up(int dirfd, const char *dir, const struct stat *below, char *
         return -ELOOP;
 }
 
-static int check_path(const char *path, unsigned depth, bool *last_link, char *why, size_t why_len);
+static int check_path(const char *path, size_t checked, unsigned depth, unsigned *links, bool *last_link, char *why,
+                      size_t why_len);
 
 /* One component of check_path(): p, the path up to it; parent, the path
  * of the directory it is in; last, whether it ends the path. */
-static int check_step(const char *p, const char *parent, bool last, unsigned depth, bool *last_link, char *why,
-                      size_t why_len)
+static int check_step(const char *p, const char *parent, bool last, unsigned depth, unsigned *links,
+                      bool *last_link, char *why, size_t why_len)
 {
         char target[PATH_MAX], next[PATH_MAX];
         struct stat e, d;
@@ -146,7 +147,9 @@ static int check_step(const char *p, const char *parent, bool last, unsigned dep
         if (r < 0 || !S_ISLNK(e.st_mode))
                 return r;
         *last_link = last;
-        if (depth >= 40)
+        /* 40 links in the whole walk at most, as the kernel resolves a
+         * path: a tree of links costs no more than a chain */
+        if (++*links > 40)
                 return -ELOOP;
         len = readlink(p, target, sizeof(target) - 1);
         if (len < 0)
@@ -155,7 +158,9 @@ static int check_step(const char *p, const char *parent, bool last, unsigned dep
         if ((size_t)snprintf(next, sizeof(next), "%s%s%s", target[0] == '/' ? "" : parent,
                              target[0] == '/' ? "" : "/", target) >= sizeof(next))
                 return -ENAMETOOLONG;
-        return check_path(next, depth + 1, &inner, why, why_len);
+        /* a relative target goes on from parent, checked already: its own
+         * components only, as the kernel goes on from where it is */
+        return check_path(next, target[0] == '/' ? 0 : strlen(parent), depth + 1, links, &inner, why, why_len);
 }
 
 /* The path as given, component by component as the kernel will resolve
@@ -165,8 +170,12 @@ static int check_step(const char *p, const char *parent, bool last, unsigned dep
  * one else can make the path lead elsewhere before it is opened.  The last
  * component, when it is no link, is left to the caller (its type is said
  * first; the caller opens it O_NOFOLLOW): *last_link says whether it was
- * one.  depth: links followed so far. */
-static int check_path(const char *path, unsigned depth, bool *last_link, char *why, size_t why_len)
+ * one.  The components within its first checked bytes were checked
+ * already (the directory a relative link's target starts from).  depth:
+ * how many links deep this path is; *links: the links followed in the
+ * whole walk so far. */
+static int check_path(const char *path, size_t checked, unsigned depth, unsigned *links, bool *last_link, char *why,
+                      size_t why_len)
 {
         char p[PATH_MAX], parent[PATH_MAX];
         size_t n = strlen(path);
@@ -179,7 +188,7 @@ static int check_path(const char *path, unsigned depth, bool *last_link, char *w
                 const char *slash, *comp;
                 int r = 0;
 
-                if ((i < n && p[i] != '/') || p[i - 1] == '/')
+                if ((i < n && p[i] != '/') || p[i - 1] == '/' || i <= checked)
                         continue;
                 p[i] = 0;
                 slash = strrchr(p, '/');
@@ -190,7 +199,8 @@ static int check_path(const char *path, unsigned depth, bool *last_link, char *w
                         snprintf(parent, sizeof(parent), "%.*s", slash == p ? 1 : (int)(slash - p), p);
                 /* "." and "..": no name a directory holds, nothing to replace */
                 if (strcmp(comp, ".") != 0 && strcmp(comp, "..") != 0)
-                        r = check_step(p, parent, i + strspn(path + i, "/") == n, depth, last_link, why, why_len);
+                        r = check_step(p, parent, i + strspn(path + i, "/") == n, depth, links, last_link, why,
+                                       why_len);
                 p[i] = path[i];
                 if (r < 0)
                         return r;
@@ -232,7 +242,8 @@ static int open_file_impl(const char *path, bool check_owner, char *why, size_t 
 
         why[0] = 0;
         if (check_owner && trust_enforced()) {
-                int r = check_path(path, 0, &link, why, why_len);
+                unsigned links = 0;
+                int r = check_path(path, 0, 0, &links, &link, why, why_len);
                 if (r < 0)
                         return r;
         }
@@ -303,9 +314,10 @@ static int check_dir_impl(const char *path, char *why, size_t why_len)
         int r;
 
         bool link = true;
+        unsigned links = 0;
 
         why[0] = 0;
-        if (trust_enforced() && (r = check_path(path, 0, &link, why, why_len)) < 0)
+        if (trust_enforced() && (r = check_path(path, 0, 0, &links, &link, why, why_len)) < 0)
                 return r;
         /* the last component looked at as it was checked: no link put there since */
         fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC | (link ? 0 : O_NOFOLLOW));

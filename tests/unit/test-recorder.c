@@ -15,7 +15,9 @@
 #include "tests.h"
 #include "util/util.h"
 
-static char dir[] = "/tmp/readset-test-recorder.XXXXXX";
+/* (not /tmp: a tmpfs there brings no page into the cache, nothing to
+ * record) */
+static char dir[] = "/var/tmp/readset-test-recorder.XXXXXX";
 
 static void make_file(const char *path, size_t size)
 {
@@ -184,7 +186,7 @@ int main(void)
         if (geteuid() != 0)
                 TEST_SKIP("recording needs root (tracefs, fanotify)");
         if (!mkdtemp(dir))
-                TEST_SKIP("cannot make a directory in /tmp");
+                TEST_SKIP("cannot make a directory in /var/tmp");
         alarm(600);
         test_record_tree();
         test_give_up();

@@ -265,6 +265,7 @@ static void test_here(void)
         res = replay_session_results(s);
         CHECK(res->planned_ok);
         CHECK(!res->st.stopped);
+        CHECK_EQ(res->no_process, -ECHILD);     /* never started: no process used */
         CHECK_EQ(res->st.files_opened, N_FILES - 1);
         CHECK_EQ(res->st.bytes, (N_FILES - 1) * FILE_BYTES);
         CHECK(res->skips && res->skips[1] == FS_SKIP_MISSING);

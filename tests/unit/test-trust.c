@@ -3,6 +3,7 @@
  * that a name is checked, never opened, when it is not a regular file. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -188,6 +189,26 @@ int main(void)
         CHECK(strstr(why, "character device"));
         CHECK_EQ(try_open(dir), -EISDIR);
         CHECK_EQ(try_open("/nonexistent/x"), -ENOENT);
+        {
+                /* links counted over the whole walk, as the kernel counts
+                 * them: 30 links to "." in one path pass, 41 are too many
+                 * (each one level deep: a bound on depth alone let a tree
+                 * of links cost without end) */
+                char dot[160], many[PATH_MAX];
+                size_t n;
+                snprintf(dot, sizeof(dot), "%s/d", dir);
+                CHECK_EQ(symlink(".", dot), 0);
+                n = (size_t)snprintf(many, sizeof(many), "%s", dir);
+                for (int i = 0; i < 30; i++)
+                        n += (size_t)snprintf(many + n, sizeof(many) - n, "/d");
+                snprintf(many + n, sizeof(many) - n, "/r.json");
+                CHECK_EQ(try_open(many), 0);
+                for (int i = 30; i < 41; i++)
+                        n += (size_t)snprintf(many + n, sizeof(many) - n, "/d");
+                snprintf(many + n, sizeof(many) - n, "/r.json");
+                CHECK_EQ(try_open(many), -ELOOP);
+                unlink(dot);
+        }
 
         /* the user's word: owners and modes no longer, types still */
         trust_allow_untrusted();
