@@ -36,7 +36,7 @@ Description=report readset's boot status on the serial console, then power off
 After=multi-user.target
 [Service]
 Type=simple
-ExecStart=/bin/sh -c 'systemctl is-system-running --wait >/dev/null; while systemctl -q is-active readset-boot.service; do sleep 0.5; done; { systemd-analyze time; echo BEGIN-STATUS; readset boot status --json; echo END-STATUS; echo BEGIN-FAILED; systemctl --failed --no-legend --plain; echo END-FAILED; journalctl -b -u readset-boot.service --no-pager -o cat | sed "s/^/journal: /"; } >/dev/ttyS0 2>&1; systemctl poweroff'
+ExecStart=/bin/sh -c 'systemctl is-system-running --wait >/dev/null; while systemctl -q is-active readset-boot.service; do sleep 0.5; done; { systemd-analyze time; echo BEGIN-STATUS; readset boot status --json; echo END-STATUS; echo BEGIN-FAILED; systemctl --failed --no-legend --plain; echo END-FAILED; journalctl -b -u readset-boot.service --no-pager -o short-monotonic | sed "s/^/journal: /"; } >/dev/ttyS0 2>&1; systemctl poweroff'
 [Install]
 WantedBy=multi-user.target
 UNIT
