@@ -159,10 +159,12 @@ int boot_wait_line(int fd, uint64_t deadline_us, uint64_t *ret_total_us)
         }
 }
 
-static bool systemd_running(const char *state)
+/* The system's state alone has the system's unit: a booted systemd is
+ * asked, and offline (a chroot, an image being made, another init)
+ * systemctl makes the links itself. */
+static bool system_state(const char *state)
 {
-        struct stat st;
-        return stat("/run/systemd/system", &st) == 0 && S_ISDIR(st.st_mode) && strcmp(state, BOOT_STATE_DIR) == 0;
+        return strcmp(state, BOOT_STATE_DIR) == 0;
 }
 
 int boot_unit_enable(const char *state)
@@ -170,9 +172,11 @@ int boot_unit_enable(const char *state)
         char *argv[] = { "systemctl", "enable", "--quiet", BOOT_UNIT, NULL };
         int r;
 
-        if (!systemd_running(state))
+        if (!system_state(state))
                 return 0;
         r = child_run(argv, NULL, 0, false, 0);
+        if (r == -ENOENT)
+                return 0;       /* no systemd installed: no unit to enable */
         return r < 0 ? r : r > 0 ? -EIO : 0;
 }
 
@@ -180,7 +184,7 @@ void boot_unit_disable(const char *state)
 {
         char *argv[] = { "systemctl", "disable", "--quiet", BOOT_UNIT, NULL };
 
-        if (systemd_running(state))
+        if (system_state(state))
                 (void)child_run(argv, NULL, 0, true, 0);
 }
 

@@ -36,10 +36,10 @@ int boot_wait_line(int fd, uint64_t deadline_us, uint64_t *ret_total_us);
 /* "2.5" seconds as 2500000 us (up to six decimals, below 1e6 s, above 0):
  * 0 or -EINVAL / -ERANGE. */
 int boot_parse_seconds(const char *s, uint64_t *ret_us);
-/* The boot's unit enabled (systemctl enable), where systemd runs and
- * state is BOOT_STATE_DIR (another state is a test's, or a container's
- * driven from outside): 0 (or nothing to do), or -errno (-EIO: systemctl
- * failed). */
+/* The boot's unit enabled (systemctl enable: by the running systemd, or
+ * offline in a chroot or an image) where state is BOOT_STATE_DIR (another
+ * state is a test's, or a container's driven from outside): 0 (or nothing
+ * to do: no systemctl), or -errno (-EIO: systemctl failed). */
 int boot_unit_enable(const char *state);
 /* ... and disabled (not enabled, or not installed: nothing to undo). */
 void boot_unit_disable(const char *state);
