@@ -18,21 +18,6 @@
 
 static char dir[] = "/tmp/readset-test-probe.XXXXXX";
 
-static int entries(const char *path)
-{
-        DIR *d = opendir(path);
-        struct dirent *de;
-        int n = 0;
-
-        if (!d)
-                return -1;
-        while ((de = readdir(d)))
-                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-                        n++;
-        closedir(d);
-        return n;
-}
-
 static char *report_text(const struct probe_report *r)
 {
         char *text = NULL;
@@ -120,7 +105,7 @@ static void test_save(void)
         }
         free(text);
         unlink(path);
-        CHECK_EQ(entries(dir), 0);
+        CHECK_EQ(test_dir_entries(dir), 0);
 }
 
 /* Real data, opened twice, named nowhere. */
@@ -138,7 +123,7 @@ static void test_scratch(void)
         CHECK_EQ(r, 0);
         if (r < 0)
                 return;
-        CHECK_EQ(entries(dir), 0);
+        CHECK_EQ(test_dir_entries(dir), 0);
         CHECK_EQ(fstat(buffered, &st), 0);
         CHECK_EQ(st.st_size, 4 << 20);
         CHECK_EQ(st.st_nlink, 0);
@@ -206,7 +191,7 @@ int main(void)
         test_save();
         test_scratch();
         test_metadata();
-        CHECK_EQ(entries(dir), 0);
+        CHECK_EQ(test_dir_entries(dir), 0);
         rmdir(dir);
         TESTS_DONE();
 }

@@ -33,21 +33,6 @@ static void touch(const char *path)
                 close(fd);
 }
 
-static int entries(void)
-{
-        DIR *d = opendir(dir);
-        struct dirent *de;
-        int n = 0;
-
-        if (!d)
-                return -1;
-        while ((de = readdir(d)))
-                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-                        n++;
-        closedir(d);
-        return n;
-}
-
 static void test_prepare(void)
 {
         char d[128], deep[160];
@@ -223,7 +208,7 @@ static void test_keep(void)
         }
         snprintf(path, sizeof(path), "%s/kept.readset", dir);
         CHECK_EQ(store_keep(path, rs), 0);
-        CHECK_EQ(entries(), 1);
+        CHECK_EQ(test_dir_entries(dir), 1);
         back = read_back(path);
         if (back) {
                 CHECK_EQ(back->n_files, 1);
@@ -234,11 +219,11 @@ static void test_keep(void)
         /* nowhere to put it: nothing left */
         snprintf(nodir, sizeof(nodir), "%s/no/kept.readset", dir);
         CHECK_EQ(store_keep(nodir, rs), -ENOENT);
-        CHECK_EQ(entries(), 0);
+        CHECK_EQ(test_dir_entries(dir), 0);
         /* written, but not to be put in place (a directory there) */
         CHECK_EQ(mkdir(path, 0755), 0);
         CHECK(store_keep(path, rs) < 0);
-        CHECK_EQ(entries(), 1);
+        CHECK_EQ(test_dir_entries(dir), 1);
         rmdir(path);
 }
 
@@ -252,7 +237,7 @@ int main(void)
         test_remove_left();
         test_judge();
         test_keep();
-        CHECK_EQ(entries(), 0);
+        CHECK_EQ(test_dir_entries(dir), 0);
         rmdir(dir);
         TESTS_DONE();
 }

@@ -29,21 +29,6 @@ static int write_half(FILE *f, void *userdata)
 }
 
 /* The entries of dir but . and .. */
-static int entries(void)
-{
-        DIR *d = opendir(dir);
-        struct dirent *de;
-        int n = 0;
-
-        if (!d)
-                return -1;
-        while ((de = readdir(d)))
-                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-                        n++;
-        closedir(d);
-        return n;
-}
-
 static bool holds(const char *path, const char *text)
 {
         char *s = NULL;
@@ -64,7 +49,7 @@ static void test_new_file(void)
         CHECK_EQ(lstat(p, &st), 0);
         CHECK(S_ISREG(st.st_mode));
         CHECK_EQ(st.st_mode & 07777, 0640);
-        CHECK_EQ(entries(), 1);
+        CHECK_EQ(test_dir_entries(dir), 1);
         /* the mode asked, whatever the umask */
         umask(0077);
         CHECK_EQ(write_file_atomic(p, 0644, write_text, "second\n"), 0);
@@ -72,7 +57,7 @@ static void test_new_file(void)
         CHECK_EQ(stat(p, &st), 0);
         CHECK_EQ(st.st_mode & 07777, 0644);
         CHECK(holds(p, "second\n"));
-        CHECK_EQ(entries(), 1);
+        CHECK_EQ(test_dir_entries(dir), 1);
         unlink(p);
 }
 
@@ -106,11 +91,11 @@ static void test_writer_fails(void)
         CHECK_EQ(write_file_atomic(p, 0644, write_text, "intact"), 0);
         CHECK_EQ(write_file_atomic(p, 0644, write_half, "garbage"), -EBADMSG);
         CHECK(holds(p, "intact"));
-        CHECK_EQ(entries(), 1);
+        CHECK_EQ(test_dir_entries(dir), 1);
         /* and none made where there was none */
         CHECK_EQ(write_file_atomic(q, 0644, write_half, "garbage"), -EBADMSG);
         CHECK_EQ(access(q, F_OK), -1);
-        CHECK_EQ(entries(), 1);
+        CHECK_EQ(test_dir_entries(dir), 1);
         unlink(p);
 }
 
@@ -129,7 +114,7 @@ static void test_symlink_replaced(void)
         CHECK_EQ(lstat(p, &st), 0);
         CHECK(S_ISREG(st.st_mode));
         CHECK(holds(p, "written"));
-        CHECK_EQ(entries(), 2);
+        CHECK_EQ(test_dir_entries(dir), 2);
         /* a dangling one, where it points to made by nobody */
         unlink(p);
         unlink(target);
@@ -138,7 +123,7 @@ static void test_symlink_replaced(void)
         CHECK_EQ(access(target, F_OK), -1);
         CHECK_EQ(lstat(p, &st), 0);
         CHECK(S_ISREG(st.st_mode));
-        CHECK_EQ(entries(), 1);
+        CHECK_EQ(test_dir_entries(dir), 1);
         unlink(p);
 }
 
@@ -164,12 +149,12 @@ static void test_no_directory(void)
 
         snprintf(p, sizeof(p), "%s/nodir/file", dir);
         CHECK_EQ(write_file_atomic(p, 0644, write_text, "x"), -ENOENT);
-        CHECK_EQ(entries(), 0);
+        CHECK_EQ(test_dir_entries(dir), 0);
         /* a directory at the name is not replaced */
         snprintf(d, sizeof(d), "%s/isdir", dir);
         CHECK_EQ(mkdir(d, 0755), 0);
         CHECK(write_file_atomic(d, 0644, write_text, "x") < 0);
-        CHECK_EQ(entries(), 1);
+        CHECK_EQ(test_dir_entries(dir), 1);
         rmdir(d);
 }
 
@@ -213,7 +198,7 @@ static void test_write_file(void)
 
         snprintf(p, sizeof(p), "%s/sysfs-like", dir);
         CHECK_EQ(write_file(p, "x"), -ENOENT);
-        CHECK_EQ(entries(), 0);
+        CHECK_EQ(test_dir_entries(dir), 0);
         CHECK_EQ(write_file_atomic(p, 0644, write_text, "a longer text"), 0);
         CHECK_EQ(write_file(p, "1\n"), 0);
         CHECK(holds(p, "1\n"));
@@ -291,7 +276,7 @@ int main(void)
         test_write_file();
         test_read_small_file();
         test_fd_reopen();
-        CHECK_EQ(entries(), 0);
+        CHECK_EQ(test_dir_entries(dir), 0);
         rmdir(dir);
         TESTS_DONE();
 }

@@ -2,8 +2,10 @@
 /* Minimal test helpers: file:line on failure, exit 77 to skip. */
 #pragma once
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int tests_failed;
 
@@ -38,3 +40,20 @@ static int tests_failed;
         if (tests_failed) { fprintf(stderr, "%d checks failed\n", tests_failed); return 1; } \
         return 0; \
 } while (0)
+
+/* How many entries a directory holds (. and .. aside), -1 when it cannot
+ * be listed: what a test left behind, or a module did. */
+static inline int test_dir_entries(const char *path)
+{
+        DIR *d = opendir(path);
+        struct dirent *de;
+        int n = 0;
+
+        if (!d)
+                return -1;
+        while ((de = readdir(d)))
+                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+                        n++;
+        closedir(d);
+        return n;
+}
