@@ -228,8 +228,8 @@ int cmd_run(int argc, char **argv)
         o.file = o.auto_dir ? auto_file : o.file;
 
         /* Loaded, its header checked, and where the replay will read known
-         * before anything runs: a damaged read set is refused (with --auto,
-         * recorded anew).  On a rotational device the plan comes first (it
+         * before anything runs: a damaged read set is said and left out
+         * (with --auto, recorded anew).  On a rotational device the plan comes first (it
          * asks FIEMAP of every file: starting the command meanwhile, both
          * compete for the head; measured 7.6 s against 4.0 s): the replay's
          * process plans, then waits for the command to start, 10 s at most. */
