@@ -216,7 +216,7 @@ static void keep(struct session *s, struct readset *rs, size_t *ret_merged)
         kept->rec_flags |= RS_REC_COLD;
         readset_totals(kept, &t);
         s->e->used_bytes = t.accessed_bytes;
-        if (s->plan && readset_compare(s->plan, kept, &u) >= 0 && s->replaying)
+        if (s->replaying && s->plan && readset_compare(s->plan, kept, &u) >= 0)
                 s->e->hit = readset_usage_hit_ratio(&u);
         if ((r = boot_state_keep(&s->p, kept, s->stale != NULL, left_out, s, ret_merged)) < 0) {
                 say(s, BOOT_SAY_WARNING, "cannot keep this boot's recording in '%s': %s", s->a->state, strerror(-r));

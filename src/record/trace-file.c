@@ -75,7 +75,9 @@ static int add_events(FILE *in, struct rs_builder *b, uint64_t *last_us, struct 
                         continue;
                 }
                 if (r == 0) {
-                        if (!foreign && !trace_like(line))
+                        /* (what a trace with events holds beside them
+                         * is no matter: looked at only before the first) */
+                        if (!foreign && !have_start && !trace_like(line))
                                 foreign = n;
                         continue;
                 }

@@ -120,6 +120,25 @@ static void open_image(struct replay_session *s, struct replay_result *res)
 
 static bool stop_asked(void *shared) { return bounded_stopping(shared); }
 
+/* The engine over plan, stopped by stop(userdata), the skips into skips
+ * (NULL: not named); io_uring's fallback said as text in res->fell_back
+ * (res->st.fell_back left NULL: a pointer of whichever process ran it). */
+static int run_engine(struct replay_session *s, const struct plan *plan, bool (*stop)(void *userdata),
+                      void *userdata, uint8_t *skips, struct replay_result *res)
+{
+        int r;
+
+        s->o.engine.stop = stop;
+        s->o.engine.stop_userdata = userdata;
+        s->o.engine.skip_reasons = skips;
+        open_image(s, res);
+        r = engine_run(s->rs, plan, &s->o.engine, &res->st);
+        if (res->st.fell_back)
+                snprintf(res->fell_back, sizeof(res->fell_back), "%s", res->st.fell_back);
+        res->st.fell_back = NULL;
+        return r;
+}
+
 /* In the replay's own process. */
 static int job_main(void *userdata, void *shared)
 {
@@ -144,16 +163,7 @@ static int job_main(void *userdata, void *shared)
         /* the lookups on a share, paced beside the replay and after it */
         if (pace_run_start(&s->o, s->rs, plan, out->follow_pid ? out->follow_pid : s->o.follow_pid, &pace) < 0)
                 out->res.pace_no_memory = true;
-        s->o.engine.stop = stop_asked;
-        s->o.engine.stop_userdata = shared;
-        open_image(s, &out->res);
-        s->o.engine.skip_reasons = s->skips ? out->skips : NULL;
-        r = engine_run(s->rs, plan, &s->o.engine, &out->res.st);
-        if (out->res.st.fell_back) {
-                /* the text, not this process's pointer to it */
-                snprintf(out->res.fell_back, sizeof(out->res.fell_back), "%s", out->res.st.fell_back);
-                out->res.st.fell_back = NULL;
-        }
+        r = run_engine(s, plan, stop_asked, shared, s->skips ? out->skips : NULL, &out->res);
         if (pace) {
                 /* until the caller stops it (run: the command ended), or
                  * the start is through */
@@ -268,15 +278,8 @@ static int replay_here(struct replay_session *s)
                 return 0;       /* (planned_ok false: nothing replayed) */
         s->res.st.stopped = false;
         progress(s, &s->res, false);
-        s->o.engine.stop = stopping_here;
-        s->o.engine.stop_userdata = s;
-        open_image(s, &s->res);
-        s->o.engine.skip_reasons = s->skips;
-        r = engine_run(s->rs, plan, &s->o.engine, &s->res.st);
-        if (s->res.st.fell_back) {
-                snprintf(s->res.fell_back, sizeof(s->res.fell_back), "%s", s->res.st.fell_back);
-                s->res.st.fell_back = s->res.fell_back;
-        }
+        r = run_engine(s, plan, stopping_here, s, s->skips, &s->res);
+        s->res.st.fell_back = s->res.fell_back[0] ? s->res.fell_back : NULL;
         return r;
 }
 
