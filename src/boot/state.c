@@ -60,9 +60,8 @@ const char *boot_state_stale(const struct boot_state *p, char *buf, size_t size)
 {
         _cleanup_free_ char *s = NULL;
 
-        if (!boot_state_has(p->stale) || read_small_file(p->stale, &s, 4096) < 0)
+        if (!boot_state_has(p->stale) || read_small_line(p->stale, &s, 4096) < 0)
                 return NULL;
-        s[strcspn(s, "\n")] = 0;
         snprintf(buf, size, "%s", s[0] ? s : "marked stale");
         return buf;
 }

@@ -64,24 +64,18 @@ void device_profile_rotational(struct device_profile *p)
 static int read_u64_file(const char *path, uint64_t *ret)
 {
         _cleanup_free_ char *s = NULL;
-        int r = read_small_file(path, &s, 64);
+        int r = read_small_line(path, &s, 64);
 
-        if (r < 0)
-                return r;
-        s[strcspn(s, "\n")] = 0;
-        return parse_u64(s, ret);
+        return r < 0 ? r : parse_u64(s, ret);
 }
 
 /* A device's "dev" in sysfs: "MAJOR:MINOR" */
 static int read_dev_file(const char *path, dev_t *ret)
 {
         _cleanup_free_ char *s = NULL;
-        int r = read_small_file(path, &s, 64);
+        int r = read_small_line(path, &s, 64);
 
-        if (r < 0)
-                return r;
-        s[strcspn(s, "\n")] = 0;
-        return parse_dev(s, ret);
+        return r < 0 ? r : parse_dev(s, ret);
 }
 
 int device_probe_cache_path(dev_t dev, char *buf, size_t size)
@@ -133,9 +127,8 @@ static void add_attr(char *buf, size_t size, const char *dir, const char *attr, 
         size_t used = strlen(buf);
 
         snprintf(path, sizeof(path), "%s/%s", dir, attr);
-        if (read_small_file(path, &s, 512) < 0)
+        if (read_small_line(path, &s, 512) < 0)
                 return;
-        s[strcspn(s, "\n")] = 0;
         for (char *c = s; *c; c++)       /* keep the string plain JSON, one line */
                 if (*c < 0x20 || *c == '"' || *c == '\\' || *c == ';')
                         *c = '_';
@@ -160,9 +153,8 @@ int device_identity(dev_t dev, char *buf, size_t size)
         /* no size: tmpfs, overlayfs, btrfs subvolumes, shares, whose numbers
          * are handed out anew at every mount, and nothing tells them apart */
         snprintf(q, sizeof(q), "%s/size", dir);
-        if (read_small_file(q, &sz, 64) < 0)
+        if (read_small_line(q, &sz, 64) < 0)
                 return -ENODEV;
-        sz[strcspn(sz, "\n")] = 0;
         snprintf(buf, size, "size=%s", sz);
         if (part)
                 add_attr(buf, size, dir, "partition", "partition");

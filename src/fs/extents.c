@@ -79,8 +79,7 @@ static int read_map(int fd, uint32_t fm_flags, struct rp_layout *ret, uint64_t *
                                 return -ENOMEM;
                         }
                         ret->extents[ret->n_extents++] = (struct rp_extent){
-                                e->fe_logical, e->fe_physical, e->fe_length,
-                                !!(e->fe_flags & FIEMAP_EXTENT_ENCODED), e->fe_flags };
+                                e->fe_logical, e->fe_physical, e->fe_length, e->fe_flags };
                 }
                 const struct fiemap_extent *tail = &q.ext[q.fm.fm_mapped_extents - 1];
                 /* the end, or a map that does not move on (wrapped, or bogus) */

@@ -13,8 +13,8 @@
  * physical (a byte address on the file system's device). */
 struct rp_extent {
         uint64_t logical, physical, length;
-        bool encoded;     /* compressed (btrfs): physical is where it starts, for all of it */
-        uint32_t flags;   /* FIEMAP_EXTENT_* (encoded, shared, inline, ...) */
+        uint32_t flags;   /* FIEMAP_EXTENT_* (shared, inline, ...; ENCODED: compressed by
+                           * btrfs, physical is where it starts, for all of it) */
 };
 
 /* What is known of a file's layout; extents sorted by logical offset.  A

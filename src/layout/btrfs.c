@@ -20,6 +20,8 @@
 #include "util/util.h"
 #include "util/banned.h"
 
+static uint64_t blayout_pieces(const struct layout *l, bool after);
+
 int blayout_compress_from_name(const char *s)
 {
         if (strcmp(s, "zstd") == 0)
@@ -171,7 +173,10 @@ static bool follows(const struct rp_extent *x, const struct rp_extent *y)
         return y->physical >= x->physical && y->physical - x->physical <= span;
 }
 
-uint64_t blayout_pieces(const struct layout *l, bool after)
+/* Runs of consecutive data the movable files lie in, in first-access order
+ * (a compressed extent follows one that starts at most its logical length
+ * before it): before, or after the run. */
+static uint64_t blayout_pieces(const struct layout *l, bool after)
 {
         const struct rp_extent *prev = NULL;
         uint64_t pieces = 0;

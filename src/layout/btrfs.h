@@ -32,7 +32,3 @@ const char *blayout_compress_name(int c);
  * fail_signal raised after fail_after files, the fail_corrupt-th read-back
  * taken as differing.  -EBUSY another layout runs there. */
 
-/* Runs of consecutive data the movable files lie in, in first-access order
- * (a compressed extent follows one that starts at most its logical length
- * before it): before, or after the run. */
-uint64_t blayout_pieces(const struct layout *l, bool after);

@@ -88,7 +88,6 @@ int layout_find_fs(const struct readset *rs, const char *under, struct layout_fs
         ret->blocks = sv.f_blocks;
         ret->free_blocks = sv.f_bavail;
         ret->read_only = sv.f_flag & ST_RDONLY;
-        ret->data_journal = ret->data_journal && strcmp(ret->fstype, "ext4") == 0;
         if (ret->read_only)
                 return -EROFS;
         return ret->ops->accept ? ret->ops->accept(ret) : 0;
@@ -204,7 +203,7 @@ int layout_survey(const struct readset *rs, const struct layout_fs *fs, const st
         l->unshare = req->unshare;
         l->files = calloc(rs->n_files ? rs->n_files : 1, sizeof(*l->files));
         r = l->files ? mark_hard_links(rs, fs, dup) : -ENOMEM;
-        if (r >= 0)
+        if (r >= 0 && fs->ops->busy_files)
                 r = layout_busy_files(&l->busy, &l->n_busy, &l->swap, &l->n_swap);
         for (size_t i = 0; i < rs->n_files && r >= 0; i++) {
                 const struct rs_file *f = &rs->files[i];

@@ -117,6 +117,7 @@ struct layout_ops {
         long magic;               /* statfs()'s f_type */
         bool compresses;          /* rewrites files compressed: only when a compression is asked */
         bool leaves_rescue;       /* a run stopped on a failed check may leave a rescue behind */
+        bool busy_files;          /* its survey asks which files run or are swapped on (l->busy, l->swap) */
         /* the mounted file system refused whole: -EOPNOTSUPP (ext4's
          * data=journal), else 0 */
         int (*accept)(const struct layout_fs *fs);
@@ -294,5 +295,3 @@ struct layout_options {
  * no donor space, -EXDEV the donor space lies in more pieces than it would
  * remove (nothing moved), another -errno. */
 int layout_run(struct layout *l, const struct layout_options *o);
-/* ext4's: the backend's run. */
-int layout_ext4_run(struct layout *l, const struct layout_options *o);

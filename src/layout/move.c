@@ -284,7 +284,8 @@ static int lay_file(struct run *x, struct layout_file *lf)
         return m;
 }
 
-int layout_ext4_run(struct layout *l, const struct layout_options *o)
+/* ext4's run (its ops' run: layout_run()) */
+static int layout_ext4_run(struct layout *l, const struct layout_options *o)
 {
         struct run x = { .l = l, .o = o, .donor = -1 };
         _cleanup_close_ int dir = -1;
@@ -470,6 +471,7 @@ const struct layout_ops layout_ext4_ops = {
         .name = "ext4",
         .magic = EXT4_SUPER_MAGIC,
         .leaves_rescue = true,
+        .busy_files = true,
         .accept = ext4_accept,
         .survey_file = ext4_survey_file,
         .decide = ext4_decide,

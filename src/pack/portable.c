@@ -163,9 +163,8 @@ static char *loop_attr(dev_t dev, const char *name)
         char sys[128], *s = NULL;
 
         snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u/loop/%s", major(dev), minor(dev), name);
-        if (read_small_file(sys, &s, PATH_MAX + 16) < 0)
+        if (read_small_line(sys, &s, PATH_MAX + 16) < 0)
                 return NULL;
-        s[strcspn(s, "\n")] = 0;
         return s;
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "record/tracer.h"
 #include "util/util.h"
 
 #if HAVE_BPF
@@ -331,15 +332,12 @@ static int fork_layout(void)
         };
         for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {
                 _cleanup_free_ char *f = NULL;
-                const char *pp, *cp, *end;
-                uint64_t poff, coff;
+                int poff, coff, size;
 
                 if (read_small_file(paths[i], &f, 8192) < 0)
                         continue;
-                pp = strstr(f, "pid_t parent_pid;\toffset:");
-                cp = strstr(f, "pid_t child_pid;\toffset:");
-                if (!pp || !cp || parse_u64_prefix(strchr(pp, ':') + 1, &poff, &end) < 0 || *end != ';' ||
-                    parse_u64_prefix(strchr(cp, ':') + 1, &coff, &end) < 0 || *end != ';')
+                if (!tracer_format_field(f, "parent_pid", &poff, &size) ||
+                    !tracer_format_field(f, "child_pid", &coff, &size))
                         return -EOPNOTSUPP;
                 if (poff == 24 && coff == 44)
                         return 0;

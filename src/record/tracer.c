@@ -177,8 +177,7 @@ static bool format_number(const char *s, char ends, int *ret)
         return true;
 }
 
-/* "field:unsigned long i_ino;\toffset:8;\tsize:8;" -> offset, size */
-static bool format_field(const char *fmt, const char *name, int *ret_off, int *ret_size)
+bool tracer_format_field(const char *fmt, const char *name, int *ret_off, int *ret_size)
 {
         const char *p = fmt;
         size_t n = strlen(name);
@@ -207,8 +206,8 @@ int tracer_raw_init(struct tracer_raw *rf, const char *header_page, const char *
         int size;
 
         *rf = (struct tracer_raw){ 0 };
-        if (!format_field(header_page, "commit", &rf->commit_off, &rf->commit_size) ||
-            !format_field(header_page, "data", &rf->data_off, &size) ||
+        if (!tracer_format_field(header_page, "commit", &rf->commit_off, &rf->commit_size) ||
+            !tracer_format_field(header_page, "data", &rf->data_off, &size) ||
             (rf->commit_size != 4 && rf->commit_size != 8) || rf->commit_off < 8 ||
             rf->data_off < rf->commit_off + rf->commit_size)
                 return -EPROTO;
@@ -219,13 +218,13 @@ int tracer_raw_init(struct tracer_raw *rf, const char *header_page, const char *
                 if (!idl || !format_number(idl + 4, '\n', &e->id))
                         return -EPROTO;
                 e->kind = i;
-                if (!format_field(formats[i], "i_ino", &e->off_ino, &e->sz_ino) ||
-                    !format_field(formats[i], "s_dev", &e->off_dev, &e->sz_dev) ||
-                    !format_field(formats[i], "index", &e->off_index, &e->sz_index))
+                if (!tracer_format_field(formats[i], "i_ino", &e->off_ino, &e->sz_ino) ||
+                    !tracer_format_field(formats[i], "s_dev", &e->off_dev, &e->sz_dev) ||
+                    !tracer_format_field(formats[i], "index", &e->off_index, &e->sz_index))
                         return -EPROTO;
-                if (i <= 1 && !format_field(formats[i], "last_index", &e->off_last, &e->sz_last))
+                if (i <= 1 && !tracer_format_field(formats[i], "last_index", &e->off_last, &e->sz_last))
                         return -EPROTO;
-                if (i == 3 && !format_field(formats[i], "order", &e->off_order, &e->sz_order))
+                if (i == 3 && !tracer_format_field(formats[i], "order", &e->off_order, &e->sz_order))
                         return -EPROTO;
         }
         return 0;
@@ -257,9 +256,8 @@ static int setup_raw(struct tracer *t)
                 return r;
         t->subbuf = (size_t)sysconf(_SC_PAGESIZE);
         snprintf(p, sizeof(p), "%s/buffer_subbuf_size_kb", t->path);
-        if (read_small_file(p, &sb, 64) >= 0) {
+        if (read_small_line(p, &sb, 64) >= 0) {
                 uint64_t kb;
-                sb[strcspn(sb, "\n")] = 0;
                 if (parse_u64(sb, &kb) >= 0 && kb > 0 && kb <= 1024)
                         t->subbuf = kb * 1024;
         }

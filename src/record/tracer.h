@@ -84,3 +84,8 @@ int tracer_parse_page(struct tracer_raw *rf, const uint8_t *page, size_t len, tr
  * Times are converted to microseconds since start_us; byte offsets to pages
  * of 1 << page_shift bytes (the traced kernel's page size). */
 int tracer_parse_line(const char *line, uint64_t start_us, unsigned page_shift, struct rs_event *ev);
+
+/* A field of a tracepoint's format file ("field:unsigned long i_ino;\t
+ * offset:8;\tsize:8;", by the field's name): its offset and size, strictly
+ * read; false when it is not there or not well formed. */
+bool tracer_format_field(const char *fmt, const char *name, int *ret_off, int *ret_size);

@@ -2,6 +2,7 @@
 #include "replay/planner.h"
 
 #include <errno.h>
+#include <linux/fiemap.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,7 +59,7 @@ static uint64_t position(const struct rp_layout *layouts, uint32_t file, uint64_
                 return UINT64_MAX;
         e = extent_at(l, offset, &next);
         if (e)
-                return e->encoded ? e->physical : e->physical + (offset - e->logical);
+                return e->flags & FIEMAP_EXTENT_ENCODED ? e->physical : e->physical + (offset - e->logical);
         return next < l->n_extents ? l->extents[next].physical : UINT64_MAX;
 }
 

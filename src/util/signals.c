@@ -37,5 +37,4 @@ void signals_stop_on(volatile sig_atomic_t *flag)
 
         stop_flag = flag;
         signals_install(stops, ARRAY_SIZE(stops), &sa, false);
-        signals_ignore(SIGIO);
 }

@@ -14,6 +14,5 @@ void signals_install(const int *sigs, size_t n, struct sigaction *sa, bool unles
 void signals_ignore(int sig);
 
 /* A stop asked by a signal: SIGINT, SIGTERM and SIGHUP set *flag, once (a
- * second one acts as by default: ends the process); SIGIO ignored (a
- * writer breaking a read lease must not end it). */
+ * second one acts as by default: ends the process). */
 void signals_stop_on(volatile sig_atomic_t *flag);

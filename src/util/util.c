@@ -290,6 +290,15 @@ int read_small_file(const char *path, char **ret, size_t max)
         return read_fd_text(fd, ret, max);
 }
 
+int read_small_line(const char *path, char **ret, size_t max)
+{
+        int r = read_small_file(path, ret, max);
+
+        if (r >= 0)
+                (*ret)[strcspn(*ret, "\n")] = 0;
+        return r;
+}
+
 int write_file_at(int dirfd, const char *path, const char *s)
 {
         _cleanup_close_ int fd = -1;
@@ -427,8 +436,8 @@ int io_uring_usable(const char **why)
                 *why = NULL;
                 return 0;
         }
-        if (read_small_file("/proc/sys/kernel/io_uring_disabled", &s, 16) >= 0)
-                s[strcspn(s, "\n")] = 0, (void)parse_u64(s, &disabled);
+        if (read_small_line("/proc/sys/kernel/io_uring_disabled", &s, 16) >= 0)
+                (void)parse_u64(s, &disabled);
         if (disabled)
                 *why = disabled == 2 ? "disabled for everyone (sysctl kernel.io_uring_disabled = 2)" :
                                       "disabled outside the io_uring_group (sysctl kernel.io_uring_disabled = 1)";

@@ -91,6 +91,8 @@ uint64_t now_ns(void);
 /* Read a small regular file (at most max bytes) into a NUL-terminated
  * buffer; -EINVAL for anything that is not a regular file. */
 int read_small_file(const char *path, char **ret, size_t max);
+/* The same, cut at its first newline: a one-line file of /proc or /sys. */
+int read_small_line(const char *path, char **ret, size_t max);
 /* Read len bytes from fd, through EINTR and short reads, or until its end:
  * the bytes read, or -errno. */
 ssize_t read_full(int fd, void *buf, size_t len);

@@ -307,11 +307,11 @@ static void test_verdict(void)
 static void test_btrfs_decide(void)
 {
         struct rp_extent e[5] = {
-                { 0, 1000 * BS, 32 * BS, true, FIEMAP_EXTENT_ENCODED },
-                { 32 * BS, 1010 * BS, 32 * BS, true, FIEMAP_EXTENT_ENCODED | FIEMAP_EXTENT_LAST },  /* follows */
-                { 0, 5000 * BS, 4 * BS, false, FIEMAP_EXTENT_LAST },            /* elsewhere */
-                { 0, 0, 100, false, FIEMAP_EXTENT_DATA_INLINE | FIEMAP_EXTENT_LAST },
-                { 0, 9000 * BS, 4 * BS, false, FIEMAP_EXTENT_SHARED | FIEMAP_EXTENT_LAST },
+                { 0, 1000 * BS, 32 * BS, FIEMAP_EXTENT_ENCODED },
+                { 32 * BS, 1010 * BS, 32 * BS, FIEMAP_EXTENT_ENCODED | FIEMAP_EXTENT_LAST },  /* follows */
+                { 0, 5000 * BS, 4 * BS, FIEMAP_EXTENT_LAST },            /* elsewhere */
+                { 0, 0, 100, FIEMAP_EXTENT_DATA_INLINE | FIEMAP_EXTENT_LAST },
+                { 0, 9000 * BS, 4 * BS, FIEMAP_EXTENT_SHARED | FIEMAP_EXTENT_LAST },
         };
         struct layout_file f[4] = {
                 { .file = 0, .size = 64 * BS, .before = { &e[0], 2, true } },

@@ -223,6 +223,12 @@ static void test_read_small_file(void)
         CHECK(s && strcmp(s, "0123") == 0);
         free(s);
         s = NULL;
+        /* a line: cut at its first newline */
+        CHECK_EQ(write_file_atomic(p, 0644, write_text, "12:3\nmore\n"), 0);
+        CHECK_EQ(read_small_line(p, &s, 64), 0);
+        CHECK(s && strcmp(s, "12:3") == 0);
+        free(s);
+        s = NULL;
         unlink(p);
         CHECK_EQ(read_small_file(p, &s, 4), -ENOENT);
         CHECK_EQ(mkfifo(p, 0644), 0);
