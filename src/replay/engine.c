@@ -167,7 +167,7 @@ int engine_run(const struct readset *rs, const struct plan *plan, const struct e
         /* io_uring unavailable (disabled by sysctl, a seccomp filter): the
          * readahead(2) method, said in st.fell_back, rather than nothing */
         method = opt->method;
-        if ((method == ENGINE_READ || method == ENGINE_FADVISE) && io_uring_usable(&st.fell_back) < 0)
+        if (methods[method]->uring && io_uring_usable(&st.fell_back) < 0)
                 method = ENGINE_READAHEAD;
         budget = fd_budget(opt->max_open_files);
         mark = calloc(rs->n_files ? rs->n_files : 1, sizeof(*mark));

@@ -168,5 +168,5 @@ static int fill(struct eng *e, struct engine_stats *st, bool read)
 static int fill_read(struct eng *e, struct engine_stats *st) { return fill(e, st, true); }
 static int fill_fadvise(struct eng *e, struct engine_stats *st) { return fill(e, st, false); }
 
-const struct fill_method fill_uring_read = { "read", fill_read };
-const struct fill_method fill_uring_fadvise = { "fadvise", fill_fadvise };
+const struct fill_method fill_uring_read = { "read", fill_read, true };
+const struct fill_method fill_uring_fadvise = { "fadvise", fill_fadvise, true };

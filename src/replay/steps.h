@@ -54,6 +54,7 @@ struct eng {
 struct fill_method {
         const char *name;
         int (*fill)(struct eng *e, struct engine_stats *st);
+        bool uring;               /* needs io_uring: readahead(2)'s method where it is not usable */
 };
 extern const struct fill_method fill_readahead, fill_uring_read, fill_uring_fadvise, fill_null;
 
