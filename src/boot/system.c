@@ -95,29 +95,19 @@ int boot_wait_systemd(uint64_t deadline_us, uint64_t *ret_total_us)
 
 int boot_parse_seconds(const char *s, uint64_t *ret_us)
 {
-        char whole[16], frac[7] = "000000";
-        const char *dot;
-        uint64_t w, f;
-        size_t n, end;
+        uint64_t w, f = 0, scale = 100000;
+        const char *p;
 
         while (*s == ' ' || *s == '\t')
                 s++;
-        for (end = strlen(s); end > 0 && isspace((unsigned char)s[end - 1]); end--)
-                ;
-        dot = memchr(s, '.', end);
-        n = dot ? (size_t)(dot - s) : end;
-        if (n == 0 || n >= sizeof(whole))
+        if (parse_u64_prefix(s, &w, &p) < 0)
                 return -EINVAL;
-        memcpy(whole, s, n);
-        whole[n] = 0;
-        if (dot) {
-                size_t k = end - (size_t)(dot + 1 - s);
-                for (size_t i = 0; i < k; i++)
-                        if (!isdigit((unsigned char)dot[1 + i]))
-                                return -EINVAL;
-                memcpy(frac, dot + 1, MIN(k, sizeof(frac) - 1));   /* past microseconds: cut */
-        }
-        if (parse_u64(whole, &w) < 0 || parse_u64(frac, &f) < 0)
+        if (*p == '.')
+                for (p++; isdigit((unsigned char)*p); p++, scale /= 10)
+                        f += (uint64_t)(*p - '0') * scale;      /* past microseconds: cut (scale 0) */
+        while (isspace((unsigned char)*p))
+                p++;
+        if (*p)
                 return -EINVAL;
         if (w >= 1000000 || (w == 0 && f == 0))
                 return -ERANGE;
