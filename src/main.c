@@ -21,19 +21,23 @@ struct verb {
         int (*fn)(int argc, char **argv);
         const char *summary;
         bool hidden;
+        const char *short_options;
+        const struct option *long_options;
 };
 
+#define VERB(v, summary) { #v, cmd_##v, summary, false, v##_short_options, v##_long_options }
+
 static const struct verb verbs[] = {
-        { "record", cmd_record, "run a command and record the read set of its start", false },
-        { "show", cmd_show, "print a read set (table or --json)", false },
-        { "replay", cmd_replay, "warm the page cache with a read set, at the device's speed", false },
-        { "run", cmd_run, "start a command and replay its read set beside it", false },
-        { "report", cmd_report, "show why a cold start is slow and what it costs elsewhere", false },
-        { "layout", cmd_layout, "lay a read set's files out on disk in access order (ext4, btrfs)", false },
-        { "pack", cmd_pack, "build a compressed image in the order a start reads it (squashfs)", false },
-        { "boot", cmd_boot, "record the boot and replay it at the next one (systemd)", false },
-        { "probe", cmd_probe, "measure what a read request costs on a device", false },
-        { "build", cmd_build, "build a read set from a saved tracefs text trace", false },
+        VERB(record, "run a command and record the read set of its start"),
+        VERB(show, "print a read set (table or --json)"),
+        VERB(replay, "warm the page cache with a read set, at the device's speed"),
+        VERB(run, "start a command and replay its read set beside it"),
+        VERB(report, "show why a cold start is slow and what it costs elsewhere"),
+        VERB(layout, "lay a read set's files out on disk in access order (ext4, btrfs)"),
+        VERB(pack, "build a compressed image in the order a start reads it (squashfs)"),
+        VERB(boot, "record the boot and replay it at the next one (systemd)"),
+        VERB(probe, "measure what a read request costs on a device"),
+        VERB(build, "build a read set from a saved tracefs text trace"),
 };
 
 static void help(FILE *f)

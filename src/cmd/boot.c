@@ -245,25 +245,29 @@ static int boot_status(const struct boot_args *a)
 
 /* ---- the verb ------------------------------------------------------------ */
 
+/* The options of readset boot, as getopt reads them (main.c lists them for
+ * completion and the tests). */
+const char boot_short_options[] = "jn:h";
+const struct option boot_long_options[] = {
+        { "state", required_argument, NULL, 'S' },
+        { "json", no_argument, NULL, 'j' },
+        { "last", required_argument, NULL, 'n' },
+        { "why", required_argument, NULL, 'W' },
+        { "under", required_argument, NULL, 'U' },
+        { "finished-from-stdin", no_argument, NULL, 'F' },
+        { "settle", required_argument, NULL, 's' },
+        { "help", no_argument, NULL, 'h' },
+        {}
+};
+
 int cmd_boot(int argc, char **argv)
 {
-        static const struct option opts[] = {
-                { "state", required_argument, NULL, 'S' },
-                { "json", no_argument, NULL, 'j' },
-                { "last", required_argument, NULL, 'n' },
-                { "why", required_argument, NULL, 'W' },
-                { "under", required_argument, NULL, 'U' },
-                { "finished-from-stdin", no_argument, NULL, 'F' },
-                { "settle", required_argument, NULL, 's' },
-                { "help", no_argument, NULL, 'h' },
-                {}
-        };
         struct boot_args a = { .state = BOOT_STATE_DIR, .last = 10, .settle_ms = BOOT_SETTLE_MS };
         const char *sub;
         uint64_t v;
         int c;
 
-        while ((c = getopt_long(argc, argv, "jn:h", opts, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, boot_short_options, boot_long_options, NULL)) >= 0) {
                 switch (c) {
                 case 'S': a.state = optarg; break;
                 case 'j': a.json = true; break;

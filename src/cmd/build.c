@@ -60,16 +60,20 @@ static int say_build_failed(const struct trace_file_result *t, const char *trace
         return log_errno(t->error, "cannot build the read set");
 }
 
+/* The options of readset build, as getopt reads them (main.c lists them for
+ * completion and the tests). */
+const char build_short_options[] = "+o:p:jh";
+const struct option build_long_options[] = {
+        { "output", required_argument, NULL, 'o' },
+        { "paths", required_argument, NULL, 'p' },
+        { "no-walk", no_argument, NULL, 'N' },
+        { "json", no_argument, NULL, 'j' },
+        { "help", no_argument, NULL, 'h' },
+        {}
+};
+
 int cmd_build(int argc, char **argv)
 {
-        static const struct option opts[] = {
-                { "output", required_argument, NULL, 'o' },
-                { "paths", required_argument, NULL, 'p' },
-                { "no-walk", no_argument, NULL, 'N' },
-                { "json", no_argument, NULL, 'j' },
-                { "help", no_argument, NULL, 'h' },
-                {}
-        };
         _cleanup_readset_ struct readset *rs = NULL;
         const char *arg_output = "trace.readset";
         bool arg_walk = true, arg_json = false;
@@ -78,7 +82,7 @@ int cmd_build(int argc, char **argv)
         FILE *in;
         int c, r;
 
-        while ((c = getopt_long(argc, argv, "+o:p:jh", opts, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, build_short_options, build_long_options, NULL)) >= 0) {
                 switch (c) {
                 case 'o': arg_output = optarg; break;
                 case 'p': to.paths_list = optarg; break;

@@ -111,3 +111,20 @@ int cmd_report(int argc, char **argv);
 int cmd_layout(int argc, char **argv);
 int cmd_pack(int argc, char **argv);
 int cmd_boot(int argc, char **argv);
+
+/* Each verb's options, as its getopt_long reads them: main.c's verb table
+ * carries them, for completion and for the tests that every option is
+ * documented. */
+#define VERB_OPTIONS(v) \
+        extern const char v##_short_options[]; \
+        extern const struct option v##_long_options[]
+VERB_OPTIONS(record);
+VERB_OPTIONS(show);
+VERB_OPTIONS(build);
+VERB_OPTIONS(replay);
+VERB_OPTIONS(run);
+VERB_OPTIONS(probe);
+VERB_OPTIONS(report);
+VERB_OPTIONS(layout);
+VERB_OPTIONS(pack);
+VERB_OPTIONS(boot);

@@ -366,27 +366,31 @@ static int undo_leftovers(const struct layout_fs *fs, bool json)
         return 0;
 }
 
+/* The options of readset layout, as getopt reads them (main.c lists them for
+ * completion and the tests). */
+const char layout_short_options[] = "njfp:C:h";
+const struct option layout_long_options[] = {
+        { "dry-run", no_argument, NULL, 'n' },
+        { "json", no_argument, NULL, 'j' },
+        { "force", no_argument, NULL, 'f' },
+        { "profile", required_argument, NULL, 'p' },
+        { "under", required_argument, NULL, 'C' },
+        { "move", required_argument, NULL, OPT_MOVE },
+        { "io-priority", required_argument, NULL, OPT_IOPRIO },
+        { "undo-leftovers", no_argument, NULL, OPT_UNDO },
+        { "compress", required_argument, NULL, OPT_COMPRESS },
+        { "unshare", no_argument, NULL, OPT_UNSHARE },
+        TRUST_LONG_OPTION,
+        { "help", no_argument, NULL, 'h' },
+        {}
+};
+
 static int parse_args(int argc, char **argv, struct layout_args *a)
 {
-        static const struct option opts[] = {
-                { "dry-run", no_argument, NULL, 'n' },
-                { "json", no_argument, NULL, 'j' },
-                { "force", no_argument, NULL, 'f' },
-                { "profile", required_argument, NULL, 'p' },
-                { "under", required_argument, NULL, 'C' },
-                { "move", required_argument, NULL, OPT_MOVE },
-                { "io-priority", required_argument, NULL, OPT_IOPRIO },
-                { "undo-leftovers", no_argument, NULL, OPT_UNDO },
-                { "compress", required_argument, NULL, OPT_COMPRESS },
-                { "unshare", no_argument, NULL, OPT_UNSHARE },
-                TRUST_LONG_OPTION,
-                { "help", no_argument, NULL, 'h' },
-                {}
-        };
         int c;
 
         *a = (struct layout_args){ .what = LAYOUT_AUTO, .ioprio = "idle" };
-        while ((c = getopt_long(argc, argv, "njfp:C:h", opts, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, layout_short_options, layout_long_options, NULL)) >= 0) {
                 switch (c) {
                 case 'n': a->dry = true; break;
                 case 'j': a->json = true; break;

@@ -74,6 +74,21 @@ static void say_counts(const struct portable_counts *c)
                          c->not_files);
 }
 
+/* The options of readset pack, as getopt reads them (main.c lists them for
+ * completion and the tests). */
+const char pack_short_options[] = "+i:c:b:o:h";
+const struct option pack_long_options[] = {
+        { "image", required_argument, NULL, 'i' },
+        { "compress", required_argument, NULL, 'c' },
+        { "block-size", required_argument, NULL, 'b' },
+        { "output", required_argument, NULL, 'o' },
+        { "order", no_argument, NULL, OPT_ORDER },
+        { "portable", no_argument, NULL, OPT_PORTABLE },
+        TRUST_LONG_OPTION,
+        { "help", no_argument, NULL, 'h' },
+        {}
+};
+
 struct pack_args {
         const char *out, *tree_arg, *rs_arg;
         int image, compress;      /* -1: not given */
@@ -83,22 +98,11 @@ struct pack_args {
 
 static int parse_args(int argc, char **argv, struct pack_args *a)
 {
-        static const struct option opts[] = {
-                { "image", required_argument, NULL, 'i' },
-                { "compress", required_argument, NULL, 'c' },
-                { "block-size", required_argument, NULL, 'b' },
-                { "output", required_argument, NULL, 'o' },
-                { "order", no_argument, NULL, OPT_ORDER },
-                { "portable", no_argument, NULL, OPT_PORTABLE },
-                TRUST_LONG_OPTION,
-                { "help", no_argument, NULL, 'h' },
-                {}
-        };
         uint64_t v;
         int c;
 
         *a = (struct pack_args){ .image = -1, .compress = -1, .block = DEFAULT_BLOCK };
-        while ((c = getopt_long(argc, argv, "+i:c:b:o:h", opts, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, pack_short_options, pack_long_options, NULL)) >= 0) {
                 switch (c) {
                 case 'i':
                         if ((a->image = pack_image_from_name(optarg)) < 0)

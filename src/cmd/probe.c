@@ -90,19 +90,23 @@ static int write_to(const char *path, const struct probe_report *p)
         return write_file_atomic(path, 0644, write_job, (void *)p);
 }
 
+/* The options of readset probe, as getopt reads them (main.c lists them for
+ * completion and the tests). */
+const char probe_short_options[] = "+qjo:sh";
+const struct option probe_long_options[] = {
+        { "quick", no_argument, NULL, 'q' },
+        { "seconds", required_argument, NULL, 'S' },
+        { "size", required_argument, NULL, 'Z' },
+        { "cold", no_argument, NULL, 'C' },
+        { "json", no_argument, NULL, 'j' },
+        { "output", required_argument, NULL, 'o' },
+        { "save", no_argument, NULL, 's' },
+        { "help", no_argument, NULL, 'h' },
+        {}
+};
+
 int cmd_probe(int argc, char **argv)
 {
-        static const struct option opts[] = {
-                { "quick", no_argument, NULL, 'q' },
-                { "seconds", required_argument, NULL, 'S' },
-                { "size", required_argument, NULL, 'Z' },
-                { "cold", no_argument, NULL, 'C' },
-                { "json", no_argument, NULL, 'j' },
-                { "output", required_argument, NULL, 'o' },
-                { "save", no_argument, NULL, 's' },
-                { "help", no_argument, NULL, 'h' },
-                {}
-        };
         struct probe_options po = { 0 };
         const char *target = ".", *arg_output = NULL;
         bool arg_json = false, arg_quick = false, arg_save = false;
@@ -114,7 +118,7 @@ int cmd_probe(int argc, char **argv)
         dev_t dev;
         int c, r;
 
-        while ((c = getopt_long(argc, argv, "+qjo:sh", opts, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, probe_short_options, probe_long_options, NULL)) >= 0) {
                 switch (c) {
                 case 'q': arg_quick = true; break;
                 case 'S':

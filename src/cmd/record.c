@@ -38,21 +38,25 @@ static void record_help(void)
                RECORDER_DEFAULT_BUFFER_KB, RECORDER_DEFAULT_MAX_WALK);
 }
 
+/* The options of readset record, as getopt reads them (main.c lists them for
+ * completion and the tests). */
+const char record_short_options[] = "+o:aqjh";
+const struct option record_long_options[] = {
+        { "output", required_argument, NULL, 'o' },
+        { "system-wide", no_argument, NULL, 'a' },
+        { "cold", no_argument, NULL, 'C' },
+        { "buffer-size", required_argument, NULL, 'B' },
+        { "no-lookups", no_argument, NULL, 'L' },
+        { "max-walk", required_argument, NULL, 'W' },
+        { "quiet", no_argument, NULL, 'q' },
+        { "json", no_argument, NULL, 'j' },
+        { "fallback-run", no_argument, NULL, 'F' },
+        { "help", no_argument, NULL, 'h' },
+        {}
+};
+
 int cmd_record(int argc, char **argv)
 {
-        static const struct option opts[] = {
-                { "output", required_argument, NULL, 'o' },
-                { "system-wide", no_argument, NULL, 'a' },
-                { "cold", no_argument, NULL, 'C' },
-                { "buffer-size", required_argument, NULL, 'B' },
-                { "no-lookups", no_argument, NULL, 'L' },
-                { "max-walk", required_argument, NULL, 'W' },
-                { "quiet", no_argument, NULL, 'q' },
-                { "json", no_argument, NULL, 'j' },
-                { "fallback-run", no_argument, NULL, 'F' },
-                { "help", no_argument, NULL, 'h' },
-                {}
-        };
         struct recorder_options ro = { .buffer_kb = RECORDER_DEFAULT_BUFFER_KB, .lookups = true,
                                        .max_walk = RECORDER_DEFAULT_MAX_WALK };
         _cleanup_free_ char *arg_output = NULL;
@@ -65,7 +69,7 @@ int cmd_record(int argc, char **argv)
         int c, r, code, exec_errno;
         char **cmd;
 
-        while ((c = getopt_long(argc, argv, "+o:aqjh", opts, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, record_short_options, record_long_options, NULL)) >= 0) {
                 switch (c) {
                 case 'o':
                         free(arg_output);

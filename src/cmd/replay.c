@@ -61,20 +61,24 @@ static void replay_help(void)
                "  -h, --help            show this help\n");
 }
 
+/* The options of readset replay, as getopt reads them (main.c lists them for
+ * completion and the tests). */
+const char replay_short_options[] = "+m:Q:T:vnjqh";
+const struct option replay_long_options[] = {
+        { "all-ranges", no_argument, NULL, 'A' },
+        { "background", no_argument, NULL, 'b' },
+        { "no-wait", no_argument, NULL, 'W' },
+        { "timeout", required_argument, NULL, 't' },
+        { "dry-run", no_argument, NULL, 'n' },
+        { "json", no_argument, NULL, 'j' },
+        { "quiet", no_argument, NULL, 'q' },
+        REPLAY_LONG_OPTIONS,
+        { "help", no_argument, NULL, 'h' },
+        {}
+};
+
 int cmd_replay(int argc, char **argv)
 {
-        static const struct option opts[] = {
-                { "all-ranges", no_argument, NULL, 'A' },
-                { "background", no_argument, NULL, 'b' },
-                { "no-wait", no_argument, NULL, 'W' },
-                { "timeout", required_argument, NULL, 't' },
-                { "dry-run", no_argument, NULL, 'n' },
-                { "json", no_argument, NULL, 'j' },
-                { "quiet", no_argument, NULL, 'q' },
-                REPLAY_LONG_OPTIONS,
-                { "help", no_argument, NULL, 'h' },
-                {}
-        };
         _cleanup_readset_ struct readset *rs = NULL;
         _cleanup_plan_ struct plan *plan = NULL;
         struct replay_args a __attribute__((cleanup(replay_args_freep)));
@@ -86,7 +90,7 @@ int cmd_replay(int argc, char **argv)
         int c, r;
 
         replay_args_init(&a);
-        while ((c = getopt_long(argc, argv, "+m:Q:T:vnjqh", opts, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, replay_short_options, replay_long_options, NULL)) >= 0) {
                 r = replay_args_parse(&a, c, optarg, "replay");
                 if (r < 0)
                         return r;

@@ -45,19 +45,23 @@ static void report_help(void)
                "Reference profiles live in %s.\n", READSET_PROFILEDIR);
 }
 
+/* The options of readset report, as getopt reads them (main.c lists them for
+ * completion and the tests). */
+const char report_short_options[] = "d:p:n:js:h";
+const struct option report_long_options[] = {
+        { "device", required_argument, NULL, 'd' },
+        { "profile", required_argument, NULL, 'p' },
+        { "no-probe", no_argument, NULL, 'P' },
+        { "top", required_argument, NULL, 'n' },
+        { "json", no_argument, NULL, 'j' },
+        { "svg", required_argument, NULL, 's' },
+        TRUST_LONG_OPTION,
+        { "help", no_argument, NULL, 'h' },
+        {}
+};
+
 int cmd_report(int argc, char **argv)
 {
-        static const struct option opts[] = {
-                { "device", required_argument, NULL, 'd' },
-                { "profile", required_argument, NULL, 'p' },
-                { "no-probe", no_argument, NULL, 'P' },
-                { "top", required_argument, NULL, 'n' },
-                { "json", no_argument, NULL, 'j' },
-                { "svg", required_argument, NULL, 's' },
-                TRUST_LONG_OPTION,
-                { "help", no_argument, NULL, 'h' },
-                {}
-        };
         const char *arg_device = "hdd", *arg_profile = NULL, *arg_svg = NULL, *first = NULL;
         bool arg_json = false, arg_probe = true;
         uint64_t arg_top = 5;
@@ -74,7 +78,7 @@ int cmd_report(int argc, char **argv)
         char path[PATH_MAX], why[512] = "";
         int c, ret = CMD_FAILED, e;
 
-        while ((c = getopt_long(argc, argv, "d:p:n:js:h", opts, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, report_short_options, report_long_options, NULL)) >= 0) {
                 switch (c) {
                 case 'd': arg_device = optarg; break;
                 case 'p': arg_profile = optarg; break;

@@ -86,6 +86,20 @@ static void run_help(void)
                "  -h, --help              show this help\n", DEFAULT_STALE_PERCENT, DEFAULT_NICE);
 }
 
+/* The options of readset run, as getopt reads them (main.c lists them for
+ * completion and the tests). */
+const char run_short_options[] = "+a:sjm:Q:T:vh";
+const struct option run_long_options[] = {
+        { "auto", required_argument, NULL, 'a' },
+        { "stale-below", required_argument, NULL, 'S' },
+        { "stats", no_argument, NULL, 's' },
+        { "json", no_argument, NULL, 'j' },
+        { "nice", required_argument, NULL, 'N' },
+        REPLAY_LONG_OPTIONS,
+        { "help", no_argument, NULL, 'h' },
+        {}
+};
+
 static bool command_done(void *userdata) { return child_done(userdata); }
 static void release_command(void *userdata) { (void)child_release(userdata); }
 
@@ -100,20 +114,10 @@ struct run_opts {
 /* 0, or CMD_USAGE (said); --help: 1 */
 static int run_parse(int argc, char **argv, struct replay_args *a, struct run_opts *o)
 {
-        static const struct option opts[] = {
-                { "auto", required_argument, NULL, 'a' },
-                { "stale-below", required_argument, NULL, 'S' },
-                { "stats", no_argument, NULL, 's' },
-                { "json", no_argument, NULL, 'j' },
-                { "nice", required_argument, NULL, 'N' },
-                REPLAY_LONG_OPTIONS,
-                { "help", no_argument, NULL, 'h' },
-                {}
-        };
         int c, r;
 
         *o = (struct run_opts){ .stale = DEFAULT_STALE_PERCENT, .nice = DEFAULT_NICE };
-        while ((c = getopt_long(argc, argv, "+a:sjm:Q:T:vh", opts, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, run_short_options, run_long_options, NULL)) >= 0) {
                 r = replay_args_parse(a, c, optarg, "run");
                 if (r < 0)
                         return r;

@@ -221,21 +221,25 @@ static void print_table(const struct readset *rs, bool ranges, bool lookups)
         }
 }
 
+/* The options of readset show, as getopt reads them (main.c lists them for
+ * completion and the tests). */
+const char show_short_options[] = "+jrlh";
+const struct option show_long_options[] = {
+        { "json", no_argument, NULL, 'j' },
+        { "ranges", no_argument, NULL, 'r' },
+        { "lookups", no_argument, NULL, 'l' },
+        TRUST_LONG_OPTION,
+        { "help", no_argument, NULL, 'h' },
+        {}
+};
+
 int cmd_show(int argc, char **argv)
 {
-        static const struct option opts[] = {
-                { "json", no_argument, NULL, 'j' },
-                { "ranges", no_argument, NULL, 'r' },
-                { "lookups", no_argument, NULL, 'l' },
-                TRUST_LONG_OPTION,
-                { "help", no_argument, NULL, 'h' },
-                {}
-        };
         _cleanup_readset_ struct readset *rs = NULL;
         bool arg_json = false, arg_ranges = false, arg_lookups = false;
         int c, r;
 
-        while ((c = getopt_long(argc, argv, "+jrlh", opts, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, show_short_options, show_long_options, NULL)) >= 0) {
                 switch (c) {
                 case 'j': arg_json = true; break;
                 case 'r': arg_ranges = true; break;

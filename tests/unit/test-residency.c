@@ -89,7 +89,14 @@ static int check_fd(int fd, bool exact)
         CHECK_EQ(residency_count(fd, 0, 64 << 10, RESIDENCY_PRESENT), 64 << 10);
         CHECK_EQ(residency_check(fd, 0, 64 << 10, RESIDENCY_UPTODATE), 64 << 10);
         CHECK_EQ(residency_count(fd, 512 << 10, 8192, RESIDENCY_PRESENT), 8192);
-        CHECK_EQ(residency_check(fd, 0, (64 << 10) + 4096, RESIDENCY_PRESENT), 64 << 10);   /* stops at the first missing page */
+        /* stops at the first missing page; asked by reading, that page may
+         * be in by the time the read looks again (the read itself started
+         * reading it: a race with the device, won on a busy machine) */
+        n = residency_check(fd, 0, (64 << 10) + 4096, RESIDENCY_PRESENT);
+        if (exact)
+                CHECK_EQ(n, 64 << 10);
+        else
+                CHECK(n == 64 << 10 || n == (64 << 10) + 4096);
         n = residency_count(fd, 0, SIZE, RESIDENCY_PRESENT);
         if (exact)
                 CHECK_EQ(n, (64 << 10) + 8192);
