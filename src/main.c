@@ -60,6 +60,36 @@ static void help(FILE *f)
                 "  readset show clang.readset\n");
 }
 
+/* readset --list-options (not in --help: for completion and the tests):
+ * every option of every verb as getopt reads it, one per line,
+ * "VERB SHORT LONG ARG": SHORT is "-x" or "-" when the option has no
+ * letter, LONG "--name" or "-" when it has no name, ARG "=" when it takes
+ * a value, "." when not. */
+static void list_options(void)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(verbs); i++) {
+                const struct verb *v = &verbs[i];
+                const char *s = v->short_options;
+
+                for (const struct option *o = v->long_options; o->name; o++) {
+                        bool letter = o->val > 0 && o->val < 128 && strchr(s, o->val);
+                        printf("%s %s%c --%s %s\n", v->name, letter ? "-" : "", letter ? o->val : '-', o->name,
+                               o->has_arg == no_argument ? "." : "=");
+                }
+                /* letters with no long name */
+                for (const char *c = s; *c; c++) {
+                        bool named = false;
+
+                        if (*c == '+' || *c == ':')
+                                continue;
+                        for (const struct option *o = v->long_options; o->name; o++)
+                                named |= o->val == *c;
+                        if (!named)
+                                printf("%s -%c - %s\n", v->name, *c, c[1] == ':' ? "=" : ".");
+                }
+        }
+}
+
 /* The exit code of what a verb returned (cmd/cmd.h): its exit status, 1
  * for CMD_FAILED, 2 for CMD_USAGE.  Anything else (a -errno let through)
  * is a bug, said as one.  Data goes to stdout: a write error there (full
@@ -104,6 +134,10 @@ int main(int argc, char **argv)
                 }
                 help(stdout);
                 return exit_code("help", 0);
+        }
+        if (strcmp(name, "--list-options") == 0) {
+                list_options();
+                return exit_code(name, 0);
         }
         if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0) {
                 printf("readset %s\n", READSET_VERSION);
