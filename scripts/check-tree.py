@@ -41,7 +41,6 @@ CMD_STATIC_OK = {
     ("src/cmd/pack.c", "parse_args"): "option parsing",
     ("src/cmd/replay.c", "replay_help"): "help text",
     ("src/cmd/run.c", "run_help"): "help text",
-    ("src/cmd/run.c", "run_parse"): "option parsing",
     ("src/cmd/show.c", "print_json"): "JSON output",
     ("src/cmd/boot.c", "status_json"): "JSON output",
     ("src/cmd/show.c", "print_table"): "text output",
