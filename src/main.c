@@ -120,6 +120,8 @@ int main(int argc, char **argv)
         /* Verbs wait for the children they start: an inherited SIGCHLD=SIG_IGN
          * would have the kernel reap them behind our back. */
         signal(SIGCHLD, SIG_DFL);
+        /* the verbs say what getopt refused, in one line (cmd_option_error) */
+        opterr = 0;
         if (argc < 2) {
                 help(stderr);
                 return 2;
@@ -154,6 +156,9 @@ int main(int argc, char **argv)
                 r = verbs[i].fn(argc - 1, argv + 1);
                 return exit_code(name, r);
         }
-        log_usage(NULL, "unknown verb '%s'", name);
+        if (name[0] == '-' && name[1])
+                log_usage(NULL, "unknown option '%s'", name);
+        else
+                log_usage(NULL, "unknown verb '%s'", name);
         return 2;
 }

@@ -284,7 +284,7 @@ int cmd_boot(int argc, char **argv)
                                 return log_usage("boot", "invalid --settle '%s' (0..60000 ms)", optarg);
                         break;
                 case 'h': boot_help(); return 0;
-                default: return log_usage("boot", "invalid option");
+                default: return CMD_OPTION_ERROR(boot, argc, argv);
                 }
         }
         if (optind != argc - 1)

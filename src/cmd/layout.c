@@ -420,7 +420,7 @@ static int parse_args(int argc, char **argv, struct layout_args *a)
                         break;
                 case CMD_OPT_ALLOW_UNTRUSTED: trust_allow_untrusted(); break;
                 case 'h': layout_help(); return 1;
-                default: return log_usage("layout", "invalid option");
+                default: return CMD_OPTION_ERROR(layout, argc, argv);
                 }
         }
         if (optind + 1 != argc)

@@ -108,7 +108,7 @@ int cmd_replay(int argc, char **argv)
                 case 'j': arg_json = true; break;
                 case 'q': arg_quiet = true; break;
                 case 'h': replay_help(); return 0;
-                default: return log_usage("replay", "invalid option");
+                default: return CMD_OPTION_ERROR(replay, argc, argv);
                 }
         }
         if (optind + 1 != argc)

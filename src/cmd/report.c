@@ -91,7 +91,7 @@ int cmd_report(int argc, char **argv)
                         break;
                 case CMD_OPT_ALLOW_UNTRUSTED: trust_allow_untrusted(); break;
                 case 'h': report_help(); return 0;
-                default: return log_usage("report", "invalid option");
+                default: return CMD_OPTION_ERROR(report, argc, argv);
                 }
         }
         if (optind + 1 != argc)

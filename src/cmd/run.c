@@ -136,7 +136,7 @@ static int run_parse(int argc, char **argv, struct replay_args *a, struct run_op
                                 return log_usage("run", "invalid --nice '%s' (0..19)", optarg);
                         break;
                 case 'h': run_help(); return 1;
-                default: return log_usage("run", "invalid option");
+                default: return CMD_OPTION_ERROR(run, argc, argv);
                 }
         }
         if (!o->auto_dir && optind >= argc)

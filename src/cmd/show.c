@@ -246,7 +246,7 @@ int cmd_show(int argc, char **argv)
                 case 'l': arg_lookups = true; break;
                 case CMD_OPT_ALLOW_UNTRUSTED: trust_allow_untrusted(); break;
                 case 'h': show_help(); return 0;
-                default: return log_usage("show", "invalid option");
+                default: return CMD_OPTION_ERROR(show, argc, argv);
                 }
         }
         if (optind + 1 != argc)

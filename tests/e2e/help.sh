@@ -4,6 +4,15 @@
 
 "$READSET" --help | grep -q "^usage: readset" || fail "readset --help"
 "$READSET" --version | grep -q "^readset [0-9]" || fail "readset --version"
+# $TMP/e is exactly "readset[ VERB]: MESSAGE" and "see 'readset[ VERB] --help'"
+usage_error() {   # verb message
+        _p="readset${1:+ $1}"
+        printf '%s: %s\nsee '"'"'%s --help'"'"'\n' "$_p" "$2" "$_p" > "$TMP/e.want"
+        cmp -s "$TMP/e" "$TMP/e.want" || fail "${1:-readset}: usage error: want
+$(cat "$TMP/e.want")
+got
+$(cat "$TMP/e")"
+}
 verbs=$("$READSET" --help | awk '/^verbs:/{v=1; next} v && /^  [a-z]/{print $1} v && /^$/{v=0}')
 [ -n "$verbs" ] || fail "no verbs listed"
 for v in $verbs build; do
@@ -13,9 +22,24 @@ for v in $verbs build; do
         rc=0; "$READSET" "$v" --no-such-option 2>"$TMP/e" || rc=$?
         [ "$rc" = 2 ] || fail "$v --no-such-option: exit $rc"
         grep -q "see 'readset $v --help'" "$TMP/e" || fail "$v: usage error does not point at --help"
+        # one line, one prefix, naming the option; then the hint
+        usage_error "$v" "unknown option '--no-such-option'"
+        rc=0; "$READSET" "$v" -% 2>"$TMP/e" || rc=$?
+        [ "$rc" = 2 ] || fail "$v -%: exit $rc"
+        usage_error "$v" "unknown option '-%'"
+        # an option that takes a value, given none (the last one listed)
+        o=$("$READSET" --list-options | awk -v v="$v" '$1 == v && $4 == "=" { o = $3 } END { print o }')
+        if [ -n "$o" ]; then
+                rc=0; "$READSET" "$v" "$o" 2>"$TMP/e" || rc=$?
+                [ "$rc" = 2 ] || fail "$v $o (no value): exit $rc"
+                usage_error "$v" "option '$o' needs a value"
+        fi
 done
 rc=0; "$READSET" frobnicate 2>"$TMP/e" || rc=$?
 [ "$rc" = 2 ] && grep -q "unknown verb 'frobnicate'" "$TMP/e" || fail "unknown verb"
+rc=0; "$READSET" --bogus 2>"$TMP/e" || rc=$?
+[ "$rc" = 2 ] || fail "--bogus: exit $rc"
+usage_error "" "unknown option '--bogus'"
 rc=0; "$READSET" 2>/dev/null || rc=$?
 [ "$rc" = 2 ] || fail "no verb: exit $rc"
 # a closed stdout is an error, not silence
