@@ -57,7 +57,8 @@ static void boot_help(void)
                "                       start: say \"ready\" on stdout once set up, and take\n"
                "                       the boot as finished at a line on stdin (its duration\n"
                "                       in seconds, or empty) instead of asking systemd\n"
-               "      --settle MS      start: record MS more after the boot finished (default %d)\n"
+               "      --settle MS      start: record MS more after the boot finished\n"
+               "                       (default %d)\n"
                "  -h, --help           show this help\n", BOOT_SETTLE_MS);
 }
 

@@ -23,7 +23,7 @@ static void show_help(void)
                "  -j, --json       machine-readable output (every field, every range)\n"
                "  -r, --ranges     list every range under its file\n"
                "  -l, --lookups    list the path lookups (open, stat, ...) with outcomes\n"
-               "  --allow-untrusted\n"
+               "      --allow-untrusted\n"
                "                   as root, read files others can change too (docs/SECURITY.md)\n"
                "  -h, --help       show this help\n");
 }
