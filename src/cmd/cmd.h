@@ -119,6 +119,9 @@ int cmd_layout(int argc, char **argv);
 int cmd_pack(int argc, char **argv);
 int cmd_boot(int argc, char **argv);
 
+/* boot's subcommands, as cmd_boot runs them, by index (NULL past the last) */
+const char *boot_subcommand_name(size_t i);
+
 /* Each verb's options, as its getopt_long reads them: main.c's verb table
  * carries them, for completion and for the tests that every option is
  * documented. */
