@@ -2,6 +2,7 @@
 /* What several verbs share. */
 #include "cmd/cmd.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "model/format.h"
@@ -54,8 +55,17 @@ int cmd_option_error(const char *verb, int argc, char **argv, const char *short_
                         }
                         n++;
                 }
-                if (optopt == 0 && n > 1)
-                        return log_usage(verb, "ambiguous option '--%.*s' (the start of %zu options)", len, name, n);
+                if (optopt == 0 && n > 1) {
+                        char list[256];
+                        size_t k = 0;
+
+                        list[0] = 0;
+                        for (const struct option *o = long_options; o->name && k < sizeof(list); o++)
+                                if (strncmp(o->name, name, (size_t)len) == 0)
+                                        k += (size_t)snprintf(list + k, sizeof(list) - k, "%s--%s", k ? ", " : "",
+                                                              o->name);
+                        return log_usage(verb, "ambiguous option '--%.*s' (%s)", len, name, list);
+                }
                 if (optopt == 0)
                         return log_usage(verb, "unknown option '--%.*s'", len, name);
                 if (n == 1 && optopt == hit->val) {
