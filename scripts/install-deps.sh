@@ -7,7 +7,7 @@ PKGS="meson ninja-build gcc pkg-config libzstd-dev zlib1g-dev liburing-dev libss
       libbpf-dev bpftool clang python3 libfuse3-dev fuse3 psmisc e2fsprogs btrfs-progs util-linux procps mount
       valgrind vmtouch strace coreutils time git chromium python3-pil
       qemu-system-x86 debootstrap systemd-container debhelper dpkg-dev fakeroot lintian
-      squashfs-tools erofs-utils"
+      squashfs-tools erofs-utils man-db"
 
 missing=""
 for p in $PKGS; do

@@ -90,6 +90,160 @@ static void list_options(void)
         }
 }
 
+/* What completes an option's value, by the option's long name (verb NULL:
+ * in any verb): a file name unless this table says otherwise. */
+enum value_kind { VALUE_FILE, VALUE_DIR, VALUE_NONE, VALUE_WORDS, VALUE_METHOD };
+static const struct {
+        const char *verb, *option;
+        enum value_kind kind;
+        const char *words;      /* VALUE_WORDS */
+} option_values[] = {
+        { NULL, "method", VALUE_METHOD, NULL },
+        { "pack", "image", VALUE_WORDS, "squashfs erofs" },
+        { "pack", "compress", VALUE_WORDS, "zstd xz lz4 gzip" },
+        { "layout", "compress", VALUE_WORDS, "zstd lzo zlib" },
+        { "layout", "move", VALUE_WORDS, "auto files ranges" },
+        { "layout", "io-priority", VALUE_WORDS, "idle best-effort" },
+        { NULL, "root", VALUE_DIR, NULL }, { NULL, "auto", VALUE_DIR, NULL },
+        { NULL, "state", VALUE_DIR, NULL }, { NULL, "under", VALUE_DIR, NULL },
+        /* numbers and texts */
+        { NULL, "buffer-size", VALUE_NONE, NULL }, { NULL, "max-walk", VALUE_NONE, NULL },
+        { NULL, "timeout", VALUE_NONE, NULL }, { NULL, "queue-depth", VALUE_NONE, NULL },
+        { NULL, "threads", VALUE_NONE, NULL }, { NULL, "max-bytes", VALUE_NONE, NULL },
+        { NULL, "max-evict", VALUE_NONE, NULL }, { NULL, "stale-below", VALUE_NONE, NULL },
+        { NULL, "nice", VALUE_NONE, NULL }, { NULL, "top", VALUE_NONE, NULL },
+        { NULL, "last", VALUE_NONE, NULL }, { NULL, "settle", VALUE_NONE, NULL },
+        { NULL, "seconds", VALUE_NONE, NULL }, { NULL, "size", VALUE_NONE, NULL },
+        { NULL, "block-size", VALUE_NONE, NULL }, { NULL, "why", VALUE_NONE, NULL },
+};
+
+/* The case of bash's that completes the value of option o of verb v. */
+static void complete_value(const struct verb *v, const struct option *o)
+{
+        enum value_kind kind = VALUE_FILE;
+        const char *words = NULL;
+
+        for (size_t i = 0; i < ARRAY_SIZE(option_values); i++)
+                if ((!option_values[i].verb || strcmp(option_values[i].verb, v->name) == 0) &&
+                    strcmp(option_values[i].option, o->name) == 0) {
+                        kind = option_values[i].kind;
+                        words = option_values[i].words;
+                        break;
+                }
+        printf("        ");
+        if (o->val > 0 && o->val < 128 && strchr(v->short_options, o->val))
+                printf("-%c|", o->val);
+        printf("--%s) ", o->name);
+        switch (kind) {
+        case VALUE_FILE: printf("COMPREPLY=($(compgen -f -- \"$cur\"))"); break;
+        case VALUE_DIR: printf("COMPREPLY=($(compgen -d -- \"$cur\"))"); break;
+        case VALUE_NONE: printf("return ;;\n"); return;     /* nothing to offer */
+        case VALUE_WORDS: printf("COMPREPLY=($(compgen -W \"%s\" -- \"$cur\"))", words); break;
+        case VALUE_METHOD:
+                printf("COMPREPLY=($(compgen -W \"");
+                for (int m = 0; m < _ENGINE_METHOD_MAX; m++)
+                        printf("%s%s", m ? " " : "", engine_method_name((enum engine_method)m));
+                printf("\" -- \"$cur\"))");
+                break;
+        }
+        printf("; return ;;\n");
+}
+
+/* readset --bash-completion (not in --help: the build makes the installed
+ * completion of it): bash's completion of readset, from the verb table,
+ * each verb's options as getopt reads them, and boot's subcommands as
+ * cmd_boot runs them, so that it offers what readset takes and nothing
+ * else. */
+static void bash_completion(void)
+{
+        printf("# SPDX-License-Identifier: MIT\n"
+               "# bash completion for readset: made by 'readset --bash-completion' (src/main.c)\n"
+               "# from its verbs and their options as readset reads them; do not edit\n"
+               "_readset()\n"
+               "{\n"
+               "    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}\n"
+               "    local opts= takes= subs= i w args=0\n"
+               "    COMPREPLY=()\n"
+               "    # --name=value: bash splits it at the '='\n"
+               "    if [ \"$cur\" = = ]; then\n"
+               "        cur=\n"
+               "    elif [ \"$prev\" = = ] && [ \"$COMP_CWORD\" -gt 2 ]; then\n"
+               "        prev=${COMP_WORDS[COMP_CWORD-2]}\n"
+               "    fi\n"
+               "    if [ \"$COMP_CWORD\" -eq 1 ]; then\n"
+               "        COMPREPLY=($(compgen -W \"");
+        for (size_t i = 0; i < ARRAY_SIZE(verbs); i++)
+                if (!verbs[i].hidden)
+                        printf("%s ", verbs[i].name);
+        printf("--help --version\" -- \"$cur\"))\n"
+               "        return\n"
+               "    fi\n"
+               "    case ${COMP_WORDS[1]} in\n");
+        for (size_t i = 0; i < ARRAY_SIZE(verbs); i++) {
+                const struct verb *v = &verbs[i];
+                const char *sep = "";
+
+                if (v->hidden)
+                        continue;
+                printf("    %s)\n        opts=\"", v->name);
+                for (const struct option *o = v->long_options; o->name; o++, sep = " ")
+                        printf("%s--%s", sep, o->name);
+                printf("\"\n        takes=\"");
+                sep = "";
+                for (const struct option *o = v->long_options; o->name; o++) {
+                        if (o->has_arg == no_argument)
+                                continue;
+                        if (o->val > 0 && o->val < 128 && strchr(v->short_options, o->val))
+                                printf("%s-%c", sep, o->val), sep = " ";
+                        printf("%s--%s", sep, o->name);
+                        sep = " ";
+                }
+                printf("\"\n");
+                if (strcmp(v->name, "boot") == 0) {
+                        printf("        subs=\"");
+                        for (size_t k = 0; boot_subcommand_name(k); k++)
+                                printf("%s%s", k ? " " : "", boot_subcommand_name(k));
+                        printf("\"\n");
+                }
+                printf("        case $prev in\n");
+                for (const struct option *o = v->long_options; o->name; o++)
+                        if (o->has_arg != no_argument)
+                                complete_value(v, o);
+                printf("        esac ;;\n");
+        }
+        printf("    *) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n"
+               "    esac\n"
+               "    # the words between the verb and this one: options and their\n"
+               "    # values, what the verb takes, '--' before a command (record, run)\n"
+               "    for ((i = 2; i < COMP_CWORD; i++)); do\n"
+               "        w=${COMP_WORDS[i]}\n"
+               "        if [ \"$w\" = -- ]; then\n"
+               "            if declare -F _command_offset >/dev/null; then\n"
+               "                _command_offset $((i + 1))\n"
+               "            elif [ $((i + 1)) -eq \"$COMP_CWORD\" ]; then\n"
+               "                COMPREPLY=($(compgen -c -- \"$cur\"))\n"
+               "            else\n"
+               "                COMPREPLY=($(compgen -f -- \"$cur\"))\n"
+               "            fi\n"
+               "            return\n"
+               "        elif [[ \" $takes \" == *\" $w \"* ]]; then\n"
+               "            [ \"${COMP_WORDS[i+1]}\" != = ] || i=$((i + 1))\n"
+               "            i=$((i + 1))\n"
+               "        elif [[ $w != -* && $w != = ]]; then\n"
+               "            args=$((args + 1))\n"
+               "        fi\n"
+               "    done\n"
+               "    if [[ $cur == -* ]]; then\n"
+               "        COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\"))\n"
+               "    elif [ -n \"$subs\" ] && [ \"$args\" -eq 0 ]; then\n"
+               "        COMPREPLY=($(compgen -W \"$subs\" -- \"$cur\"))\n"
+               "    else\n"
+               "        COMPREPLY=($(compgen -f -- \"$cur\"))\n"
+               "    fi\n"
+               "}\n"
+               "complete -F _readset readset\n");
+}
+
 /* The exit code of what a verb returned (cmd/cmd.h): its exit status, 1
  * for CMD_FAILED, 2 for CMD_USAGE.  Anything else (a -errno let through)
  * is a bug, said as one.  Data goes to stdout: a write error there (full
@@ -120,6 +274,8 @@ int main(int argc, char **argv)
         /* Verbs wait for the children they start: an inherited SIGCHLD=SIG_IGN
          * would have the kernel reap them behind our back. */
         signal(SIGCHLD, SIG_DFL);
+        /* the verbs say what getopt refused, in one line (cmd_option_error) */
+        opterr = 0;
         if (argc < 2) {
                 help(stderr);
                 return 2;
@@ -139,6 +295,10 @@ int main(int argc, char **argv)
                 list_options();
                 return exit_code(name, 0);
         }
+        if (strcmp(name, "--bash-completion") == 0) {
+                bash_completion();
+                return exit_code(name, 0);
+        }
         if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0) {
                 printf("readset %s\n", READSET_VERSION);
                 return exit_code("--version", 0);
@@ -154,6 +314,9 @@ int main(int argc, char **argv)
                 r = verbs[i].fn(argc - 1, argv + 1);
                 return exit_code(name, r);
         }
-        log_usage(NULL, "unknown verb '%s'", name);
+        if (name[0] == '-' && name[1])
+                log_usage(NULL, "unknown option '%s'", name);
+        else
+                log_usage(NULL, "unknown verb '%s'", name);
         return 2;
 }

@@ -57,7 +57,8 @@ static void boot_help(void)
                "                       start: say \"ready\" on stdout once set up, and take\n"
                "                       the boot as finished at a line on stdin (its duration\n"
                "                       in seconds, or empty) instead of asking systemd\n"
-               "      --settle MS      start: record MS more after the boot finished (default %d)\n"
+               "      --settle MS      start: record MS more after the boot finished\n"
+               "                       (default %d)\n"
                "  -h, --help           show this help\n", BOOT_SETTLE_MS);
 }
 
@@ -245,6 +246,35 @@ static int boot_status(const struct boot_args *a)
 
 /* ---- the verb ------------------------------------------------------------ */
 
+/* What readset boot does: cmd_boot runs the one named, main.c's
+ * completion offers their names. */
+static const struct {
+        const char *name;
+        int (*fn)(const struct boot_args *a);
+} subcommands[] = {
+        { "enable", boot_enable },
+        { "disable", boot_disable },
+        { "status", boot_status },
+        { "stale", boot_stale },
+        { "start", boot_start },
+};
+
+const char *boot_subcommand_name(size_t i)
+{
+        return i < ARRAY_SIZE(subcommands) ? subcommands[i].name : NULL;
+}
+
+/* "enable, disable, ..." */
+static const char *subcommand_list(char *buf, size_t size)
+{
+        size_t n = 0;
+
+        buf[0] = 0;
+        for (size_t i = 0; i < ARRAY_SIZE(subcommands) && n < size; i++)
+                n += (size_t)snprintf(buf + n, size - n, "%s%s", i ? ", " : "", subcommands[i].name);
+        return buf;
+}
+
 /* The options of readset boot, as getopt reads them (main.c lists them for
  * completion and the tests). */
 const char boot_short_options[] = "jn:h";
@@ -264,6 +294,7 @@ int cmd_boot(int argc, char **argv)
 {
         struct boot_args a = { .state = BOOT_STATE_DIR, .last = 10, .settle_ms = BOOT_SETTLE_MS };
         const char *sub;
+        char list[128];
         uint64_t v;
         int c;
 
@@ -284,26 +315,20 @@ int cmd_boot(int argc, char **argv)
                                 return log_usage("boot", "invalid --settle '%s' (0..60000 ms)", optarg);
                         break;
                 case 'h': boot_help(); return 0;
-                default: return log_usage("boot", "invalid option");
+                default: return CMD_OPTION_ERROR(boot, argc, argv);
                 }
         }
+        if (optind >= argc)
+                return log_usage("boot", "missing what to do (%s)", subcommand_list(list, sizeof(list)));
         if (optind != argc - 1)
-                return log_usage("boot", optind >= argc ? "missing what to do (enable, disable, status, stale, start)"
-                                                        : "one thing to do at a time");
+                return log_usage("boot", "one thing to do at a time");
         if (a.state[0] != '/')
                 return log_usage("boot", "--state wants an absolute path");
         if (a.under && a.under[0] != '/')
                 return log_usage("boot", "--under wants an absolute path");
         sub = argv[optind];
-        if (strcmp(sub, "enable") == 0)
-                return boot_enable(&a);
-        if (strcmp(sub, "disable") == 0)
-                return boot_disable(&a);
-        if (strcmp(sub, "status") == 0)
-                return boot_status(&a);
-        if (strcmp(sub, "stale") == 0)
-                return boot_stale(&a);
-        if (strcmp(sub, "start") == 0)
-                return boot_start(&a);
-        return log_usage("boot", "unknown '%s' (enable, disable, status, stale, start)", sub);
+        for (size_t i = 0; i < ARRAY_SIZE(subcommands); i++)
+                if (strcmp(sub, subcommands[i].name) == 0)
+                        return subcommands[i].fn(&a);
+        return log_usage("boot", "unknown '%s' (%s)", sub, subcommand_list(list, sizeof(list)));
 }

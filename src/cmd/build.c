@@ -89,7 +89,7 @@ int cmd_build(int argc, char **argv)
                 case 'N': arg_walk = false; break;
                 case 'j': arg_json = true; break;
                 case 'h': build_help(); return 0;
-                default: return log_usage("build", "invalid option");
+                default: return CMD_OPTION_ERROR(build, argc, argv);
                 }
         }
         if (optind + 1 != argc)

@@ -25,6 +25,13 @@ struct readset;
 int cmd_load_readset(const char *path, struct readset **ret);
 /* "cannot read 'PATH': WHY" (why NULL: r's text); returns CMD_FAILED. */
 int say_cannot_read(const char *path, int r, const char *why);
+/* The usage error of an option getopt_long just refused (main() sets
+ * opterr to 0: getopt says nothing itself): one line naming it, unknown,
+ * ambiguous, needing a value or taking none; CMD_USAGE.  Every verb's
+ * default case: return CMD_OPTION_ERROR(verb, argc, argv); */
+int cmd_option_error(const char *verb, int argc, char **argv, const char *short_options,
+                     const struct option *long_options);
+#define CMD_OPTION_ERROR(v, argc, argv) cmd_option_error(#v, argc, argv, v##_short_options, v##_long_options)
 
 /* ---- replay and run: their shared options and output (replay-cli.c) ---- */
 
@@ -111,6 +118,9 @@ int cmd_report(int argc, char **argv);
 int cmd_layout(int argc, char **argv);
 int cmd_pack(int argc, char **argv);
 int cmd_boot(int argc, char **argv);
+
+/* boot's subcommands, as cmd_boot runs them, by index (NULL past the last) */
+const char *boot_subcommand_name(size_t i);
 
 /* Each verb's options, as its getopt_long reads them: main.c's verb table
  * carries them, for completion and for the tests that every option is

@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* What several verbs share. */
 #include "cmd/cmd.h"
+
+#include <stdio.h>
+#include <string.h>
+
 #include "model/format.h"
 #include "util/util.h"
 #include "util/banned.h"
@@ -21,4 +25,59 @@ int say_cannot_read(const char *path, int r, const char *why)
         if (why)
                 return log_error("cannot read '%s': %s", path, why);
         return log_errno(r, "cannot read '%s'", path);
+}
+
+/* getopt_long refused a long option: optind is past its word ("--name"
+ * or "--name=value"); optopt is 0 when no option has that name (or
+ * several start so), else the val of the one named.  A short option
+ * refused inside a group ("-xv") leaves optind on its word: the word
+ * before may then be a long option, or a value starting "--", but never
+ * with optopt 0 or naming an option of val optopt. */
+int cmd_option_error(const char *verb, int argc, char **argv, const char *short_options,
+                     const struct option *long_options)
+{
+        const char *w = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+        const char *s;
+
+        if (strncmp(w, "--", 2) == 0 && w[2]) {
+                const char *name = w + 2;
+                int len = (int)strcspn(name, "=");
+                const struct option *hit = NULL;
+                size_t n = 0;
+
+                for (const struct option *o = long_options; o->name; o++) {
+                        if (strncmp(o->name, name, (size_t)len) != 0)
+                                continue;
+                        hit = o;
+                        if (o->name[len] == 0) {        /* exact: never ambiguous */
+                                n = 1;
+                                break;
+                        }
+                        n++;
+                }
+                if (optopt == 0 && n > 1) {
+                        char list[256];
+                        size_t k = 0;
+
+                        list[0] = 0;
+                        for (const struct option *o = long_options; o->name && k < sizeof(list); o++)
+                                if (strncmp(o->name, name, (size_t)len) == 0)
+                                        k += (size_t)snprintf(list + k, sizeof(list) - k, "%s--%s", k ? ", " : "",
+                                                              o->name);
+                        return log_usage(verb, "ambiguous option '--%.*s' (%s)", len, name, list);
+                }
+                if (optopt == 0)
+                        return log_usage(verb, "unknown option '--%.*s'", len, name);
+                if (n == 1 && optopt == hit->val) {
+                        if (name[len] == '=' && hit->has_arg == no_argument)
+                                return log_usage(verb, "option '--%s' takes no value", hit->name);
+                        return log_usage(verb, "option '--%s' needs a value", hit->name);
+                }
+        }
+        s = optopt > 0 && optopt != ':' && optopt != '+' ? strchr(short_options, optopt) : NULL;
+        if (s && s[1] == ':')
+                return log_usage(verb, "option '-%c' needs a value", optopt);
+        if (optopt > ' ' && optopt < 127)
+                return log_usage(verb, "unknown option '-%c'", optopt);
+        return log_usage(verb, "unknown option");
 }

@@ -43,15 +43,17 @@ static void layout_help(void)
                "Needs root, never prompts; at idle I/O priority by default.\n"
                "\n"
                "options:\n"
-               "  -n, --dry-run        say what would move and the predicted gain; change nothing\n"
-               "                       (does not need root)\n"
+               "  -n, --dry-run        say what would move and the predicted gain; change\n"
+               "                       nothing (does not need root)\n"
                "  -j, --json           the figures as one JSON object on stdout\n"
                "  -f, --force          move also on a solid-state device\n"
                "  -p, --profile FILE   the device's profile (readset probe -o, or a reference\n"
                "                       name: hdd, usb, sd, nvme): its verdict and costs.\n"
-               "                       Default: the one cached for the device, else a quick probe\n"
-               "  -C, --under DIR      only the files below DIR (and DIR's file system); default:\n"
-               "                       the files of the file system most of the read set lies on\n"
+               "                       Default: the one cached for the device, else a\n"
+               "                       quick probe\n"
+               "  -C, --under DIR      only the files below DIR (and DIR's file system);\n"
+               "                       default: the files of the file system most of the\n"
+               "                       read set lies on\n"
                "      --move WHAT      ranges: only the ranges the start brought in (gaps up to\n"
                "                       64 KiB bridged), the rest of each file left where it is;\n"
                "                       files: whole files; auto (default): whole where the start\n"
@@ -59,14 +61,17 @@ static void layout_help(void)
                "      --io-priority C  idle (default) or best-effort\n"
                "      --undo-leftovers only remove what a layout left behind, and say what: only\n"
                "                       a layout that stopped on a failed check leaves something\n"
-               "                       (the file's old data, pinned, and a note); the donor space\n"
-               "                       of any other end is unnamed and freed by the kernel\n"
+               "                       (the file's old data, pinned, and a note); the donor\n"
+               "                       space of any other end is unnamed and freed by the\n"
+               "                       kernel\n"
                "      --compress ALG   on btrfs: rewrite the files compressed (zstd, lzo, zlib),\n"
                "                       one after the other in first-access order (the kernel's\n"
                "                       defragment); files sharing extents with a snapshot or a\n"
                "                       copy, nodatacow and compressed ones are left alone\n"
                "      --unshare        with --compress: rewrite shared files too\n"
-               "  --allow-untrusted    as root, read files others can change too (docs/SECURITY.md)\n"
+               "      --allow-untrusted\n"
+               "                       as root, read files others can change too\n"
+               "                       (docs/SECURITY.md)\n"
                "  -h, --help           show this help\n"
                "\n"
                "On btrfs, layout rewrites compressed (--compress), each file copy-on-write:\n"
@@ -420,7 +425,7 @@ static int parse_args(int argc, char **argv, struct layout_args *a)
                         break;
                 case CMD_OPT_ALLOW_UNTRUSTED: trust_allow_untrusted(); break;
                 case 'h': layout_help(); return 1;
-                default: return log_usage("layout", "invalid option");
+                default: return CMD_OPTION_ERROR(layout, argc, argv);
                 }
         }
         if (optind + 1 != argc)

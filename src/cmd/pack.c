@@ -122,7 +122,7 @@ static int parse_args(int argc, char **argv, struct pack_args *a)
                 case OPT_PORTABLE: a->portable = true; break;
                 case CMD_OPT_ALLOW_UNTRUSTED: trust_allow_untrusted(); break;
                 case 'h': pack_help(); return 1;
-                default: return log_usage("pack", "invalid option");
+                default: return CMD_OPTION_ERROR(pack, argc, argv);
                 }
         }
         if (optind + 2 != argc)

@@ -136,7 +136,7 @@ int cmd_probe(int argc, char **argv)
                 case 'o': arg_output = optarg; break;
                 case 's': arg_save = true; break;
                 case 'h': probe_help(); return 0;
-                default: return log_usage("probe", "invalid option");
+                default: return CMD_OPTION_ERROR(probe, argc, argv);
                 }
         }
         if (optind + 1 < argc)

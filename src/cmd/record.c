@@ -91,7 +91,7 @@ int cmd_record(int argc, char **argv)
                 case 'j': arg_json = true; break;
                 case 'F': arg_fallback = true; break;
                 case 'h': record_help(); return 0;
-                default: return log_usage("record", "invalid option");
+                default: return CMD_OPTION_ERROR(record, argc, argv);
                 }
         }
         if (optind >= argc)

@@ -44,19 +44,23 @@ static void replay_help(void)
                "                        else the recorded timeline; returns once the start\n"
                "                        is through (10 s quiet).  'readset run' does this\n"
                "                        better: it knows which process is the start\n"
+               "      --no-pace         the default: warm every lookup at once\n"
                "      --device KIND     plan for KIND: rotational, solid, or a profile\n"
-               "                        saved by readset probe -o (default: what probe --save\n"
-               "                        kept for the device, else sysfs's settings)\n"
+               "                        saved by readset probe -o (default: what probe\n"
+               "                        --save kept for the device, else sysfs's settings)\n"
                "      --background      return at once; the replay continues detached\n"
                "      --no-wait         return once every read is submitted, not resident\n"
                "      --timeout SECONDS stop after SECONDS, even if a read has not returned\n"
                "                        (a share whose server is slow or gone)\n"
                "  -n, --dry-run         plan only: print what would be read\n"
-               "  -j, --json            the plan (--dry-run) or the statistics as JSON on stdout\n"
+               "  -j, --json            the plan (--dry-run) or the statistics as JSON on\n"
+               "                        stdout\n"
                "  -q, --quiet           no summary\n"
-               "      --root DIR        a portable read set (readset pack): its paths are below\n"
-               "                        DIR, where a copy of its image is mounted (default /)\n"
-               "  --allow-untrusted     as root, read files others can change too (docs/SECURITY.md)\n"
+               "      --root DIR        a portable read set (readset pack): its paths are\n"
+               "                        below DIR, where a copy of its image is mounted\n"
+               "                        (default /)\n"
+               "      --allow-untrusted as root, read files others can change too\n"
+               "                        (docs/SECURITY.md)\n"
                "  -v, --verbose         name every file skipped, and why\n"
                "  -h, --help            show this help\n");
 }
@@ -108,7 +112,7 @@ int cmd_replay(int argc, char **argv)
                 case 'j': arg_json = true; break;
                 case 'q': arg_quiet = true; break;
                 case 'h': replay_help(); return 0;
-                default: return log_usage("replay", "invalid option");
+                default: return CMD_OPTION_ERROR(replay, argc, argv);
                 }
         }
         if (optind + 1 != argc)

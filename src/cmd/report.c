@@ -39,7 +39,9 @@ static void report_help(void)
                "  -n, --top N          files and directories listed (default 5)\n"
                "  -j, --json           the report as JSON on stdout\n"
                "  -s, --svg OUT        also draw the disk access graph to OUT (SVG)\n"
-               "  --allow-untrusted    as root, read files others can change too (docs/SECURITY.md)\n"
+               "      --allow-untrusted\n"
+               "                       as root, read files others can change too\n"
+               "                       (docs/SECURITY.md)\n"
                "  -h, --help           show this help\n"
                "\n"
                "Reference profiles live in %s.\n", READSET_PROFILEDIR);
@@ -91,7 +93,7 @@ int cmd_report(int argc, char **argv)
                         break;
                 case CMD_OPT_ALLOW_UNTRUSTED: trust_allow_untrusted(); break;
                 case 'h': report_help(); return 0;
-                default: return log_usage("report", "invalid option");
+                default: return CMD_OPTION_ERROR(report, argc, argv);
                 }
         }
         if (optind + 1 != argc)

@@ -66,9 +66,10 @@ static void run_help(void)
                "      --max-evict PCT     displace at most PCT%% of what other programs cache\n"
                "                          (default " STRINGIFY(REPLAY_DEFAULT_EVICT_PERCENT) ")\n"
                "      --max-bytes SIZE    replay at most SIZE bytes\n"
-               "  -T, --threads N         replay threads (default: 4 per CPU, at most 16; 2 on a\n"
-               "                          rotational device)\n"
+               "  -T, --threads N         replay threads (default: 4 per CPU, at most 16; 2 on\n"
+               "                          a rotational device)\n"
                "      --no-lookups        do not stat the recorded lookup paths\n"
+               "      --pace              the default: on a share, pace the lookups as below\n"
                "      --no-pace           on a share, warm every lookup at once instead of\n"
                "                          keeping those CMD is about to make warm while it\n"
                "                          runs (followed through BPF as root, else by the\n"
@@ -76,11 +77,13 @@ static void run_help(void)
                "      --all-lookups       stat every one (default on a local filesystem:\n"
                "                          per directory the first, then one in 64)\n"
                "      --device KIND       plan for KIND: rotational, solid, or a profile\n"
-               "                          saved by readset probe -o (default: what probe --save\n"
-               "                          kept for the device, else sysfs's settings)\n"
-               "      --root DIR          a portable read set (readset pack): its paths are below\n"
-               "                          DIR, where a copy of its image is mounted (default /)\n"
-               "  --allow-untrusted       as root, read files others can change too (docs/SECURITY.md)\n"
+               "                          saved by readset probe -o (default: what probe\n"
+               "                          --save kept for the device, else sysfs's settings)\n"
+               "      --root DIR          a portable read set (readset pack): its paths are\n"
+               "                          below DIR, where a copy of its image is mounted\n"
+               "                          (default /)\n"
+               "      --allow-untrusted   as root, read files others can change too\n"
+               "                          (docs/SECURITY.md)\n"
                "  -v, --verbose           name every file the replay skipped, and why; say how\n"
                "                          the lookups on a share were paced\n"
                "  -h, --help              show this help\n", DEFAULT_STALE_PERCENT, DEFAULT_NICE);
@@ -136,7 +139,7 @@ static int run_parse(int argc, char **argv, struct replay_args *a, struct run_op
                                 return log_usage("run", "invalid --nice '%s' (0..19)", optarg);
                         break;
                 case 'h': run_help(); return 1;
-                default: return log_usage("run", "invalid option");
+                default: return CMD_OPTION_ERROR(run, argc, argv);
                 }
         }
         if (!o->auto_dir && optind >= argc)

@@ -23,7 +23,7 @@ static void show_help(void)
                "  -j, --json       machine-readable output (every field, every range)\n"
                "  -r, --ranges     list every range under its file\n"
                "  -l, --lookups    list the path lookups (open, stat, ...) with outcomes\n"
-               "  --allow-untrusted\n"
+               "      --allow-untrusted\n"
                "                   as root, read files others can change too (docs/SECURITY.md)\n"
                "  -h, --help       show this help\n");
 }
@@ -246,7 +246,7 @@ int cmd_show(int argc, char **argv)
                 case 'l': arg_lookups = true; break;
                 case CMD_OPT_ALLOW_UNTRUSTED: trust_allow_untrusted(); break;
                 case 'h': show_help(); return 0;
-                default: return log_usage("show", "invalid option");
+                default: return CMD_OPTION_ERROR(show, argc, argv);
                 }
         }
         if (optind + 1 != argc)

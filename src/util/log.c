@@ -63,9 +63,12 @@ int log_errno(int err, const char *fmt, ...)
 int log_usage(const char *verb, const char *fmt, ...)
 {
         va_list ap;
+        /* "readset VERB: ...": one prefix, naming the verb misused */
+        fprintf(stderr, "%s%s%s: ", program, verb ? " " : "", verb ? verb : "");
         va_start(ap, fmt);
-        vlog("", fmt, ap, 0);
+        vfprintf(stderr, fmt, ap);
         va_end(ap);
+        fputc('\n', stderr);
         fprintf(stderr, "see '%s%s%s --help'\n", program, verb ? " " : "", verb ? verb : "");
         return CMD_USAGE;
 }

@@ -20,7 +20,9 @@ void log_warning(const char *fmt, ...) _log_printf_(1, 2);
 void log_warning_errno(int err, const char *fmt, ...) _log_printf_(2, 3);
 int log_error(const char *fmt, ...) _log_printf_(1, 2);             /* returns CMD_FAILED */
 int log_errno(int err, const char *fmt, ...) _log_printf_(2, 3);     /* err < 0; returns CMD_FAILED */
-int log_usage(const char *verb, const char *fmt, ...) _log_printf_(2, 3); /* returns CMD_USAGE */
+/* "readset VERB: ..." then "see 'readset VERB --help'" (verb NULL: of
+ * readset itself); returns CMD_USAGE */
+int log_usage(const char *verb, const char *fmt, ...) _log_printf_(2, 3);
 
 /* Debugging output of a library readset uses (libbpf's, the BPF verifier's
  * log), with READSET_DEBUG=1 only: the one thing a module may hand here. */
