@@ -51,13 +51,15 @@ static void replay_help(void)
                "      --no-wait         return once every read is submitted, not resident\n"
                "      --timeout SECONDS stop after SECONDS, even if a read has not returned\n"
                "                        (a share whose server is slow or gone)\n"
-               "  -n, --dry-run         plan only: print what would be read\n"
+               "  -n, --dry-run         plan only, read nothing: print the device planned for,\n"
+               "                        the plan's reads and bytes, the lookups; with -v\n"
+               "                        also every read (file, offset, length) in plan order\n"
                "  -j, --json            the plan (--dry-run) or the statistics as JSON on stdout\n"
                "  -q, --quiet           no summary\n"
                "      --root DIR        a portable read set (readset pack): its paths are below\n"
                "                        DIR, where a copy of its image is mounted (default /)\n"
                "  --allow-untrusted     as root, read files others can change too (docs/SECURITY.md)\n"
-               "  -v, --verbose         name every file skipped, and why\n"
+               "  -v, --verbose         name every file skipped, and why; with -n, list the plan\n"
                "  -h, --help            show this help\n");
 }
 
@@ -127,7 +129,7 @@ int cmd_replay(int argc, char **argv)
                 if (r < 0)
                         return r;
                 replay_session_options_for_device(&a.opts, &dev);
-                print_plan(&dev, plan, &a.opts.engine, now_us() - t_start, arg_json);
+                print_plan(rs, &dev, plan, &a.opts.engine, now_us() - t_start, arg_json, a.verbose);
                 return 0;
         }
         if (arg_background) {
