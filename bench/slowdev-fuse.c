@@ -75,7 +75,7 @@ static const struct model models[] = {
          * drives of the 2010s). */
         { "hdd", 1, true, 0, 200, 100, 7200, 800, 16000 },
         /* USB 2.0 SATA bridge (bulk-only transport: one command at a time):
-         * 730 us per command, 25 MB/s (ORIGIN.md field measurement). */
+         * 730 us per command, 25 MB/s (the field report, docs/FIELD.md). */
         { "usb", 1, false, 730, 25, 25, 0, 0, 0 },
         /* SD card, UHS-I class 10 without command queueing: ~1 ms per random
          * 4 KiB read (the A1 class guarantees >= 1500 IOPS, plain cards do

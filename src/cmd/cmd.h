@@ -101,9 +101,10 @@ void say_replay_notes(const struct replay_result *res, int r, const struct repla
 void say_paced(const struct replay_result *res);
 void json_pace(struct json *j, const struct replay_result *res);
 
-/* replay --dry-run: the plan, as text or one JSON object, on stdout. */
-void print_plan(const struct device_profile *dev, const struct plan *plan, const struct engine_options *eo,
-                uint64_t plan_us, bool json);
+/* replay --dry-run: the plan, as text or one JSON object, on stdout;
+ * verbose (text): every read, in plan order. */
+void print_plan(const struct readset *rs, const struct device_profile *dev, const struct plan *plan,
+                const struct engine_options *eo, uint64_t plan_us, bool json, bool verbose);
 /* What a replay did: as text on stderr, or one JSON object on stdout. */
 void print_replay_stats(const struct replay_result *res, const struct replay_args *a, const struct readset *rs,
                         bool json);

@@ -9,6 +9,7 @@
 #include "pack/portable.h"
 #include "fs/open.h"
 #include "record/follow.h"
+#include "report/summary.h"
 #include "util/json.h"
 #include "util/trust.h"
 #include "util/util.h"
@@ -185,8 +186,27 @@ int replay_args_plan(const struct replay_args *a, const struct readset *rs, stru
         return 0;
 }
 
-void print_plan(const struct device_profile *dev, const struct plan *plan, const struct engine_options *eo,
-                uint64_t plan_us, bool json)
+/* -v: every read of the plan, in the order it is submitted, in 80 columns */
+static void print_plan_reads(const struct readset *rs, const struct plan *plan)
+{
+        char tail[PATH_MAX + 16], label[PATH_MAX + 16];
+
+        printf("\nreads, in plan order (%s):\n%14s %10s  %s\n",
+               plan->by_position ? "metadata, then data by position on the device" :
+                                   "metadata, then data as the start first needed it",
+               "OFFSET", "LENGTH", "FILE");
+        for (size_t i = 0; i < plan->n_reads; i++) {
+                const struct plan_read *p = &plan->reads[i];
+                const struct rs_file *f = &rs->files[p->file];
+
+                snprintf(label, sizeof(label), "%s%s", f->path, f->kind == RS_FILE_BLOCKDEV ? " [metadata]" : "");
+                printf("%14" PRIu64 " %10" PRIu64 "  %s\n", p->offset, p->length,
+                       rp_tail(label, 80 - 27, tail, sizeof(tail)));
+        }
+}
+
+void print_plan(const struct readset *rs, const struct device_profile *dev, const struct plan *plan,
+                const struct engine_options *eo, uint64_t plan_us, bool json, bool verbose)
 {
         char b1[32], b2[32];
 
@@ -217,6 +237,8 @@ void print_plan(const struct device_profile *dev, const struct plan *plan, const
         if (plan->lookups_thinned)
                 printf("; %zu more left out (one per directory in 64; --all-lookups)", plan->lookups_thinned);
         printf("\n");
+        if (verbose)
+                print_plan_reads(rs, plan);
 }
 
 void say_replay_notes(const struct replay_result *res, int r, const struct replay_args *a)

@@ -52,7 +52,10 @@ static void replay_help(void)
                "      --no-wait         return once every read is submitted, not resident\n"
                "      --timeout SECONDS stop after SECONDS, even if a read has not returned\n"
                "                        (a share whose server is slow or gone)\n"
-               "  -n, --dry-run         plan only: print what would be read\n"
+               "  -n, --dry-run         plan only, read nothing: print the device planned\n"
+               "                        for, the plan's reads and bytes, the lookups; with\n"
+               "                        -v also every read (file, offset, length) in plan\n"
+               "                        order\n"
                "  -j, --json            the plan (--dry-run) or the statistics as JSON on\n"
                "                        stdout\n"
                "  -q, --quiet           no summary\n"
@@ -61,7 +64,8 @@ static void replay_help(void)
                "                        (default /)\n"
                "      --allow-untrusted as root, read files others can change too\n"
                "                        (docs/SECURITY.md)\n"
-               "  -v, --verbose         name every file skipped, and why\n"
+               "  -v, --verbose         name every file skipped, and why; with -n, list the\n"
+               "                        plan\n"
                "  -h, --help            show this help\n");
 }
 
@@ -131,7 +135,7 @@ int cmd_replay(int argc, char **argv)
                 if (r < 0)
                         return r;
                 replay_session_options_for_device(&a.opts, &dev);
-                print_plan(&dev, plan, &a.opts.engine, now_us() - t_start, arg_json);
+                print_plan(rs, &dev, plan, &a.opts.engine, now_us() - t_start, arg_json, a.verbose);
                 return 0;
         }
         if (arg_background) {

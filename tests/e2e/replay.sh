@@ -97,6 +97,27 @@ rc=0; "$READSET" replay -n --device "$TMP/bad.json" "$TMP/r.readset" 2>/dev/null
 [ "$rc" = 2 ] || fail "bad --device profile: exit $rc"
 rc=0; "$READSET" replay -n --device "$TMP/none.json" "$TMP/r.readset" 2>/dev/null || rc=$?
 [ "$rc" = 2 ] || fail "missing --device profile: exit $rc"
+# -n -v: the plan's every read (file, offset, length) in plan order, within
+# 80 columns, as many as the plan counts and their lengths its bytes.
+for kind in rotational solid; do
+        "$READSET" replay -n -v --device $kind "$TMP/r.readset" > "$TMP/plan.txt" || fail "replay -n -v"
+        "$READSET" replay -n -j --device $kind "$TMP/r.readset" > "$TMP/plan.json" || fail "replay -n -j"
+        python3 - "$TMP/plan.txt" "$TMP/plan.json" "$MNT" <<'PYEOF' || fail "replay -n -v --device $kind: the listing"
+import json, sys
+text = open(sys.argv[1]).read().splitlines()
+plan = json.load(open(sys.argv[2]))
+head = text.index("        OFFSET     LENGTH  FILE")
+rows = [l.split(None, 2) for l in text[head + 1:]]
+assert len(rows) == plan["reads"], (len(rows), plan["reads"])
+assert sum(int(r[1]) for r in rows) == plan["bytes"], "lengths against bytes"
+assert all(len(l) <= 80 for l in text[head - 1:]), "a line over 80 columns"
+meta = [r for r in rows if r[2].endswith(" [metadata]")]
+assert rows[:len(meta)] == meta and len(meta) == plan["metadata_reads"], "metadata first"
+names = {r[2] for r in rows} - {r[2] for r in meta}
+want = {sys.argv[3] + "/f%d" % i for i in range(1, 7)} | {sys.argv[3] + "/dir/sub/small"}
+assert want <= names, want - names
+PYEOF
+done
 mkfifo "$TMP/prof.fifo"
 rc=0; timeout 10 "$READSET" replay -n --device "$TMP/prof.fifo" "$TMP/r.readset" 2>/dev/null || rc=$?
 [ "$rc" = 2 ] || fail "--device FIFO: exit $rc (124: it blocked)"

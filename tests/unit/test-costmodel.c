@@ -122,7 +122,7 @@ static void test_profile_parse(void)
         CHECK_EQ(cost_profile_parse("{\"latency_qd1_us\": -1, \"sequential_mbps\": 100}", "x", &p), -EINVAL);
 }
 
-/* ORIGIN.md: a boot read 226 MB at 3 113 places on a 7200 rpm disk; ~20 ms
+/* docs/FIELD.md: a boot read 226 MB at 3 113 places on a 7200 rpm disk; ~20 ms
  * per move predicted 65 s, 63.4 s were measured.  The same bytes in one
  * sweep take a few seconds. */
 static void test_origin_arithmetic(void)
@@ -146,13 +146,13 @@ static void test_origin_arithmetic(void)
         CHECK_EQ(c.bytes, total);
         CHECK_EQ(c.moves, n);
         /* "about a minute": between 30 and 90 s (the reference averages
-         * 13 ms a random read; ORIGIN's older disk took 20) */
+         * 13 ms a random read; the field report's older disk took 20) */
         CHECK(c.seconds > 30 && c.seconds < 90);
         CHECK(c.positioning_s > 20 * c.transfer_s);
         fprintf(stderr, "origin: %zu scattered reads, 226 MB: %.1f s\n", n, c.seconds);
 
-        /* ORIGIN's own arithmetic: ~20 ms per head move x 3 113 = 65 s
-         * predicted (63.4 s measured): a profile of that disk, positions
+        /* the field report's own arithmetic: ~20 ms per head move x 3 113 =
+         * 65 s predicted (63.4 s measured): a profile of that disk, positions
          * not known */
         {
                 struct cost_profile old = { .lat_us = 20000, .seq_bps = 100e6, .rotational = true };
