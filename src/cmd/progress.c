@@ -30,10 +30,16 @@ void progress_start(struct progress *p, const char *what, bool quiet)
         p->fd = tty ? STDERR_FILENO : -1;
 }
 
-/* "18 s", "2:05", "1:02:05" */
-static void put_duration(char *buf, size_t size, uint64_t s)
+/* "18 s", "2:05", "1:02:05"; fine: "4.2 s" under 10 s (a probe's steps).
+ * Cut down, or up (what is left). */
+static void put_duration(char *buf, size_t size, uint64_t us, bool fine, bool up)
 {
-        if (s < 60)
+        uint64_t s = (us + (up ? 999999 : 0)) / 1000000;
+
+        if (fine && us < 10000000)
+                snprintf(buf, size, "%" PRIu64 ".%" PRIu64 " s", (us + (up ? 99999 : 0)) / 1000000,
+                         (us + (up ? 99999 : 0)) / 100000 % 10);
+        else if (s < 60)
                 snprintf(buf, size, "%" PRIu64 " s", s);
         else if (s < 3600)
                 snprintf(buf, size, "%" PRIu64 ":%02" PRIu64, s / 60, s % 60);
@@ -41,13 +47,13 @@ static void put_duration(char *buf, size_t size, uint64_t s)
                 snprintf(buf, size, "%" PRIu64 ":%02" PRIu64 ":%02" PRIu64, s / 3600, s / 60 % 60, s % 60);
 }
 
-/* One measure of the unit: "1.2 GiB", "120 files", "4 s" */
+/* One measure of the unit: "1.2 GiB", "120", "4.0 s" */
 static const char *put_amount(char buf[static 32], enum progress_unit unit, uint64_t v)
 {
         if (unit == PROGRESS_BYTES)
                 return format_bytes(v, buf);
         if (unit == PROGRESS_US)
-                put_duration(buf, 32, v / 1000000);
+                put_duration(buf, 32, v, true, false);
         else
                 snprintf(buf, 32, "%" PRIu64, v);
         return buf;
@@ -71,21 +77,29 @@ size_t progress_format(char *buf, size_t size, unsigned width, const char *what,
         else if (per_s > 0)
                 snprintf(rate, sizeof(rate), ", %.0f files/s", per_s);
         if (r->total && r->unit == PROGRESS_US) {
-                put_duration(b, sizeof(b), (r->total - done + 999999) / 1000000);
+                put_duration(b, sizeof(b), r->total - done, true, true);
                 snprintf(left, sizeof(left), ", %s left", b);
         } else if (r->total && per_s > 0) {
-                put_duration(b, sizeof(b), (uint64_t)((double)(r->total - done) / per_s + 0.999));
+                put_duration(b, sizeof(b), (uint64_t)((double)(r->total - done) / per_s * 1e6), false, true);
                 snprintf(left, sizeof(left), ", %s left", b);
         }
-        put_amount(a, r->unit, done);
-        if (r->total) {
-                char t[32];
-                snprintf(buf, size, "%s: %s%s%s of %s%s (%" PRIu64 "%%)%s%s", what, r->step ? r->step : "",
-                         r->step ? ", " : "", a, put_amount(t, r->unit, r->total),
-                         r->unit == PROGRESS_FILES ? " files" : "", done * 100 / r->total, rate, left);
-        } else
-                snprintf(buf, size, "%s: %s%s%s%s%s", what, r->step ? r->step : "", r->step ? ", " : "", a,
-                         r->unit == PROGRESS_FILES ? " files" : "", rate);
+        /* narrower by what matters least: the rate, then the step */
+        max = width > 1 ? width - 1 : 0;
+        for (int drop = 0; drop < 3; drop++) {
+                const char *st = drop < 2 && r->step ? r->step : NULL;
+                char amount[80];
+
+                put_amount(a, r->unit, done);
+                if (r->total)
+                        snprintf(amount, sizeof(amount), "%s of %s%s (%" PRIu64 "%%)", a, put_amount(b, r->unit, r->total),
+                                 r->unit == PROGRESS_FILES ? " files" : "", done * 100 / r->total);
+                else
+                        snprintf(amount, sizeof(amount), "%s%s", a, r->unit == PROGRESS_FILES ? " files" : "");
+                snprintf(buf, size, "%s: %s%s%s%s%s", what, st ? st : "", st ? ", " : "", amount, drop ? "" : rate,
+                         left);
+                if (strlen(buf) <= max)
+                        break;
+        }
         /* never as wide as the terminal: it would wrap, and \r then
          * redraws only the last of the lines */
         max = width > 1 ? width - 1 : 0;

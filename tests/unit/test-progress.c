@@ -34,9 +34,12 @@ static void test_format(void)
         /* before a second has passed: no rate, no guess */
         fmt(b, 200, NULL, PROGRESS_BYTES, GIB, 4 * GIB, 999999, 0);
         CHECK(strcmp(b, "replay: 1.0 GiB of 4.0 GiB (25%)") == 0);
-        /* time: what is left of the plan, rounded up; minutes, hours */
+        /* time: what is left of the plan, rounded up, tenths under 10 s;
+         * minutes, hours */
         fmt(b, 200, "random reads", PROGRESS_US, 4000000, 12500000, 4000000, 0);
-        CHECK(strcmp(b, "replay: random reads, 4 s of 12 s (32%), 9 s left") == 0);
+        CHECK(strcmp(b, "replay: random reads, 4.0 s of 12 s (32%), 8.5 s left") == 0);
+        fmt(b, 200, NULL, PROGRESS_US, 420000, 2130000, 420000, 0);
+        CHECK(strcmp(b, "replay: 0.4 s of 2.1 s (19%), 1.8 s left") == 0);
         fmt(b, 200, NULL, PROGRESS_BYTES, 0, 125ULL << 20, 1000000, 0);
         CHECK(strcmp(b, "replay: 0 B of 125.0 MiB (0%)") == 0);
         fmt(b, 200, NULL, PROGRESS_BYTES, 1 << 20, 126ULL << 20, 1000000, 0);
@@ -47,7 +50,7 @@ static void test_format(void)
         fmt(b, 200, "looking through the tree", PROGRESS_FILES, 42, 0, 0, 0);
         CHECK(strcmp(b, "replay: looking through the tree, 42 files") == 0);
         fmt(b, 200, NULL, PROGRESS_US, 13000000, 12000000, 13000000, 0);
-        CHECK(strcmp(b, "replay: 12 s of 12 s (100%), 0 s left") == 0);
+        CHECK(strcmp(b, "replay: 12 s of 12 s (100%), 0.0 s left") == 0);
 }
 
 static void test_width(void)
@@ -63,10 +66,20 @@ static void test_width(void)
         CHECK_EQ(fmt(b, 20, NULL, PROGRESS_BYTES, GIB, 4 * GIB, 10000000, 0), 19);
         CHECK(strcmp(b, "replay: 1.0 GiB of ") == 0);
         /* not inside a character */
-        fmt(b, 17, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", PROGRESS_BYTES, 0, 0, 0, 0);
-        CHECK(strcmp(b, "replay: \xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9") == 0);
-        fmt(b, 16, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", PROGRESS_BYTES, 0, 0, 0, 0);
-        CHECK(strcmp(b, "replay: \xc3\xa9\xc3\xa9\xc3\xa9") == 0);
+        {
+                struct progress_report r = { NULL, PROGRESS_BYTES, 0, 0 };
+                progress_format(b, sizeof(b), 9, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", &r, 0, 0);
+                CHECK(strcmp(b, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9") == 0);
+                progress_format(b, sizeof(b), 8, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", &r, 0, 0);
+                CHECK(strcmp(b, "\xc3\xa9\xc3\xa9\xc3\xa9") == 0);
+        }
+        /* narrower: the rate left out first, then the step */
+        fmt(b, 200, "random reads at depths 4 to 64", PROGRESS_BYTES, GIB, 4 * GIB, 10000000, 0);
+        CHECK(strcmp(b, "replay: random reads at depths 4 to 64, 1.0 GiB of 4.0 GiB (25%), 102.4 MiB/s, 30 s left") == 0);
+        fmt(b, 80, "random reads at depths 4 to 64", PROGRESS_BYTES, GIB, 4 * GIB, 10000000, 0);
+        CHECK(strcmp(b, "replay: random reads at depths 4 to 64, 1.0 GiB of 4.0 GiB (25%), 30 s left") == 0);
+        fmt(b, 60, "random reads at depths 4 to 64", PROGRESS_BYTES, GIB, 4 * GIB, 10000000, 0);
+        CHECK(strcmp(b, "replay: 1.0 GiB of 4.0 GiB (25%), 30 s left") == 0);
 }
 
 static uint64_t fake_us;
