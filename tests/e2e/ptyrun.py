@@ -34,7 +34,7 @@ def check(path, what):
         sys.exit("no progress line %r in %r" % (head, data[:300]))
     for line in data.split(b"\n"):
         for piece in line.split(b"\r"):
-            if len(piece) >= COLUMNS:
+            if piece.startswith(head[1:]) and len(piece.rstrip(b" ")) >= COLUMNS:
                 sys.exit("%d columns on a terminal of %d: %r" % (len(piece), COLUMNS, piece))
     # cleared: its last drawing blanked, the cursor back at the start
     last = data.rindex(head)
