@@ -222,10 +222,12 @@ void replay_session_follow(struct replay_session *s, pid_t pid, int wake_fd)
 
 void replay_session_cancel(struct replay_session *s) { atomic_store(&s->cancel, true); }
 
-static void progress(struct replay_session *s, const struct replay_result *res, bool done, uint64_t done_bytes)
+/* Planned (neither done nor update), an update with how far it is, or done. */
+static void progress(struct replay_session *s, const struct replay_result *res, bool done, bool update,
+                     uint64_t done_bytes)
 {
         struct replay_progress p = { .planned = res->planned_ok, .done = done, .bytes_planned = res->planned,
-                                     .bytes_done = done_bytes, .update = done_bytes > 0 };
+                                     .bytes_done = done_bytes, .update = update };
 
         if (!s->o.progress)
                 return;
@@ -247,7 +249,7 @@ static void say_planned(struct replay_session *s)
         out = bounded_shared(s->b);
         s->said_planned = true;
         if (out->res.planned_ok)
-                progress(s, &out->res, false, 0);
+                progress(s, &out->res, false, false, 0);
 }
 
 /* How far it is, while it replays. */
@@ -259,7 +261,7 @@ static void say_how_far(struct replay_session *s)
                 return;
         out = bounded_shared(s->b);
         if (out->res.planned_ok)
-                progress(s, &out->res, false, atomic_load_explicit(&out->done_bytes, memory_order_relaxed));
+                progress(s, &out->res, false, true, atomic_load_explicit(&out->done_bytes, memory_order_relaxed));
 }
 
 /* Asked by bounded_wait() every 10 ms. */
@@ -295,7 +297,7 @@ static int replay_here(struct replay_session *s)
         if (plan_it(s, &s->res, &plan) < 0)
                 return 0;       /* (planned_ok false: nothing replayed) */
         s->res.st.stopped = false;
-        progress(s, &s->res, false, 0);
+        progress(s, &s->res, false, false, 0);
         r = run_engine(s, plan, stopping_here, s, s->skips, &s->res);
         s->res.st.fell_back = s->res.fell_back[0] ? s->res.fell_back : NULL;
         return r;
@@ -325,7 +327,7 @@ int replay_session_wait(struct replay_session *s, uint64_t deadline_us, bool (*g
         if (!s->b) {
                 r = replay_here(s);
                 s->res.skips = s->skips;
-                progress(s, &s->res, true, 0);
+                progress(s, &s->res, true, false, 0);
                 return r;
         }
         out = bounded_shared(s->b);
@@ -357,8 +359,8 @@ int replay_session_wait(struct replay_session *s, uint64_t deadline_us, bool (*g
         s->b = NULL;
         if (r >= 0 && !s->res.left) {
                 if (!s->said_planned && s->res.planned_ok)
-                        progress(s, &s->res, false, 0);
-                progress(s, &s->res, true, 0);
+                        progress(s, &s->res, false, false, 0);
+                progress(s, &s->res, true, false, 0);
         }
         return r;
 }
