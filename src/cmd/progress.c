@@ -62,7 +62,7 @@ static const char *put_amount(char buf[static 32], enum progress_unit unit, uint
 size_t progress_format(char *buf, size_t size, unsigned width, const char *what, const struct progress_report *r,
                        uint64_t elapsed_us, uint64_t step_done)
 {
-        char a[32], b[32], rate[48] = "", left[48] = "";
+        char a[32], b[32], rate[48] = "", left[48] = "", files[48] = "";
         uint64_t done = r->total && r->done > r->total ? r->total : r->done;
         double per_s = 0;
         size_t n, max;
@@ -83,6 +83,8 @@ size_t progress_format(char *buf, size_t size, unsigned width, const char *what,
                 put_duration(b, sizeof(b), (uint64_t)((double)(r->total - done) / per_s * 1e6), false, true);
                 snprintf(left, sizeof(left), ", %s left", b);
         }
+        if (r->files_total && r->unit != PROGRESS_FILES)
+                snprintf(files, sizeof(files), "%" PRIu64 "/%" PRIu64 " files, ", r->files, r->files_total);
         /* narrower by what matters least: the rate, then the step */
         max = width > 1 ? width - 1 : 0;
         for (int drop = 0; drop < 3; drop++) {
@@ -95,8 +97,8 @@ size_t progress_format(char *buf, size_t size, unsigned width, const char *what,
                                  r->unit == PROGRESS_FILES ? " files" : "", done * 100 / r->total);
                 else
                         snprintf(amount, sizeof(amount), "%s%s", a, r->unit == PROGRESS_FILES ? " files" : "");
-                snprintf(buf, size, "%s: %s%s%s%s%s", what, st ? st : "", st ? ", " : "", amount, drop ? "" : rate,
-                         left);
+                snprintf(buf, size, "%s: %s%s%s%s%s%s", what, st ? st : "", st ? ", " : "", files, amount,
+                         drop ? "" : rate, left);
                 if (strlen(buf) <= max)
                         break;
         }

@@ -18,6 +18,7 @@ struct progress_report {
         enum progress_unit unit;
         uint64_t done;
         uint64_t total;           /* 0: not known */
+        uint64_t files, files_total;    /* besides bytes: files dealt with, of files_total (0: not said) */
 };
 
 typedef void progress_fn(void *userdata, const struct progress_report *r);

@@ -46,6 +46,12 @@ static void test_format(void)
         CHECK(strcmp(b, "replay: 1.0 MiB of 126.0 MiB (0%), 1.0 MiB/s, 2:05 left") == 0);
         fmt(b, 200, NULL, PROGRESS_FILES, 1, 3726, 1000000, 0);
         CHECK(strcmp(b, "replay: 1 of 3726 files (0%), 1 files/s, 1:02:05 left") == 0);
+        /* files beside bytes */
+        {
+                struct progress_report r = { NULL, PROGRESS_BYTES, GIB, 4 * GIB, 12, 340 };
+                progress_format(b, sizeof(b), 200, "layout", &r, 10000000, 0);
+                CHECK(strcmp(b, "layout: 12/340 files, 1.0 GiB of 4.0 GiB (25%), 102.4 MiB/s, 30 s left") == 0);
+        }
         /* unknown total: how far, no percentage; past the total: 100% */
         fmt(b, 200, "looking through the tree", PROGRESS_FILES, 42, 0, 0, 0);
         CHECK(strcmp(b, "replay: looking through the tree, 42 files") == 0);
