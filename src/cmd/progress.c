@@ -62,7 +62,7 @@ static const char *put_amount(char buf[static 32], enum progress_unit unit, uint
 size_t progress_format(char *buf, size_t size, unsigned width, const char *what, const struct progress_report *r,
                        uint64_t elapsed_us, uint64_t step_done)
 {
-        char a[32], b[32], rate[48] = "", left[48] = "", files[48] = "";
+        char a[32], b[32], rate[48] = "", left[48] = "", files[48] = "", amount[80];
         uint64_t done = r->total && r->done > r->total ? r->total : r->done;
         double per_s = 0;
         size_t n, max;
@@ -85,26 +85,24 @@ size_t progress_format(char *buf, size_t size, unsigned width, const char *what,
         }
         if (r->files_total && r->unit != PROGRESS_FILES)
                 snprintf(files, sizeof(files), "%" PRIu64 "/%" PRIu64 " files, ", r->files, r->files_total);
-        /* narrower by what matters least: the rate, then the step */
+        put_amount(a, r->unit, done);
+        if (r->total)
+                snprintf(amount, sizeof(amount), "%s of %s%s (%" PRIu64 "%%)", a, put_amount(b, r->unit, r->total),
+                         r->unit == PROGRESS_FILES ? " files" : "", done * 100 / r->total);
+        else
+                snprintf(amount, sizeof(amount), "%s%s", a, r->unit == PROGRESS_FILES ? " files" : "");
+        /* never as wide as the terminal (it would wrap, and \r then
+         * redraws only the last of the lines): narrower by what matters
+         * least, the rate, then the step, then cut */
         max = width > 1 ? width - 1 : 0;
         for (int drop = 0; drop < 3; drop++) {
-                const char *st = drop < 2 && r->step ? r->step : NULL;
-                char amount[80];
+                const char *st = drop < 2 ? r->step : NULL;
 
-                put_amount(a, r->unit, done);
-                if (r->total)
-                        snprintf(amount, sizeof(amount), "%s of %s%s (%" PRIu64 "%%)", a, put_amount(b, r->unit, r->total),
-                                 r->unit == PROGRESS_FILES ? " files" : "", done * 100 / r->total);
-                else
-                        snprintf(amount, sizeof(amount), "%s%s", a, r->unit == PROGRESS_FILES ? " files" : "");
                 snprintf(buf, size, "%s: %s%s%s%s%s%s", what, st ? st : "", st ? ", " : "", files, amount,
                          drop ? "" : rate, left);
                 if (strlen(buf) <= max)
                         break;
         }
-        /* never as wide as the terminal: it would wrap, and \r then
-         * redraws only the last of the lines */
-        max = width > 1 ? width - 1 : 0;
         n = strlen(buf);
         if (n > max) {
                 n = max;
