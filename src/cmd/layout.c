@@ -14,6 +14,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/layout-cli.h"
+#include "cmd/progress.h"
 #include "fs/checksum.h"
 #include "cmd/report-cli.h"
 #include "layout/layout.h"
@@ -88,22 +89,11 @@ static void layout_help(void)
 
 static volatile sig_atomic_t stop_requested;
 
-struct progress {
-        bool tty;
-        uint64_t last_us;
-};
-
-static void show_progress(void *userdata, const struct layout *l, uint64_t files, uint64_t blocks)
+/* How far the run is, as the line: "layout: 12/340 files, 1.2 GiB of ..." */
+static void show_progress(void *userdata, const struct layout *l, uint64_t files, uint64_t bytes)
 {
-        struct progress *p = userdata;
-        uint64_t now = now_us();
-        char b1[32], b2[32];
-
-        if (!p->tty || (now - p->last_us < 100000 && files < l->move_files))
-                return;
-        p->last_us = now;
-        fprintf(stderr, "\rlayout: %" PRIu64 "/%" PRIu64 " files, %s of %s ", files, l->move_files,
-                format_bytes(blocks * l->fs.block_size, b1), format_bytes(l->move_blocks * l->fs.block_size, b2));
+        progress_update(userdata, &(struct progress_report){ NULL, PROGRESS_BYTES, bytes, l->move_bytes, files,
+                                                             l->move_files });
 }
 
 /* The profile the prediction is made on: --profile's, else this
@@ -566,10 +556,12 @@ static void print_moved(const struct layout *l, const struct layout_args *a, con
 static int run_and_say(struct layout *l, const struct layout_args *a, const struct prediction *pr)
 {
         struct layout_options lo = { .stop = &stop_requested, .progress = show_progress };
-        struct progress prog = { .tty = !a->json && !l->fs.ops->compresses && isatty(STDERR_FILENO) };
+        struct progress prog;
         uint64_t t0;
         int e;
 
+        /* on a terminal (a -q/--quiet of layout's would be passed here) */
+        progress_start(&prog, "layout", false);
         lo.userdata = &prog;
         e = failpoint(getenv("READSET_LAYOUT_FAILPOINT"), &lo);
         if (e < 0)
@@ -577,8 +569,7 @@ static int run_and_say(struct layout *l, const struct layout_args *a, const stru
         signals_stop_on(&stop_requested);
         t0 = now_us();
         e = layout_run(l, &lo);
-        if (prog.tty)
-                fputc('\n', stderr);
+        progress_done(&prog);
         if (e < 0)
                 return say_not_run(l, a, e);
         if (a->json)

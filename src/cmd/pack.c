@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/progress.h"
 #include "model/format.h"
 #include "pack/image.h"
 #include "pack/make.h"
@@ -191,9 +192,16 @@ static int make_image(const struct pack_args *a, const char *root, const struct 
                 .created_unix = rs->created_unix, .tool_starts = say_tool_starts,
         };
         struct pack_make_result m;
+        struct progress pg;
         int r;
 
+        /* how far the image tool is, on a terminal (a -q/--quiet of pack's
+         * would be passed here) */
+        progress_start(&pg, "pack", false);
+        o.progress = progress_report_to;
+        o.progress_userdata = &pg;
         (void)pack_make(&o, p, &m);
+        progress_done(&pg);
         r = say_made(&o, &m);
         pack_make_result_done(&m);
         return r < 0 ? CMD_FAILED : 0;

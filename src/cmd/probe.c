@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "cmd/cmd.h"
+#include "cmd/progress.h"
 #include "device/device.h"
 #include "device/probe.h"
 #include "util/util.h"
@@ -112,6 +113,7 @@ int cmd_probe(int argc, char **argv)
         bool arg_json = false, arg_quick = false, arg_save = false;
         struct probe_report rep;
         struct probe_failure fail;
+        struct progress pg;
         char id[1024], save_path[PATH_MAX] = "";
         struct stat st;
         uint64_t v;
@@ -160,7 +162,13 @@ int cmd_probe(int argc, char **argv)
                         return log_errno(r, "cannot save the profile to '%s'", save_path);
                 po.need_reads = true;
         }
+        /* how far it is, on a terminal (probe has no quiet option yet:
+         * -q is --quick; a -q/--quiet would be passed here) */
+        progress_start(&pg, "probe", false);
+        po.progress = progress_report_to;
+        po.progress_userdata = &pg;
         r = probe_target(target, &po, &rep, &fail);
+        progress_done(&pg);
         if (r == -EOPNOTSUPP && po.need_reads && !rep.have_reads)
                 return log_error("nothing to save for '%s': no reads can be timed there (%s)", target,
                                  rep.why_no_reads);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "cmd/cmd.h"
+#include "cmd/progress.h"
 #include "util/child.h"
 #include "model/readset.h"
 #include "util/util.h"
@@ -85,6 +86,17 @@ const struct option replay_long_options[] = {
         {}
 };
 
+/* The replay session's progress as the line (never run's: its command
+ * owns the terminal). */
+static void show_progress(void *userdata, const struct replay_progress *p)
+{
+        if (p->done)
+                progress_done(userdata);
+        else
+                progress_update(userdata,
+                                &(struct progress_report){ NULL, PROGRESS_BYTES, p->bytes_done, p->bytes_planned });
+}
+
 int cmd_replay(int argc, char **argv)
 {
         _cleanup_readset_ struct readset *rs = NULL;
@@ -93,6 +105,7 @@ int cmd_replay(int argc, char **argv)
         _cleanup_(replay_session_freep) struct replay_session *s = NULL;
         const struct replay_result *res;
         struct device_profile dev;
+        struct progress pg;
         bool arg_json = false, arg_quiet = false, arg_background = false, arg_dry = false, parent = false;
         uint64_t t_start, timeout_s = 0;
         int c, r;
@@ -148,6 +161,9 @@ int cmd_replay(int argc, char **argv)
                 arg_json = false;
         }
         a.opts.skips = true;
+        progress_start(&pg, "replay", arg_quiet);
+        a.opts.progress = show_progress;
+        a.opts.progress_userdata = &pg;
         if (replay_session_new(&a.opts, rs, &s) < 0)
                 return log_error("out of memory");
         /* planned and replayed in a process of its own: a share whose
@@ -156,6 +172,7 @@ int cmd_replay(int argc, char **argv)
         if (r < 0)
                 log_warning_errno(r, "cannot start the replay's process; replaying here");
         r = replay_session_wait(s, timeout_s ? t_start + timeout_s * 1000000 : 0, NULL, NULL);
+        progress_done(&pg);
         res = replay_session_results(s);
         say_replay_notes(res, r, &a);
         if (r == -ETIMEDOUT) {

@@ -27,7 +27,9 @@ static int fail(struct probe_failure *f, const char *what, int r, const char *wh
 int probe_target(const char *target, const struct probe_options *o, struct probe_report *ret, struct probe_failure *f)
 {
         _cleanup_close_ int direct = -1, buffered = -1;
+        struct probe_progress pp = { .fn = o->progress, .userdata = o->progress_userdata };
         uint64_t region = o->scratch_bytes;
+        double meta_s = 0;
         struct stat st;
         dev_t dev;
         int r;
@@ -52,7 +54,7 @@ int probe_target(const char *target, const struct probe_options *o, struct probe
                         return fail(f, "get the size of", -errno, NULL);
         } else if (S_ISDIR(st.st_mode)) {
                 ret->kind = "scratch file";
-                r = probe_scratch(target, o->scratch_bytes, &direct, &buffered);
+                r = probe_scratch(target, o->scratch_bytes, &direct, &buffered, &pp);
                 if (r == -EOPNOTSUPP || r == -EROFS || r == -EACCES || r == -EPERM || r == -EINVAL || r == -ENOSPC) {
                         /* a read-only, remote or full directory: metadata only */
                         ret->have_reads = false;
@@ -69,9 +71,14 @@ int probe_target(const char *target, const struct probe_options *o, struct probe
                 if (r < 0)
                         return fail(f, "drop the caches before probing", r, "--cold needs root");
         }
+        /* the timed measurements, told as one span of time */
+        if (S_ISDIR(st.st_mode))
+                meta_s = ret->have_reads ? o->seconds / 6 : o->seconds;
+        pp.begin_ns = now_ns();
+        pp.total_us = (uint64_t)((meta_s + (ret->have_reads ? o->seconds * PROBE_RUN_SHARE : 0)) * 1e6);
         if (S_ISDIR(st.st_mode)) {
                 /* first, while the caches are as cold as they will be */
-                r = probe_metadata(target, o->meta_files, ret->have_reads ? o->seconds / 6 : o->seconds, &ret->meta);
+                r = probe_metadata(target, o->meta_files, meta_s, &ret->meta, &pp);
                 if (r < 0)
                         return fail(f, "measure the metadata cost under", r, NULL);
                 ret->have_meta = true;
@@ -87,7 +94,7 @@ int probe_target(const char *target, const struct probe_options *o, struct probe
                                  "each queue depth, is unavailable: %s", why);
                         return fail(f, "time reads on", r, ret->why_uring);
                 }
-                r = probe_run(direct, buffered, region, o->seconds, &ret->res);
+                r = probe_run(direct, buffered, region, o->seconds, &ret->res, &pp);
                 if (r < 0)
                         return fail(f, "time reads on", r, NULL);
         }

@@ -32,7 +32,38 @@ static uint64_t next_rand(uint64_t *s)
         return *s = x;
 }
 
-int probe_scratch(const char *dir, uint64_t size, int *ret_direct, int *ret_buffered)
+/* Told a few times a second, or at once (force). */
+static void tell(struct probe_progress *pp, const char *step, enum progress_unit unit, uint64_t done,
+                 uint64_t total, bool force)
+{
+        uint64_t now;
+
+        if (!pp || !pp->fn)
+                return;
+        now = now_ns();
+        if (!force && now - pp->last_ns < 50000000)
+                return;
+        pp->last_ns = now;
+        pp->fn(pp->userdata, &(struct progress_report){ step, unit, done, total });
+}
+
+/* A timed measurement under way (pp->step): the time of them all so far. */
+static void tick(struct probe_progress *pp, bool force)
+{
+        if (pp && pp->fn)
+                tell(pp, pp->step, PROGRESS_US, (now_ns() - pp->begin_ns) / 1000, pp->total_us, force);
+}
+
+/* The next timed measurement, said at once. */
+static void step(struct probe_progress *pp, const char *what)
+{
+        if (pp) {
+                pp->step = what;
+                tick(pp, true);
+        }
+}
+
+int probe_scratch(const char *dir, uint64_t size, int *ret_direct, int *ret_buffered, struct probe_progress *pp)
 {
         _cleanup_close_ int fd = -1;
         _cleanup_free_ uint64_t *chunk = NULL;
@@ -53,6 +84,7 @@ int probe_scratch(const char *dir, uint64_t size, int *ret_direct, int *ret_buff
                 ssize_t k = pwrite(fd, chunk, BIG, (off_t)off);
                 if (k != BIG)
                         return k < 0 ? -errno : -ENOSPC;
+                tell(pp, "scratch file", PROGRESS_BYTES, off + BIG, size, off + BIG >= size);
         }
         if (fsync(fd) < 0)
                 return -errno;
@@ -75,7 +107,7 @@ static int cmp_double(const void *a, const void *b)
  * completed reads per second, and (depth 1) the per-read latencies. */
 static int random_reads(struct io_uring *ring, int fd, uint8_t *buf, uint64_t region, unsigned size,
                         unsigned depth, double seconds, bool sequential, double *ret_rate,
-                        double *lat, size_t *n_lat, size_t max_lat, uint64_t base)
+                        double *lat, size_t *n_lat, size_t max_lat, uint64_t base, struct probe_progress *pp)
 {
         uint64_t seed = 0x9e3779b97f4a7c15ULL ^ (uint64_t)depth, done = 0, next_seq = 0;
         uint64_t t0 = now_ns(), end = t0 + (uint64_t)(seconds * 1e9), slots = region / size;
@@ -141,6 +173,7 @@ static int random_reads(struct io_uring *ring, int fd, uint8_t *buf, uint64_t re
                 inflight--;
                 if (++done == depth)
                         first_ns = now_ns();
+                tick(pp, false);
                 if (now_ns() >= end)
                         stop = true;
         }
@@ -157,7 +190,8 @@ static int random_reads(struct io_uring *ring, int fd, uint8_t *buf, uint64_t re
 
 /* The cost of a QD1 read `dist` away from the previous one: pairs of reads
  * at a random place and `dist` further; only the second read is timed. */
-static int seek_pairs(int fd, uint8_t *buf, uint64_t region, uint64_t dist, double seconds, double *ret_us)
+static int seek_pairs(int fd, uint8_t *buf, uint64_t region, uint64_t dist, double seconds, double *ret_us,
+                      struct probe_progress *pp)
 {
         uint64_t seed = 12345 + dist, t0 = now_ns(), end = t0 + (uint64_t)(seconds * 1e9), n = 0, spent = 0;
 
@@ -173,12 +207,14 @@ static int seek_pairs(int fd, uint8_t *buf, uint64_t region, uint64_t dist, doub
                         return errno ? -errno : -EIO;
                 spent += now_ns() - t;
                 n++;
+                tick(pp, false);
         }
         *ret_us = (double)spent / 1e3 / (double)n;
         return 0;
 }
 
-int probe_run(int fd, int buffered_fd, uint64_t region, double seconds, struct probe_result *ret)
+int probe_run(int fd, int buffered_fd, uint64_t region, double seconds, struct probe_result *ret,
+              struct probe_progress *pp)
 {
         struct probe_result res = { .region_bytes = region };
         struct io_uring ring;
@@ -200,7 +236,8 @@ int probe_run(int fd, int buffered_fd, uint64_t region, double seconds, struct p
                 goto out;
 
         /* 1. latency at queue depth 1 */
-        r = random_reads(&ring, fd, buf, region, BLOCK, 1, slice * 2, false, &rate, lat, &n_lat, max_lat, 0);
+        step(pp, "latency at depth 1");
+        r = random_reads(&ring, fd, buf, region, BLOCK, 1, slice * 2, false, &rate, lat, &n_lat, max_lat, 0, pp);
         if (r < 0)
                 goto out_ring;
         qsort_safe(lat, n_lat, sizeof(double), cmp_double);
@@ -208,9 +245,10 @@ int probe_run(int fd, int buffered_fd, uint64_t region, double seconds, struct p
         res.lat_qd1_p99_us = n_lat ? lat[MIN(n_lat - 1, n_lat * 99 / 100)] : 0;
         res.iops[0] = rate;
         /* 2. random IOPS at deeper queues */
+        step(pp, "random reads");
         for (int i = 1; i < 4; i++) {
                 r = random_reads(&ring, fd, buf, region, BLOCK, probe_depths[i], slice, false, &res.iops[i],
-                                 NULL, NULL, 0, 0);
+                                 NULL, NULL, 0, 0, pp);
                 if (r < 0)
                         goto out_ring;
         }
@@ -220,9 +258,10 @@ int probe_run(int fd, int buffered_fd, uint64_t region, double seconds, struct p
                 uint64_t part = MIN(region / 4, (uint64_t)64 << 20) & ~(uint64_t)(BIG - 1);
                 uint64_t at[3] = { 0, region / 2 & ~(uint64_t)(BIG - 1), region - part };
                 double sum = 0;
+                step(pp, "sequential reads");
                 for (int i = 0; i < 3; i++) {
                         r = random_reads(&ring, fd, buf, part, BIG, SEQ_DEPTH, slice * 2 / 3, true, &rate, NULL, NULL, 0,
-                                         at[i]);
+                                         at[i], pp);
                         if (r < 0)
                                 goto out_ring;
                         res.seq_zone_mbps[i] = rate * BIG / 1e6;
@@ -233,9 +272,10 @@ int probe_run(int fd, int buffered_fd, uint64_t region, double seconds, struct p
         /* 4. seek cost against distance */
         {
                 uint64_t dists[4] = { 64 << 10, 1 << 20, region / 4, region / 2 };
+                step(pp, "seek cost");
                 for (int i = 0; i < 4; i++) {
                         res.seek_dist[i] = dists[i] & ~(uint64_t)(BLOCK - 1);
-                        r = seek_pairs(fd, buf, region, res.seek_dist[i], slice / 2, &res.seek_us[i]);
+                        r = seek_pairs(fd, buf, region, res.seek_dist[i], slice / 2, &res.seek_us[i], pp);
                         if (r < 0)
                                 goto out_ring;
                 }
@@ -252,6 +292,7 @@ int probe_run(int fd, int buffered_fd, uint64_t region, double seconds, struct p
                         if (k <= 0)
                                 break;
                         off += (uint64_t)k;
+                        tell(pp, "page-cache fill", PROGRESS_BYTES, off, len, false);
                 }
                 res.fill_mbps = (double)off / ((double)(now_ns() - t0) / 1e3);
                 (void)posix_fadvise(buffered_fd, 0, (off_t)len, POSIX_FADV_DONTNEED);
@@ -273,6 +314,7 @@ struct walk {
         double *open_us, *read_us;
         unsigned n;
         uint8_t *buf;
+        struct probe_progress *pp;
 };
 
 static void walk_dir(struct walk *w, int dfd, unsigned depth)
@@ -339,13 +381,15 @@ static void walk_dir(struct walk *w, int dfd, unsigned depth)
                 }
                 close(fd);
                 w->n++;
+                tick(w->pp, false);
         }
         closedir(d);
 }
 
-int probe_metadata(const char *dir, unsigned max_files, double seconds, struct probe_meta *ret)
+int probe_metadata(const char *dir, unsigned max_files, double seconds, struct probe_meta *ret,
+                   struct probe_progress *pp)
 {
-        struct walk w = { .max = max_files, .end_ns = now_ns() + (uint64_t)(seconds * 1e9) };
+        struct walk w = { .max = max_files, .end_ns = now_ns() + (uint64_t)(seconds * 1e9), .pp = pp };
         struct probe_meta m = {};
         struct stat st;
         unsigned nr = 0;
@@ -369,6 +413,7 @@ int probe_metadata(const char *dir, unsigned max_files, double seconds, struct p
                 free(w.buf);
                 return -ENOMEM;
         }
+        step(pp, "opening files");
         walk_dir(&w, dfd, 0);   /* takes dfd */
         m.files = w.n;
         if (w.n > 0) {

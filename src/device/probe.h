@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "util/progress.h"
+
 struct probe_result {
         uint64_t region_bytes;      /* what was probed */
         double lat_qd1_us;          /* median 4 KiB random read at queue depth 1 */
@@ -34,20 +36,36 @@ struct probe_meta {
 
 extern const unsigned probe_depths[4];
 
+/* How far a probe is, told as it measures (fn NULL: to nobody): the timed
+ * measurements as one span of time, total_us from begin_ns, each step by
+ * its name; the scratch file and the page-cache fill by their bytes. */
+struct probe_progress {
+        progress_fn *fn;
+        void *userdata;
+        uint64_t begin_ns;          /* now_ns() when the timed measurements began */
+        uint64_t total_us;          /* what they take in all */
+        uint64_t last_ns;           /* last told (a few times a second) */
+        const char *step;           /* the measurement under way */
+};
+/* The timed measurements' share of `seconds` that probe_run() takes. */
+#define PROBE_RUN_SHARE 0.9
+
 /* Walk dir (not leaving its filesystem, at most max_files regular files,
  * about `seconds`) and time what opening a file costs there. */
-int probe_metadata(const char *dir, unsigned max_files, double seconds, struct probe_meta *ret);
+int probe_metadata(const char *dir, unsigned max_files, double seconds, struct probe_meta *ret,
+                   struct probe_progress *pp);
 
 /* A scratch file of `size` bytes of real data in dir, unnamed (O_TMPFILE):
  * nothing is left behind however the process ends.  Returns it opened with
  * O_DIRECT and, separately, buffered.  -EOPNOTSUPP when the filesystem
  * cannot do O_DIRECT. */
-int probe_scratch(const char *dir, uint64_t size, int *ret_direct, int *ret_buffered);
+int probe_scratch(const char *dir, uint64_t size, int *ret_direct, int *ret_buffered, struct probe_progress *pp);
 
 /* Probe fd (opened O_RDONLY|O_DIRECT) over [0, region) for about `seconds`
  * in all.  buffered_fd, if >= 0, is the same data opened without O_DIRECT,
  * for the page-cache fill rate (its pages are dropped first). */
-int probe_run(int fd, int buffered_fd, uint64_t region, double seconds, struct probe_result *ret);
+int probe_run(int fd, int buffered_fd, uint64_t region, double seconds, struct probe_result *ret,
+              struct probe_progress *pp);
 
 /* ---- a whole probe, as readset probe makes it (probe-target.c) --------- */
 
@@ -58,6 +76,8 @@ struct probe_options {
         bool cold;                 /* drop the page, inode and dentry caches first (root) */
         bool need_reads;           /* fail (-EOPNOTSUPP) before measuring anything
                                     * where reads cannot be timed */
+        progress_fn *progress;     /* told how far it is (NULL: nobody) */
+        void *progress_userdata;
 };
 
 struct probe_report {

@@ -214,7 +214,7 @@ static int rewrite(const struct layout *l, int fd)
 
 static int run(struct layout *l, const struct layout_options *o)
 {
-        uint64_t checked = 0;
+        uint64_t checked = 0, files_done = 0, bytes_done = 0;
         _cleanup_close_ int mfd = open(l->fs.mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         _cleanup_free_ struct content_sum *sums = calloc(l->n_files ? l->n_files : 1, sizeof(*sums));
         int r;
@@ -239,6 +239,10 @@ static int run(struct layout *l, const struct layout_options *o)
                         l->stopped = -EINTR;
                         break;
                 }
+                if (o->progress)
+                        o->progress(o->userdata, l, files_done, bytes_done);
+                files_done++;           /* (before it is done: a file skipped now is done too) */
+                bytes_done += bf->size;
                 /* checked again: read-only is enough for root (and lets a
                  * running program be rewritten: its mapped pages stay) */
                 fd = fs_open_recorded(f, O_RDONLY, &why);
@@ -274,6 +278,8 @@ static int run(struct layout *l, const struct layout_options *o)
                 if (o->fail_after && l->moved_files == o->fail_after)
                         raise(o->fail_signal);
         }
+        if (o->progress)
+                o->progress(o->userdata, l, files_done, bytes_done);
         if (syncfs(mfd) < 0) {
                 l->sync_failed = true;
                 l->stopped = -errno;

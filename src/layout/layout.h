@@ -281,7 +281,9 @@ struct layout_options {
         int fail_signal;
         uint64_t fail_corrupt;      /* a test's failpoint: the Nth file's read-back taken as
                                      * differing (0: never) */
-        void (*progress)(void *userdata, const struct layout *l, uint64_t files, uint64_t blocks);
+        /* how far the run is: files dealt with of move_files, their bytes
+         * of move_bytes (NULL: not told) */
+        void (*progress)(void *userdata, const struct layout *l, uint64_t files, uint64_t bytes);
         void *userdata;
 };
 

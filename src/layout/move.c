@@ -86,7 +86,8 @@ static int move_file(struct run *x, struct layout_file *lf, int fd, struct piece
                                 return r;
                         b += len;
                         if (x->o->progress)
-                                x->o->progress(x->o->userdata, x->l, x->files_done, x->blocks_done);
+                                x->o->progress(x->o->userdata, x->l, x->files_done,
+                                               x->blocks_done * x->l->fs.block_size);
                 }
         }
         lf->partial = false;
@@ -360,7 +361,7 @@ static int layout_ext4_run(struct layout *l, const struct layout_options *o)
                 r = lay_file(&x, lf);
                 x.files_done++;
                 if (o->progress)
-                        o->progress(o->userdata, l, x.files_done, x.blocks_done);
+                        o->progress(o->userdata, l, x.files_done, x.blocks_done * l->fs.block_size);
                 if (r < 0) {
                         l->stopped = r;
                         if (r != -EIO)

@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <fcntl.h>
+#include <fts.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <errno.h>
@@ -78,12 +79,84 @@ int pack_order_write(FILE *f, const struct readset *p, const char *prefix, struc
         return ferror(f) ? -EIO : 0;
 }
 
+/* How far the image tool is: what it has read of the tree's bytes. */
+struct watch {
+        const struct pack_build *b;
+        uint64_t total, files, start_us, last_ns;
+};
+
+static void tell(struct watch *w, const char *step, enum progress_unit unit, uint64_t done, uint64_t total)
+{
+        w->last_ns = now_ns();
+        w->b->progress(w->b->progress_userdata, &(struct progress_report){ step, unit, done, total });
+}
+
+/* The regular files' bytes under the tree, as the tools read it: across
+ * mounts, symbolic links not followed.  (A file linked twice is counted
+ * twice, read once: the line then ends short of its total.) */
+static void tree_bytes(struct watch *w)
+{
+        char *argv[2] = { (char *)w->b->tree, NULL };
+        FTS *fts = fts_open(argv, FTS_PHYSICAL | FTS_NOCHDIR, NULL);
+        FTSENT *e;
+
+        if (!fts)
+                return;
+        while ((e = fts_read(fts)))
+                if (e->fts_info == FTS_F && S_ISREG(e->fts_statp->st_mode)) {
+                        w->total += (uint64_t)e->fts_statp->st_size;
+                        if (++w->files % 256 == 0 && now_ns() - w->last_ns >= 50000000)
+                                tell(w, "looking through the tree", PROGRESS_FILES, w->files, 0);
+                }
+        fts_close(fts);
+}
+
+/* The bytes a process has read (its threads' and those gone with them):
+ * 0, or -errno where /proc/PID/io cannot be read (no task I/O accounting). */
+static int bytes_read_by(pid_t pid, uint64_t *ret)
+{
+        _cleanup_free_ char *text = NULL;
+        const char *at, *end;
+        char path[64];
+        int r;
+
+        snprintf(path, sizeof(path), "/proc/%d/io", (int)pid);
+        r = read_small_file(path, &text, 4096);
+        if (r < 0)
+                return r;
+        at = strstr(text, "rchar: ");
+        if (!at || parse_u64_prefix(at + 7, ret, &end) < 0 || *end != '\n')
+                return -EBADMSG;
+        return 0;
+}
+
+/* What the tool has read (pid 0: it starts, nothing yet). */
+static void tool_tick(void *userdata, pid_t pid)
+{
+        struct watch *w = userdata;
+        const char *tool = w->b->image == PACK_EROFS ? "mkfs.erofs" : "mksquashfs";
+        uint64_t done = 0;
+
+        if (w->total && (pid == 0 || bytes_read_by(pid, &done) == 0))
+                tell(w, tool, PROGRESS_BYTES, MIN(done, w->total), w->total);
+        else
+                tell(w, tool, PROGRESS_US, now_us() - w->start_us, 0);
+}
+
 /* Its status: 0, -ENOENT not installed, -EIO it failed (it said why on
  * standard error), -errno it could not be run. */
-static int run(char **argv)
+static int run(const struct pack_build *b, char **argv)
 {
-        int r = child_run(argv, NULL, 0, false, 0);
+        struct watch w = { .b = b };
+        int r;
 
+        if (b->progress) {
+                tree_bytes(&w);
+                w.start_us = now_us();
+                tool_tick(&w, 0);
+                r = child_run_watched(argv, false, tool_tick, &w);
+        } else
+                r = child_run(argv, NULL, 0, false, 0);
         return r <= 0 ? r : -EIO;
 }
 
@@ -112,7 +185,7 @@ int pack_build_image(const struct pack_build *b)
                         argv[n++] = bs;
                 }
                 argv[n] = NULL;
-                return run(argv);
+                return run(b, argv);
         }
         /* erofs-utils 1.5: lz4 alone (lz4hc: the same decompressor, better packed) */
         if (b->compress != PACK_LZ4)
@@ -125,7 +198,7 @@ int pack_build_image(const struct pack_build *b)
                 /* (no -T: it sets every file's time; the build's comes from
                  * SOURCE_DATE_EPOCH, which the caller sets) */
                 char *argv[] = { "mkfs.erofs", "--quiet", comp, uuid, (char *)b->out, (char *)b->tree, NULL };
-                return run(argv);
+                return run(b, argv);
         }
 }
 

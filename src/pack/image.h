@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "model/readset.h"
+#include "util/progress.h"
 
 enum pack_image {
         PACK_SQUASHFS,
@@ -55,6 +56,12 @@ struct pack_build {
         uint32_t mkfs_time;     /* squashfs: the image's own timestamp (reproducible; EROFS
                                  * takes SOURCE_DATE_EPOCH from the environment) */
         uint8_t uuid[16];       /* EROFS's filesystem UUID (reproducible) */
+        /* told how far the tool is (NULL: nobody): the tree looked through
+         * first (its files' bytes, as the tools go: across mounts), then
+         * the bytes the tool has read of them (/proc/PID/io; its time where
+         * that cannot be read) */
+        progress_fn *progress;
+        void *progress_userdata;
 };
 
 /* The byte ranges of the squashfs image at path that the portable read set

@@ -133,7 +133,8 @@ static int build(const struct pack_make_options *o, const struct readset *p, con
                  struct pack_make_result *res)
 {
         struct pack_build b = { .image = o->image, .compress = o->compress, .block_size = o->block_size,
-                                .tree = o->root, .out = img, .mkfs_time = res->mkfs_time };
+                                .tree = o->root, .out = img, .mkfs_time = res->mkfs_time,
+                                .progress = o->progress, .progress_userdata = o->progress_userdata };
         int r;
 
         r = pack_image_uuid(p, b.uuid);

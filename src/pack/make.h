@@ -25,6 +25,9 @@ struct pack_make_options {
          * messages go to standard error */
         void (*tool_starts)(const struct pack_make_options *o, void *userdata);
         void *userdata;
+        /* told how far the image tool is (pack_build.progress; NULL: nobody) */
+        progress_fn *progress;
+        void *progress_userdata;
 };
 
 /* What stopped pack_make(), in the order it is done. */

@@ -4,6 +4,7 @@
  * names) whose identity still matches the read set. */
 #pragma once
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -44,6 +45,12 @@ struct engine_options {
          * order beside the files, in large requests. */
         int image_fd;
         const struct rs_image *image;
+
+        /* Where the bytes of each of the plan's reads are added as it is
+         * dealt with (issued, found cached or skipped), for a caller in
+         * another thread or process to see how far the replay is (NULL:
+         * not counted). */
+        _Atomic uint64_t *progress_bytes;
 
         /* Polled between submissions; returning true stops the replay. */
         bool (*stop)(void *userdata);

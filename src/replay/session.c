@@ -19,6 +19,7 @@
 struct job_out {
         struct replay_result res;
         pid_t follow_pid;           /* set by the caller before go */
+        _Atomic uint64_t done_bytes; /* the engine's progress_bytes */
         uint8_t skips[];
 };
 
@@ -67,6 +68,7 @@ int replay_session_new(const struct replay_session_options *o, const struct read
         s->image_fd = -1;
         s->o.engine.skip_reasons = NULL;
         s->o.engine.stop = NULL;
+        s->o.engine.progress_bytes = NULL;
         if (o->skips && !(s->skips = calloc(rs->n_files ? rs->n_files : 1, 1))) {
                 free(s);
                 return -ENOMEM;
@@ -163,6 +165,7 @@ static int job_main(void *userdata, void *shared)
         /* the lookups on a share, paced beside the replay and after it */
         if (pace_run_start(&s->o, s->rs, plan, out->follow_pid ? out->follow_pid : s->o.follow_pid, &pace) < 0)
                 out->res.pace_no_memory = true;
+        s->o.engine.progress_bytes = &out->done_bytes;
         r = run_engine(s, plan, stop_asked, shared, s->skips ? out->skips : NULL, &out->res);
         if (pace) {
                 /* until the caller stops it (run: the command ended), or
@@ -219,15 +222,19 @@ void replay_session_follow(struct replay_session *s, pid_t pid, int wake_fd)
 
 void replay_session_cancel(struct replay_session *s) { atomic_store(&s->cancel, true); }
 
-static void progress(struct replay_session *s, const struct replay_result *res, bool done)
+/* Planned (neither done nor update), an update with how far it is, or done. */
+static void progress(struct replay_session *s, const struct replay_result *res, bool done, bool update,
+                     uint64_t done_bytes)
 {
-        struct replay_progress p = { .planned = res->planned_ok, .done = done, .bytes_planned = res->planned };
+        struct replay_progress p = { .planned = res->planned_ok, .done = done, .bytes_planned = res->planned,
+                                     .bytes_done = done_bytes, .update = update };
 
         if (!s->o.progress)
                 return;
         if (done) {
                 p.bytes = res->st.bytes;
                 p.reads = res->st.reads;
+                p.bytes_done = res->st.bytes + res->st.bytes_cached + res->st.bytes_skipped;
         }
         s->o.progress(s->o.progress_userdata, &p);
 }
@@ -242,7 +249,19 @@ static void say_planned(struct replay_session *s)
         out = bounded_shared(s->b);
         s->said_planned = true;
         if (out->res.planned_ok)
-                progress(s, &out->res, false);
+                progress(s, &out->res, false, false, 0);
+}
+
+/* How far it is, while it replays. */
+static void say_how_far(struct replay_session *s)
+{
+        const struct job_out *out;
+
+        if (!s->said_planned || !s->o.progress || !s->b)
+                return;
+        out = bounded_shared(s->b);
+        if (out->res.planned_ok)
+                progress(s, &out->res, false, true, atomic_load_explicit(&out->done_bytes, memory_order_relaxed));
 }
 
 /* Asked by bounded_wait() every 10 ms. */
@@ -251,6 +270,7 @@ static bool give_up_waiting(void *userdata)
         struct replay_session *s = userdata;
 
         say_planned(s);
+        say_how_far(s);
         if (atomic_load(&s->cancel))
                 return true;
         return s->give_up && s->give_up(s->give_up_userdata);
@@ -277,7 +297,7 @@ static int replay_here(struct replay_session *s)
         if (plan_it(s, &s->res, &plan) < 0)
                 return 0;       /* (planned_ok false: nothing replayed) */
         s->res.st.stopped = false;
-        progress(s, &s->res, false);
+        progress(s, &s->res, false, false, 0);
         r = run_engine(s, plan, stopping_here, s, s->skips, &s->res);
         s->res.st.fell_back = s->res.fell_back[0] ? s->res.fell_back : NULL;
         return r;
@@ -307,7 +327,7 @@ int replay_session_wait(struct replay_session *s, uint64_t deadline_us, bool (*g
         if (!s->b) {
                 r = replay_here(s);
                 s->res.skips = s->skips;
-                progress(s, &s->res, true);
+                progress(s, &s->res, true, false, 0);
                 return r;
         }
         out = bounded_shared(s->b);
@@ -339,8 +359,8 @@ int replay_session_wait(struct replay_session *s, uint64_t deadline_us, bool (*g
         s->b = NULL;
         if (r >= 0 && !s->res.left) {
                 if (!s->said_planned && s->res.planned_ok)
-                        progress(s, &s->res, false);
-                progress(s, &s->res, true);
+                        progress(s, &s->res, false, false, 0);
+                progress(s, &s->res, true, false, 0);
         }
         return r;
 }

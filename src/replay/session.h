@@ -33,8 +33,11 @@ enum pace_mode {
 struct replay_progress {
         bool planned;             /* a plan was made (bytes_planned is its) */
         bool done;                /* the replay is over (the counts are final) */
+        bool update;              /* how far it is while it replays (planned, not done): said again
+                                   * and again, where planned and done are said once each */
         uint64_t bytes_planned;
-        uint64_t bytes;           /* requested so far (the engine counts at its end: 0 until done) */
+        uint64_t bytes_done;      /* of those, dealt with so far: requested, found cached or skipped */
+        uint64_t bytes;           /* requested (the engine counts at its end: 0 until done) */
         uint64_t reads;           /* requests issued so far (likewise) */
 };
 
@@ -58,7 +61,8 @@ struct replay_session_options {
         const struct rs_image *image;
         int (*open_image)(const char *root, const struct rs_image *image);
         /* Called from replay_session_wait(), in the caller's thread, when
-         * the replay has planned and when it is over (NULL: not). */
+         * the replay has planned, every 10 ms while it replays in a process
+         * of its own, and when it is over (NULL: not). */
         void (*progress)(void *userdata, const struct replay_progress *p);
         void *progress_userdata;
 };

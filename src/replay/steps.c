@@ -196,6 +196,8 @@ int engine_prepare_read(struct eng *e, size_t i, struct engine_stats *st, struct
         const struct plan_read *pr = &e->plan->reads[i];
         int fd = engine_get_fd(e, pr->file, st);
 
+        if (e->opt->progress_bytes)
+                atomic_fetch_add_explicit(e->opt->progress_bytes, pr->length, memory_order_relaxed);
         if (fd < 0) {
                 st->bytes_skipped += pr->length;
                 return -1;

@@ -240,6 +240,54 @@ int child_detach(bool *ret_parent)
         return 0;
 }
 
+/* argv started, its stdin /dev/null, its stdout out_fd (-1: /dev/null),
+ * its stderr readset's unless quiet: its pid, or -errno. */
+static pid_t spawn(char *const *argv, int out_fd, bool quiet)
+{
+        pid_t pid = fork();
+
+        if (pid < 0)
+                return -errno;
+        if (pid == 0) {
+                int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+                if (null >= 0) {
+                        dup2(null, 0);
+                        dup2(out_fd >= 0 ? out_fd : null, 1);
+                        if (quiet)
+                                dup2(null, 2);
+                }
+                execvp(argv[0], argv);
+                _exit(127);
+        }
+        return pid;
+}
+
+/* A wait status as child_run() returns it. */
+static int run_status(int status)
+{
+        if (WIFEXITED(status))
+                return WEXITSTATUS(status) == 127 ? -ENOENT : WEXITSTATUS(status);
+        return 128 + WTERMSIG(status);
+}
+
+int child_run_watched(char *const *argv, bool quiet, void (*tick)(void *userdata, pid_t pid), void *userdata)
+{
+        pid_t pid = spawn(argv, -1, quiet), w;
+        int status;
+
+        if (pid < 0)
+                return pid;
+        for (;;) {
+                w = waitpid(pid, &status, WNOHANG);
+                if (w == pid)
+                        return run_status(status);
+                if (w < 0 && errno != EINTR)
+                        return -errno;
+                tick(userdata, pid);
+                usleep(50000);
+        }
+}
+
 int child_run(char *const *argv, char *out, size_t out_size, bool quiet, uint64_t deadline_us)
 {
         int p[2] = { -1, -1 }, status, e = 0;
@@ -248,25 +296,14 @@ int child_run(char *const *argv, char *out, size_t out_size, bool quiet, uint64_
 
         if (out && pipe2(p, O_CLOEXEC) < 0)
                 return -errno;
-        pid = fork();
+        pid = spawn(argv, out ? p[1] : -1, quiet);
         if (pid < 0) {
-                e = -errno;
+                e = pid;
                 if (out) {
                         close(p[0]);
                         close(p[1]);
                 }
                 return e;
-        }
-        if (pid == 0) {
-                int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-                if (null >= 0) {
-                        dup2(null, 0);
-                        dup2(out ? p[1] : null, 1);
-                        if (quiet)
-                                dup2(null, 2);
-                }
-                execvp(argv[0], argv);
-                _exit(127);
         }
         if (out) {
                 close(p[1]);
@@ -304,7 +341,5 @@ int child_run(char *const *argv, char *out, size_t out_size, bool quiet, uint64_
                 if (w == 0)
                         usleep(50000);
         }
-        if (WIFEXITED(status))
-                return WEXITSTATUS(status) == 127 ? -ENOENT : WEXITSTATUS(status);
-        return 128 + WTERMSIG(status);
+        return run_status(status);
 }

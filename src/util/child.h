@@ -63,3 +63,7 @@ int child_detach(bool *ret_parent);
  * above.  Its exit status; -ENOENT when it could not be run, -ETIMEDOUT,
  * or -errno. */
 int child_run(char *const *argv, char *out, size_t out_size, bool quiet, uint64_t deadline_us);
+/* The same to its end (its stdout /dev/null), tick(userdata, its pid)
+ * called every 50 ms while it runs: how far a long one is (pack's image
+ * tool). */
+int child_run_watched(char *const *argv, bool quiet, void (*tick)(void *userdata, pid_t pid), void *userdata);

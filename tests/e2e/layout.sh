@@ -47,8 +47,10 @@ grep -q "needs root" "$TMP/user.out" || fail "layout as a user: $(cat "$TMP/user
 
 # the layout
 free_before=$(stat -f -c %a "$MNT")
-"$READSET" layout --under "$MNT" --json --profile hdd "$TMP/t.readset" > "$TMP/run.json" 2>"$TMP/run.err" ||
-        fail "layout: $(cat "$TMP/run.err")"
+# (standard error a terminal: how far it is drawn there, in place, cleared)
+"$PY" "$SRCDIR/tests/e2e/ptyrun.py" "$TMP/run.err" "$READSET" layout --under "$MNT" --json --profile hdd \
+        "$TMP/t.readset" > "$TMP/run.json" || fail "layout: $(cat -v "$TMP/run.err")"
+"$PY" "$SRCDIR/tests/e2e/ptyrun.py" --check "$TMP/run.err" layout || fail "no progress line on a terminal"
 "$PY" - "$TMP/run.json" <<'EOF' || fail "layout JSON: $(cat "$TMP/run.json")"
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -114,6 +116,7 @@ echo 3 > /proc/sys/vm/drop_caches
         2>"$TMP/rec.err" || fail "record: $(cat "$TMP/rec.err")"
 "$READSET" layout --under "$MNT" --profile hdd --move ranges --json "$TMP/t3.readset" > "$TMP/r3.json" 2>"$TMP/r3.err" ||
         fail "layout --move ranges: $(cat "$TMP/r3.err")"
+tr -d '\r' < "$TMP/r3.err" | cmp -s - "$TMP/r3.err" || fail "a progress line with standard error a file: $(cat -v "$TMP/r3.err")"
 xargs $CHECK maps < "$TMP/order3" > "$TMP/maps3.after"
 "$PY" - "$TMP/maps3.before" "$TMP/maps3.after" "$TMP/r3.json" <<'EOF' || fail "--move ranges: $(cat "$TMP/r3.json")"
 import json, sys

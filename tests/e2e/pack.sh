@@ -78,7 +78,11 @@ awk 'NR > 1 && $NF >= prev { bad = 1 } { prev = $NF } END { exit bad }' "$TMP/so
 "$READSET" pack --image squashfs --compress gzip -o "$TMP/live.img" "$T" "$TMP/t.readset" 2>"$TMP/pack.err" ||
         fail "pack: $(cat "$TMP/pack.err")"
 [ -f "$TMP/live.img" ] && [ -f "$TMP/live.img.readset" ] || fail "pack left no image or no read set beside it"
-"$READSET" pack --image squashfs --compress gzip -o "$TMP/again.img" "$T" "$TMP/t.readset" 2>/dev/null || fail "pack again"
+tr -d '\r' < "$TMP/pack.err" | cmp -s - "$TMP/pack.err" || fail "a progress line with standard error a file: $(cat -v "$TMP/pack.err")"
+# (again with standard error a terminal: how far the image tool is drawn there)
+"$PY" "$SRCDIR/tests/e2e/ptyrun.py" "$TMP/tty" "$READSET" pack --image squashfs --compress gzip -o "$TMP/again.img" \
+        "$T" "$TMP/t.readset" || fail "pack again: $(cat -v "$TMP/tty")"
+"$PY" "$SRCDIR/tests/e2e/ptyrun.py" --check "$TMP/tty" pack || fail "no progress line on a terminal"
 cmp -s "$TMP/live.img" "$TMP/again.img" || fail "the same tree and read set packed twice differ"
 ls -a "$TMP" | grep -q '\.pack\.' && fail "pack left its working directory: $(ls -a "$TMP")"
 mnt "$TMP/live.img" "$TMP/m1"

@@ -39,6 +39,15 @@ mkdir "$TMP/dir"
 grep -q "^per request:" "$TMP/out" && grep -q "^random 4 KiB:" "$TMP/out" || { cat "$TMP/out"; fail "output"; }
 [ -z "$(ls -A "$TMP/dir")" ] || fail "probe left files behind: $(ls -A "$TMP/dir")"
 
+# On a terminal, how far it is: a line redrawn in place (\r), no wider than
+# the terminal, cleared at the end; with standard error a file, nothing.
+"$PY" "$SRCDIR/tests/e2e/ptyrun.py" "$TMP/tty" "$READSET" probe --quick --size 32M "$TMP/dir" > "$TMP/out" ||
+        fail "probe on a terminal"
+"$PY" "$SRCDIR/tests/e2e/ptyrun.py" --check "$TMP/tty" probe || fail "no progress line on a terminal"
+grep -q "^per request:" "$TMP/out" || fail "output with standard error a terminal"
+"$READSET" probe --quick --size 32M "$TMP/dir" > "$TMP/out" 2> "$TMP/err" || fail "probe of a directory"
+[ ! -s "$TMP/err" ] || fail "probe wrote to standard error, a file: $(cat -v "$TMP/err")"
+
 # Clear refusals.
 rc=0; READSET_CACHE_DIR=/proc/none "$READSET" probe --quick --size 32M --save "$TMP/dir" >/dev/null 2>"$TMP/err" || rc=$?
 [ "$rc" = 1 ] && grep -q "cannot save the profile" "$TMP/err" || fail "--save where it cannot be written: exit $rc"

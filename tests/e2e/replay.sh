@@ -57,6 +57,24 @@ else
         echo "  lookups replayed: not checked, none were recorded ($WHY_NO_BPF)"
 fi
 
+# How far it is, on a terminal: a line drawn in place, no wider than the
+# terminal, cleared at the end; none with -q, with standard error a file,
+# or on the terminal of a command run starts.
+unmount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
+"$PY" "$SRCDIR/tests/e2e/ptyrun.py" "$TMP/tty" "$READSET" replay "$TMP/r.readset" || fail "replay on a terminal"
+"$PY" "$SRCDIR/tests/e2e/ptyrun.py" --check "$TMP/tty" replay || fail "no progress line on a terminal"
+grep -q "readset: replayed" "$TMP/tty" || fail "replay's summary on a terminal: $(cat -v "$TMP/tty")"
+no_cr() { tr -d '\r' < "$1" | cmp -s - "$1"; }
+unmount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
+"$PY" "$SRCDIR/tests/e2e/ptyrun.py" "$TMP/tty" "$READSET" replay -q "$TMP/r.readset" || fail "replay -q on a terminal"
+[ ! -s "$TMP/tty" ] || fail "replay -q wrote to the terminal: $(cat -v "$TMP/tty")"
+unmount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
+"$READSET" replay "$TMP/r.readset" > "$TMP/out" 2> "$TMP/err" || fail "replay"
+no_cr "$TMP/err" || fail "a progress line with standard error a file: $(cat -v "$TMP/err")"
+unmount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
+"$PY" "$SRCDIR/tests/e2e/ptyrun.py" "$TMP/tty" "$READSET" run "$TMP/r.readset" -- true || fail "run on a terminal"
+no_cr "$TMP/tty" || fail "run drew a progress line: $(cat -v "$TMP/tty")"
+
 # 2. Warm: nothing to read.
 for try in 1 2 3; do   # (DAMON, above: each try right after a replay)
         "$READSET" replay -j "$TMP/r.readset" > "$TMP/w.json" || fail "warm replay"

@@ -196,6 +196,32 @@ static void test_run(void)
         CHECK_EQ(child_run(forever, out, sizeof(out), true, now_us() + 100000), -ETIMEDOUT);
 }
 
+/* Watched: told while it runs (here the tick ends it), its status. */
+static void stop_it(void *userdata, pid_t pid)
+{
+        (*(unsigned *)userdata)++;
+        kill(pid, SIGTERM);
+}
+
+static void count(void *userdata, pid_t pid)
+{
+        (void)pid;
+        (*(unsigned *)userdata)++;
+}
+
+static void test_run_watched(void)
+{
+        char *forever[] = { (char *)"sleep", (char *)"100000", NULL };
+        char *four[] = { (char *)"sh", (char *)"-c", (char *)"exit 4", NULL };
+        char *missing[] = { (char *)"/nonexistent/readset-helper", NULL };
+        unsigned ticks = 0, none = 0;
+
+        CHECK_EQ(child_run_watched(forever, true, stop_it, &ticks), 128 + SIGTERM);
+        CHECK(ticks >= 1);
+        CHECK_EQ(child_run_watched(missing, true, count, &none), -ENOENT);
+        CHECK_EQ(child_run_watched(four, true, count, &none), 4);
+}
+
 /* Detached: a session of its own, in /, no terminal. */
 static void test_detach(void)
 {
@@ -237,6 +263,7 @@ int main(void)
         test_signal_passed_on();
         test_ignored_stays();
         test_run();
+        test_run_watched();
         test_detach();
         rmdir(dir);
         TESTS_DONE();

@@ -23,6 +23,7 @@ static void test_counts(void)
         struct engine_options o;
         struct engine_stats st;
         struct plan *p;
+        _Atomic uint64_t done = 0;
         uint32_t a, b, c;
 
         fixture_init(&x);
@@ -39,7 +40,9 @@ static void test_counts(void)
         p = fixture_plan(rs);
         CHECK_EQ(p->n_reads, 4);
         fixture_options(&o, NULL);
+        o.progress_bytes = &done;
         CHECK_EQ(engine_run(rs, p, &o, &st), 0);
+        CHECK_EQ(done, p->bytes);       /* how far it was, as it went: all of it */
         CHECK_EQ(st.files, 3);
         CHECK_EQ(st.files_opened, 3);
         CHECK_EQ(st.reads, 4);
@@ -62,6 +65,7 @@ static enum fs_skip replay_changed(void (*change)(const struct fixture *x, const
         struct readset *rs = readset_new();
         struct engine_options o;
         uint8_t why = 0xff;
+        _Atomic uint64_t done = 0;
         struct plan *p;
 
         fixture_init(&x);
@@ -70,7 +74,9 @@ static enum fs_skip replay_changed(void (*change)(const struct fixture *x, const
         p = fixture_plan(rs);
         change(&x, &rs->files[0]);
         fixture_options(&o, &why);
+        o.progress_bytes = &done;
         CHECK_EQ(engine_run(rs, p, &o, st), 0);
+        CHECK_EQ(done, 8 * K);          /* skipped: dealt with too */
         CHECK_EQ(st->files_opened, 0);
         CHECK_EQ(st->bytes, 0);
         CHECK_EQ(st->reads, 0);

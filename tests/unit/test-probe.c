@@ -115,7 +115,7 @@ static void test_scratch(void)
         uint8_t a[4096], b[4096];
         struct stat st;
 
-        r = probe_scratch(dir, 4 << 20, &direct, &buffered);
+        r = probe_scratch(dir, 4 << 20, &direct, &buffered, NULL);
         if (r == -EOPNOTSUPP || r == -EISDIR) {
                 printf("scratch file not tried: O_TMPFILE or O_DIRECT refused in /tmp\n");
                 return;
@@ -159,14 +159,14 @@ static void test_metadata(void)
         CHECK_EQ(mkfifo(p, 0644), 0);
 
         /* (the seconds: a bound no machine reaches for four files) */
-        CHECK_EQ(probe_metadata(dir, 100, 600, &m), 0);
+        CHECK_EQ(probe_metadata(dir, 100, 600, &m, NULL), 0);
         CHECK_EQ(m.files, 4);
         CHECK(m.open_stat_us > 0);
         CHECK(m.open_stat_p90_us >= m.open_stat_us);
-        CHECK_EQ(probe_metadata(dir, 2, 600, &m), 0);
+        CHECK_EQ(probe_metadata(dir, 2, 600, &m, NULL), 0);
         CHECK_EQ(m.files, 2);
         snprintf(p, sizeof(p), "%s/none", dir);
-        CHECK_EQ(probe_metadata(p, 100, 600, &m), -ENOENT);
+        CHECK_EQ(probe_metadata(p, 100, 600, &m, NULL), -ENOENT);
 
         for (int i = 0; i < 3; i++) {
                 snprintf(p, sizeof(p), "%s/f%d", dir, i);

@@ -167,6 +167,8 @@ static void test_skips(void)
 struct progress_seen {
         unsigned calls, planned, done;
         uint64_t bytes_planned, bytes;
+        uint64_t bytes_done;            /* the last said: never more than planned, never less than before */
+        unsigned updates, wrong;
         struct replay_session *cancel;  /* cancelled from the callback, once planned */
 };
 
@@ -174,6 +176,13 @@ static void on_progress(void *userdata, const struct replay_progress *p)
 {
         struct progress_seen *seen = userdata;
 
+        if (p->bytes_done > p->bytes_planned || p->bytes_done < seen->bytes_done || (p->update && !p->planned))
+                seen->wrong++;
+        seen->bytes_done = p->bytes_done;
+        if (p->update) {
+                seen->updates++;        /* (as many as 10 ms allow: none on a quick replay) */
+                return;
+        }
         seen->calls++;
         seen->planned += p->planned && !p->done;
         seen->done += p->done;
@@ -200,6 +209,8 @@ static void test_progress(void)
         CHECK_EQ(seen.done, 1);
         CHECK_EQ(seen.bytes_planned, N_FILES * FILE_BYTES);
         CHECK_EQ(seen.bytes, N_FILES * FILE_BYTES);
+        CHECK_EQ(seen.bytes_done, N_FILES * FILE_BYTES);
+        CHECK_EQ(seen.wrong, 0);
         readset_free(rs);
         remove_set("progress");
 }
