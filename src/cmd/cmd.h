@@ -26,6 +26,14 @@ int cmd_load_readset(const char *path, struct readset **ret);
 /* "cannot read 'PATH': WHY" (why NULL: r's text); returns CMD_FAILED. */
 int say_cannot_read(const char *path, int r, const char *why);
 
+/* The common options (docs/HACKING.md): a letter means one thing in every
+ * verb.  A letter that meant something else in one verb keeps its old
+ * meaning there for one release: cmd_old_letter() says whether letter is
+ * such a one in verb (not listed by readset --list-options), and
+ * say_old_letter() warns of each use, saying what to use instead. */
+bool cmd_old_letter(const char *verb, int letter);
+void say_old_letter(const char *verb, int letter);
+
 /* ---- replay and run: their shared options and output (replay-cli.c) ---- */
 
 /* What replay and run ask of their replay session (replay/session.h),
@@ -52,7 +60,7 @@ struct replay_args {
         { "max-bytes", required_argument, NULL, 'B' }, \
         { "no-lookups", no_argument, NULL, 'L' }, \
         { "all-lookups", no_argument, NULL, REPLAY_OPT_ALL_LOOKUPS }, \
-        { "device", required_argument, NULL, 'D' }, \
+        { "device", required_argument, NULL, 'd' }, \
         { "verbose", no_argument, NULL, 'v' }, \
         { "max-evict", required_argument, NULL, REPLAY_OPT_MAX_EVICT }, \
         { "pace", no_argument, NULL, REPLAY_OPT_PACE }, \

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* What several verbs share. */
+#include <string.h>
+
 #include "cmd/cmd.h"
 #include "model/format.h"
 #include "util/util.h"
@@ -21,4 +23,46 @@ int say_cannot_read(const char *path, int r, const char *why)
         if (why)
                 return log_error("cannot read '%s': %s", path, why);
         return log_errno(r, "cannot read '%s'", path);
+}
+
+/* Letters that meant something else in one verb than in the others
+ * (docs/HACKING.md, Common options; NEWS): kept for one release with their
+ * old meaning, each use warned of.  now: what -letter means in every verb
+ * (NULL: nothing yet); mine: it will mean that in this verb too. */
+static const struct {
+        const char *verb, *was, *now;
+        char letter;
+        bool mine;
+} old_letters[] = {
+        { "probe", "--quick", "--quiet", 'q', true },
+        { "probe", "--save", "--stats", 's', false },
+        { "report", "--top", "--dry-run", 'n', false },
+        { "report", "--svg", "--stats", 's', false },
+        { "boot", "--last", "--dry-run", 'n', false },
+        { "run", "--auto", "--system-wide", 'a', false },
+        { "build", "--paths", "--profile", 'p', false },
+};
+
+bool cmd_old_letter(const char *verb, int letter)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(old_letters); i++)
+                if (old_letters[i].letter == letter && strcmp(old_letters[i].verb, verb) == 0)
+                        return true;
+        return false;
+}
+
+void say_old_letter(const char *verb, int letter)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(old_letters); i++) {
+                if (old_letters[i].letter != letter || strcmp(old_letters[i].verb, verb) != 0)
+                        continue;
+                if (old_letters[i].mine)
+                        log_warning("-%c will mean %s in the next release; use %s", letter, old_letters[i].now,
+                                    old_letters[i].was);
+                else
+                        log_warning("-%c will no longer mean %s in the next release (-%c is %s in every verb "
+                                    "that has it); use %s", letter, old_letters[i].was, letter, old_letters[i].now,
+                                    old_letters[i].was);
+                return;
+        }
 }

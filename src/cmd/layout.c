@@ -66,6 +66,8 @@ static void layout_help(void)
                "                       defragment); files sharing extents with a snapshot or a\n"
                "                       copy, nodatacow and compressed ones are left alone\n"
                "      --unshare        with --compress: rewrite shared files too\n"
+               "  -q, --quiet          no progress and no notes on stderr (errors and warnings\n"
+               "                       still)\n"
                "  --allow-untrusted    as root, read files others can change too (docs/SECURITY.md)\n"
                "  -h, --help           show this help\n"
                "\n"
@@ -368,13 +370,14 @@ static int undo_leftovers(const struct layout_fs *fs, bool json)
 
 /* The options of readset layout, as getopt reads them (main.c lists them for
  * completion and the tests). */
-const char layout_short_options[] = "njfp:C:h";
+const char layout_short_options[] = "njfp:C:qh";
 const struct option layout_long_options[] = {
         { "dry-run", no_argument, NULL, 'n' },
         { "json", no_argument, NULL, 'j' },
         { "force", no_argument, NULL, 'f' },
         { "profile", required_argument, NULL, 'p' },
         { "under", required_argument, NULL, 'C' },
+        { "quiet", no_argument, NULL, 'q' },
         { "move", required_argument, NULL, OPT_MOVE },
         { "io-priority", required_argument, NULL, OPT_IOPRIO },
         { "undo-leftovers", no_argument, NULL, OPT_UNDO },
@@ -397,6 +400,10 @@ static int parse_args(int argc, char **argv, struct layout_args *a)
                 case 'f': a->force = true; break;
                 case 'p': a->profile = optarg; break;
                 case 'C': a->under = optarg; break;
+                case 'q':
+                        a->quiet = true;
+                        log_set_quiet(true);
+                        break;
                 case OPT_UNDO: a->undo = true; break;
                 case OPT_COMPRESS:
                         if ((a->compress = blayout_compress_from_name(optarg)) < 0)
@@ -561,7 +568,7 @@ static void print_moved(const struct layout *l, const struct layout_args *a, con
 static int run_and_say(struct layout *l, const struct layout_args *a, const struct prediction *pr)
 {
         struct layout_options lo = { .stop = &stop_requested, .progress = show_progress };
-        struct progress prog = { .tty = !a->json && !l->fs.ops->compresses && isatty(STDERR_FILENO) };
+        struct progress prog = { .tty = !a->json && !a->quiet && !l->fs.ops->compresses && isatty(STDERR_FILENO) };
         uint64_t t0;
         int e;
 

@@ -31,16 +31,17 @@ static void probe_help(void)
                "or remote directory gets only this part).\n"
                "\n"
                "options:\n"
-               "  -q, --quick          about 3 s instead of about 12\n"
+               "      --quick          about 3 s instead of about 12\n"
                "      --seconds N      time for the measurements (1..60)\n"
                "      --size SIZE      scratch file size (default 512M; quick 128M)\n"
                "      --cold           drop the page, inode and dentry caches first (root), so\n"
                "                       that the metadata figures are cold\n"
                "  -j, --json           the profile as JSON on stdout\n"
                "  -o, --output FILE    also save the profile (JSON) to FILE\n"
-               "  -s, --save           also save it where replay, run and report look for the\n"
+               "      --save           also save it where replay, run and report look for the\n"
                "                       device's profile (/var/cache/readset/probe-MAJ:MIN.json):\n"
                "                       they then plan by what was measured, not by sysfs's flag\n"
+               "      --quiet          no notes on stderr (errors and warnings still)\n"
                "  -h, --help           show this help\n");
 }
 
@@ -92,15 +93,18 @@ static int write_to(const char *path, const struct probe_report *p)
 
 /* The options of readset probe, as getopt reads them (main.c lists them for
  * completion and the tests). */
+enum { OPT_QUICK = 0x100, OPT_SAVE, OPT_QUIET };
+/* -q and -s: --quick and --save for this release (cmd_old_letter) */
 const char probe_short_options[] = "+qjo:sh";
 const struct option probe_long_options[] = {
-        { "quick", no_argument, NULL, 'q' },
+        { "quick", no_argument, NULL, OPT_QUICK },
         { "seconds", required_argument, NULL, 'S' },
         { "size", required_argument, NULL, 'Z' },
         { "cold", no_argument, NULL, 'C' },
         { "json", no_argument, NULL, 'j' },
         { "output", required_argument, NULL, 'o' },
-        { "save", no_argument, NULL, 's' },
+        { "save", no_argument, NULL, OPT_SAVE },
+        { "quiet", no_argument, NULL, OPT_QUIET },
         { "help", no_argument, NULL, 'h' },
         {}
 };
@@ -120,7 +124,11 @@ int cmd_probe(int argc, char **argv)
 
         while ((c = getopt_long(argc, argv, probe_short_options, probe_long_options, NULL)) >= 0) {
                 switch (c) {
-                case 'q': arg_quick = true; break;
+                case 'q':
+                        say_old_letter("probe", c);
+                        /* fall through */
+                case OPT_QUICK: arg_quick = true; break;
+                case OPT_QUIET: log_set_quiet(true); break;
                 case 'S':
                         if (parse_u64(optarg, &v) < 0 || v < 1 || v > 60)
                                 return log_usage("probe", "invalid --seconds '%s' (1..60)", optarg);
@@ -134,7 +142,10 @@ int cmd_probe(int argc, char **argv)
                 case 'C': po.cold = true; break;
                 case 'j': arg_json = true; break;
                 case 'o': arg_output = optarg; break;
-                case 's': arg_save = true; break;
+                case 's':
+                        say_old_letter("probe", c);
+                        /* fall through */
+                case OPT_SAVE: arg_save = true; break;
                 case 'h': probe_help(); return 0;
                 default: return log_usage("probe", "invalid option");
                 }

@@ -63,7 +63,7 @@ int replay_args_parse(struct replay_args *a, int c, const char *arg, const char 
         int r;
 
         switch (c) {
-        case 'D':
+        case 'd':
         {
                 char why[512] = "";
                 r = replay_options_set_device(&a->opts.policy, arg, why, sizeof(why));

@@ -44,7 +44,7 @@ static void replay_help(void)
                "                        else the recorded timeline; returns once the start\n"
                "                        is through (10 s quiet).  'readset run' does this\n"
                "                        better: it knows which process is the start\n"
-               "      --device KIND     plan for KIND: rotational, solid, or a profile\n"
+               "  -d, --device KIND     plan for KIND: rotational, solid, or a profile\n"
                "                        saved by readset probe -o (default: what probe --save\n"
                "                        kept for the device, else sysfs's settings)\n"
                "      --background      return at once; the replay continues detached\n"
@@ -63,7 +63,7 @@ static void replay_help(void)
 
 /* The options of readset replay, as getopt reads them (main.c lists them for
  * completion and the tests). */
-const char replay_short_options[] = "+m:Q:T:vnjqh";
+const char replay_short_options[] = "+m:Q:T:d:vnjqh";
 const struct option replay_long_options[] = {
         { "all-ranges", no_argument, NULL, 'A' },
         { "background", no_argument, NULL, 'b' },

@@ -36,9 +36,10 @@ static void report_help(void)
                "                       probe, cached\n"
                "      --no-probe       never probe: predict for the reference device only\n"
                "                       unless a profile is given or cached\n"
-               "  -n, --top N          files and directories listed (default 5)\n"
+               "      --top N          files and directories listed (default 5)\n"
                "  -j, --json           the report as JSON on stdout\n"
-               "  -s, --svg OUT        also draw the disk access graph to OUT (SVG)\n"
+               "      --svg OUT        also draw the disk access graph to OUT (SVG)\n"
+               "  -q, --quiet          no notes on stderr (errors and warnings still)\n"
                "  --allow-untrusted    as root, read files others can change too (docs/SECURITY.md)\n"
                "  -h, --help           show this help\n"
                "\n"
@@ -47,14 +48,17 @@ static void report_help(void)
 
 /* The options of readset report, as getopt reads them (main.c lists them for
  * completion and the tests). */
-const char report_short_options[] = "d:p:n:js:h";
+enum { OPT_TOP = 0x100, OPT_SVG };
+/* -n and -s: --top and --svg for this release (cmd_old_letter) */
+const char report_short_options[] = "d:p:n:js:qh";
 const struct option report_long_options[] = {
         { "device", required_argument, NULL, 'd' },
         { "profile", required_argument, NULL, 'p' },
         { "no-probe", no_argument, NULL, 'P' },
-        { "top", required_argument, NULL, 'n' },
+        { "top", required_argument, NULL, OPT_TOP },
         { "json", no_argument, NULL, 'j' },
-        { "svg", required_argument, NULL, 's' },
+        { "svg", required_argument, NULL, OPT_SVG },
+        { "quiet", no_argument, NULL, 'q' },
         TRUST_LONG_OPTION,
         { "help", no_argument, NULL, 'h' },
         {}
@@ -84,8 +88,15 @@ int cmd_report(int argc, char **argv)
                 case 'p': arg_profile = optarg; break;
                 case 'P': arg_probe = false; break;
                 case 'j': arg_json = true; break;
-                case 's': arg_svg = optarg; break;
+                case 's':
+                        say_old_letter("report", c);
+                        /* fall through */
+                case OPT_SVG: arg_svg = optarg; break;
+                case 'q': log_set_quiet(true); break;
                 case 'n':
+                        say_old_letter("report", c);
+                        /* fall through */
+                case OPT_TOP:
                         if (parse_u64(optarg, &arg_top) < 0 || arg_top < 1 || arg_top > 1000)
                                 return log_usage("report", "invalid --top '%s' (1..1000)", optarg);
                         break;

@@ -50,7 +50,7 @@ static void run_help(void)
                "less than --stale-below percent of it is still used.\n"
                "\n"
                "options:\n"
-               "  -a, --auto DIR          keep the read set in DIR (see above)\n"
+               "      --auto DIR          keep the read set in DIR (see above)\n"
                "      --stale-below PCT   re-record below this share still used (default %d)\n"
                "  -s, --stats             report what the replay covered: bytes replayed,\n"
                "                          bytes CMD still fetched itself, hit ratio (root:\n"
@@ -75,7 +75,7 @@ static void run_help(void)
                "                          recorded timeline)\n"
                "      --all-lookups       stat every one (default on a local filesystem:\n"
                "                          per directory the first, then one in 64)\n"
-               "      --device KIND       plan for KIND: rotational, solid, or a profile\n"
+               "  -d, --device KIND       plan for KIND: rotational, solid, or a profile\n"
                "                          saved by readset probe -o (default: what probe --save\n"
                "                          kept for the device, else sysfs's settings)\n"
                "      --root DIR          a portable read set (readset pack): its paths are below\n"
@@ -83,18 +83,23 @@ static void run_help(void)
                "  --allow-untrusted       as root, read files others can change too (docs/SECURITY.md)\n"
                "  -v, --verbose           name every file the replay skipped, and why; say how\n"
                "                          the lookups on a share were paced\n"
+               "  -q, --quiet             nothing on stderr but a warning when readset cannot\n"
+               "                          help, and errors (no notes, no --stats text)\n"
                "  -h, --help              show this help\n", DEFAULT_STALE_PERCENT, DEFAULT_NICE);
 }
 
 /* The options of readset run, as getopt reads them (main.c lists them for
  * completion and the tests). */
-const char run_short_options[] = "+a:sjm:Q:T:vh";
+#define RUN_OPT_AUTO 0x110
+/* -a: --auto for this release (cmd_old_letter) */
+const char run_short_options[] = "+a:sjm:Q:T:d:vqh";
 const struct option run_long_options[] = {
-        { "auto", required_argument, NULL, 'a' },
+        { "auto", required_argument, NULL, RUN_OPT_AUTO },
         { "stale-below", required_argument, NULL, 'S' },
         { "stats", no_argument, NULL, 's' },
         { "json", no_argument, NULL, 'j' },
         { "nice", required_argument, NULL, 'N' },
+        { "quiet", no_argument, NULL, 'q' },
         REPLAY_LONG_OPTIONS,
         { "help", no_argument, NULL, 'h' },
         {}
@@ -124,7 +129,11 @@ static int run_parse(int argc, char **argv, struct replay_args *a, struct run_op
                 if (r > 0)
                         continue;
                 switch (c) {
-                case 'a': o->auto_dir = optarg; break;
+                case 'a':
+                        say_old_letter("run", c);
+                        /* fall through */
+                case RUN_OPT_AUTO: o->auto_dir = optarg; break;
+                case 'q': log_set_quiet(true); break;
                 case 'S':
                         if (parse_u64(optarg, &o->stale) < 0 || o->stale > 100)
                                 return log_usage("run", "invalid --stale-below '%s' (0..100)", optarg);
