@@ -34,6 +34,12 @@ int say_cannot_read(const char *path, int r, const char *why);
 bool cmd_old_letter(const char *verb, int letter);
 void say_old_letter(const char *verb, int letter);
 
+/* A device's name given to opt (device/names.h): 0, or CMD_USAGE said
+ * with every name the verbs take. */
+int cmd_device_name(const char *verb, const char *opt, const char *arg, struct device_name *ret);
+/* Those names, for --help: wrapped within 80 columns, indented. */
+void print_device_names(int indent);
+
 /* ---- replay and run: their shared options and output (replay-cli.c) ---- */
 
 /* What replay and run ask of their replay session (replay/session.h),

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* What several verbs share. */
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
@@ -65,4 +67,50 @@ void say_old_letter(const char *verb, int letter)
                                     old_letters[i].was);
                 return;
         }
+}
+
+/* The names every option taking a device accepts (device/names.h), and
+ * what else it takes. */
+static void device_names_text(char *buf, size_t size)
+{
+        size_t n;
+
+        device_names_list(buf, size);
+        n = strlen(buf);
+        snprintf(buf + n, size - n, ", or a profile file (readset probe -o)");
+}
+
+int cmd_device_name(const char *verb, const char *opt, const char *arg, struct device_name *ret)
+{
+        char names[512];
+        int r = device_name_parse(arg, ret);
+
+        if (r >= 0)
+                return 0;
+        if (r == -ENAMETOOLONG)
+                return log_usage(verb, "%s '%s': name too long", opt, arg);
+        device_names_text(names, sizeof(names));
+        return log_usage(verb, "unknown %s '%s' (%s)", opt, arg, names);
+}
+
+void print_device_names(int indent)
+{
+        char names[512];
+        const char *p = names;
+        int col = 0;
+
+        device_names_text(names, sizeof(names));
+        while (*p) {
+                size_t w = strcspn(p, " ");
+                if (col == 0)
+                        col = printf("%*s", indent, "");
+                else if (col + 1 + (int)w > 79)
+                        col = printf("\n%*s", indent, "") - 1;
+                else
+                        col += printf(" ");
+                col += printf("%.*s", (int)w, p);
+                p += w;
+                p += strspn(p, " ");
+        }
+        printf("\n");
 }

@@ -47,9 +47,10 @@ static void layout_help(void)
                "                       (does not need root)\n"
                "  -j, --json           the figures as one JSON object on stdout\n"
                "  -f, --force          move also on a solid-state device\n"
-               "  -p, --profile FILE   the device's profile (readset probe -o, or a reference\n"
-               "                       name: hdd, usb, sd, nvme): its verdict and costs.\n"
-               "                       Default: the one cached for the device, else a quick probe\n"
+               "  -p, --profile NAME   the device's profile, its verdict and costs (default: the\n"
+               "                       one cached for the device, else a quick probe):\n");
+        print_device_names(23);
+        printf(
                "  -C, --under DIR      only the files below DIR (and DIR's file system); default:\n"
                "                       the files of the file system most of the read set lies on\n"
                "      --move WHAT      ranges: only the ranges the start brought in (gaps up to\n"
@@ -113,8 +114,8 @@ static int choose_profile(const char *arg_profile, const char *mnt, const char *
         int e;
 
         if (arg_profile) {
-                if (report_profile_path(arg_profile, path, sizeof(path)) < 0)
-                        return log_usage("layout", "no profile '%s' (hdd, usb, sd, nvme or a file)", arg_profile);
+                if ((e = report_profile_path(arg_profile, path, sizeof(path))) < 0)
+                        return log_errno(e, "cannot find the profile '%s'", arg_profile);
                 e = report_profile_load(path, arg_profile, &cp, why, sizeof(why));
                 if (e == -EPERM && why[0])
                         return say_cannot_read(path, e, why);
@@ -390,6 +391,7 @@ const struct option layout_long_options[] = {
 
 static int parse_args(int argc, char **argv, struct layout_args *a)
 {
+        struct device_name name;
         int c;
 
         *a = (struct layout_args){ .what = LAYOUT_AUTO, .ioprio = "idle" };
@@ -398,7 +400,11 @@ static int parse_args(int argc, char **argv, struct layout_args *a)
                 case 'n': a->dry = true; break;
                 case 'j': a->json = true; break;
                 case 'f': a->force = true; break;
-                case 'p': a->profile = optarg; break;
+                case 'p':
+                        if (cmd_device_name("layout", "--profile", optarg, &name) < 0)
+                                return CMD_USAGE;
+                        a->profile = optarg;
+                        break;
                 case 'C': a->under = optarg; break;
                 case 'q':
                         a->quiet = true;

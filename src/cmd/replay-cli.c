@@ -66,13 +66,16 @@ int replay_args_parse(struct replay_args *a, int c, const char *arg, const char 
         case 'd':
         {
                 char why[512] = "";
+                struct device_name n;
+                if (cmd_device_name(verb, "--device", arg, &n) < 0)
+                        return CMD_USAGE;
                 r = replay_options_set_device(&a->opts.policy, arg, why, sizeof(why));
                 if (r == -EPERM && why[0])
                         return say_cannot_read(arg, r, why);
         }
                 if (r < 0)
-                        return log_usage(verb, "invalid --device '%s' (rotational, solid or a profile saved by "
-                                         "readset probe -o): %s", arg, strerror(-r));
+                        return log_usage(verb, "invalid --device '%s': %s", arg,
+                                         r == -EINVAL ? "no \"rotational\" verdict in it" : strerror(-r));
                 return 1;
         case 'm':
                 r = engine_method_from_name(arg);

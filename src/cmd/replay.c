@@ -44,10 +44,10 @@ static void replay_help(void)
                "                        else the recorded timeline; returns once the start\n"
                "                        is through (10 s quiet).  'readset run' does this\n"
                "                        better: it knows which process is the start\n"
-               "  -d, --device KIND     plan for KIND: rotational, solid, or a profile\n"
-               "                        saved by readset probe -o (default: what probe --save\n"
-               "                        kept for the device, else sysfs's settings)\n"
-               "      --background      return at once; the replay continues detached\n"
+               "  -d, --device NAME     plan for the device NAME (default: what probe --save\n"
+               "                        kept for the device, else sysfs's settings):\n");
+        print_device_names(24);
+        printf("      --background      return at once; the replay continues detached\n"
                "      --no-wait         return once every read is submitted, not resident\n"
                "      --timeout SECONDS stop after SECONDS, even if a read has not returned\n"
                "                        (a share whose server is slow or gone)\n"

@@ -28,12 +28,12 @@ static void report_help(void)
                "plain-language findings.\n"
                "\n"
                "options:\n"
-               "  -d, --device NAME    the reference device: hdd (default), usb, sd, nvme,\n"
-               "                       share, or a profile saved by readset probe -o\n"
-               "  -p, --profile FILE   this machine's profile (readset probe -o); replay is\n"
-               "                       predicted as readset replay --device FILE plans it.\n"
-               "                       Default: the one cached for the device, else a quick\n"
-               "                       probe, cached\n"
+               "  -d, --device NAME    the reference device (default hdd):\n");
+        print_device_names(23);
+        printf("  -p, --profile NAME   this machine's profile (readset probe -o writes one; any\n"
+               "                       NAME --device takes); replay is predicted as readset\n"
+               "                       replay --device NAME plans it.  Default: the one cached\n"
+               "                       for the device, else a quick probe, cached\n"
                "      --no-probe       never probe: predict for the reference device only\n"
                "                       unless a profile is given or cached\n"
                "      --top N          files and directories listed (default 5)\n"
@@ -79,13 +79,22 @@ int cmd_report(int argc, char **argv)
         struct replay_args here;        /* how readset replay would plan here */
         struct replay_options ref_opts;
         struct device_profile local_dev, here_dev, ref_dev;
+        struct device_name name;
         char path[PATH_MAX], why[512] = "";
         int c, ret = CMD_FAILED, e;
 
         while ((c = getopt_long(argc, argv, report_short_options, report_long_options, NULL)) >= 0) {
                 switch (c) {
-                case 'd': arg_device = optarg; break;
-                case 'p': arg_profile = optarg; break;
+                case 'd':
+                        if (cmd_device_name("report", "--device", optarg, &name) < 0)
+                                return CMD_USAGE;
+                        arg_device = optarg;
+                        break;
+                case 'p':
+                        if (cmd_device_name("report", "--profile", optarg, &name) < 0)
+                                return CMD_USAGE;
+                        arg_profile = optarg;
+                        break;
                 case 'P': arg_probe = false; break;
                 case 'j': arg_json = true; break;
                 case 's':
@@ -112,9 +121,8 @@ int cmd_report(int argc, char **argv)
                 return CMD_FAILED;
 
         /* the reference first: a bad option fails before any work */
-        if (report_profile_path(arg_device, path, sizeof(path)) < 0)
-                return log_usage("report", "no reference profile '%s' (hdd, usb, sd, nvme, share or a file)",
-                                 arg_device);
+        if ((e = report_profile_path(arg_device, path, sizeof(path))) < 0)
+                return log_errno(e, "cannot find the profile '%s'", arg_device);
         e = report_profile_load(path, arg_device, &cols[1].profile, why, sizeof(why));
         if (e == -EPERM && why[0])
                 return say_cannot_read(path, e, why);
@@ -131,9 +139,11 @@ int cmd_report(int argc, char **argv)
         if (replay_args_device(&here, rs, &local_dev) < 0)
                 return CMD_FAILED;
         if (arg_profile) {
-                e = report_profile_load(arg_profile, "this machine", &cols[0].profile, why, sizeof(why));
+                if ((e = report_profile_path(arg_profile, path, sizeof(path))) < 0)
+                        return log_errno(e, "cannot find the profile '%s'", arg_profile);
+                e = report_profile_load(path, "this machine", &cols[0].profile, why, sizeof(why));
                 if (e == -EPERM && why[0])
-                        return say_cannot_read(arg_profile, e, why);
+                        return say_cannot_read(path, e, why);
                 if (e < 0)
                         return log_errno(e, "cannot use the profile '%s'", arg_profile);
                 doc.n_cols = 1;

@@ -75,17 +75,18 @@ static void run_help(void)
                "                          recorded timeline)\n"
                "      --all-lookups       stat every one (default on a local filesystem:\n"
                "                          per directory the first, then one in 64)\n"
-               "  -d, --device KIND       plan for KIND: rotational, solid, or a profile\n"
-               "                          saved by readset probe -o (default: what probe --save\n"
-               "                          kept for the device, else sysfs's settings)\n"
-               "      --root DIR          a portable read set (readset pack): its paths are below\n"
+               "  -d, --device NAME       plan for the device NAME (default: what probe --save\n"
+               "                          kept for the device, else sysfs's settings):\n",
+               DEFAULT_STALE_PERCENT, DEFAULT_NICE);
+        print_device_names(26);
+        printf("      --root DIR          a portable read set (readset pack): its paths are below\n"
                "                          DIR, where a copy of its image is mounted (default /)\n"
                "  --allow-untrusted       as root, read files others can change too (docs/SECURITY.md)\n"
                "  -v, --verbose           name every file the replay skipped, and why; say how\n"
                "                          the lookups on a share were paced\n"
                "  -q, --quiet             nothing on stderr but a warning when readset cannot\n"
                "                          help, and errors (no notes, no --stats text)\n"
-               "  -h, --help              show this help\n", DEFAULT_STALE_PERCENT, DEFAULT_NICE);
+               "  -h, --help              show this help\n");
 }
 
 /* The options of readset run, as getopt reads them (main.c lists them for
