@@ -111,7 +111,9 @@ void json_pace(struct json *j, const struct replay_result *res);
 /* replay --dry-run: the plan, as text or one JSON object, on stdout. */
 void print_plan(const struct device_profile *dev, const struct plan *plan, const struct engine_options *eo,
                 uint64_t plan_us, bool json);
-/* What a replay did: as text on stderr, or one JSON object on stdout. */
+/* What a replay did: its figures in an open JSON object (replay --json's,
+ * run --json's); as text on stderr, or one JSON object on stdout. */
+void json_replay_stats(struct json *j, const struct replay_result *res, const struct readset *rs);
 void print_replay_stats(const struct replay_result *res, const struct replay_args *a, const struct readset *rs,
                         bool json);
 

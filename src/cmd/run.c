@@ -55,8 +55,10 @@ static void run_help(void)
                "  -s, --stats             report what the replay covered: bytes replayed,\n"
                "                          bytes CMD still fetched itself, hit ratio (root:\n"
                "                          CMD is recorded meanwhile)\n"
-               "  -j, --json              --stats as one JSON object, the last line of\n"
-               "                          standard error (standard output is CMD's)\n"
+               "  -j, --json              what run did as one JSON object, the last line of\n"
+               "                          standard error (standard output is CMD's): the\n"
+               "                          replay's figures as replay --json's, CMD's\n"
+               "                          exit_status; with --stats, those of --stats\n"
                "      --nice N            CPU niceness of readset once CMD started (default\n"
                "                          %d): the replay mostly waits for the device, and\n"
                "                          where it would compete with CMD for the CPU,\n"
@@ -220,7 +222,7 @@ int cmd_run(int argc, char **argv)
         _cleanup_(replay_session_freep) struct replay_session *s = NULL;
         struct child child = { .pid = -1 };
         struct run_loop loop = { .d.mode = START_REPLAY };
-        bool record, replay = true;
+        bool record, replay = true, said = false;
         int r, code, exec_errno;
 
         replay_args_init(&a);
@@ -234,8 +236,9 @@ int cmd_run(int argc, char **argv)
                 return record_exec_unrecorded(o.cmd);
         }
         if (o.stats && geteuid() != 0) {
-                log_warning("--stats records the command and needs root: it runs with a replay, without figures");
-                o.stats = o.json = false;
+                log_warning("--stats records the command and needs root: it runs with a replay, without figures%s",
+                            o.json ? " (--json: the replay's)" : "");
+                o.stats = false;
         }
         if (o.auto_dir && run_auto_prepare(o.auto_dir, o.cmd, &auto_file) < 0)
                 return record_exec_unrecorded(o.cmd);
@@ -265,7 +268,7 @@ int cmd_run(int argc, char **argv)
         /* nobody to tell what it did: once the command ends, run does too
          * (--auto keeps what the replay found changed: it is told to stop
          * when the command ends, and says) */
-        a.opts.leave_at_give_up = !o.stats && !a.verbose && !o.auto_dir;
+        a.opts.leave_at_give_up = !o.stats && !a.verbose && !o.auto_dir && !o.json;
         if (ld.plan_first) {
                 struct readset_totals t;
                 (void)run_decode(&ld, o.auto_dir != NULL, &rs);
@@ -343,8 +346,12 @@ int cmd_run(int argc, char **argv)
         /* the recording finished while signals still go to the command (it
          * is gone: they reach nobody), then they stop readset again */
         if (rr.on)
-                run_record_finish(&rr, &child, o.cmd, !exec_errno, rs, o.auto_dir ? o.file : NULL, o.stale,
-                                  o.stats ? &res : NULL, &a, o.json);
+                said = run_record_finish(&rr, &child, o.cmd, !exec_errno, rs, o.auto_dir ? o.file : NULL, o.stale,
+                                  o.stats ? &res : NULL, &a, o.json, code);
+        /* --json without --stats (or where they could not be had): what
+         * run did, the last line */
+        if (o.json && !said)
+                say_run_json(s ? &res : NULL, rs, code);
         replay_args_free(&a);
         child_close(&child);
         run_loaded_free(&ld);

@@ -2,8 +2,8 @@
 # The common options (docs/HACKING.md): from readset --list-options, a
 # letter means one long option in every verb that has it, and the common
 # letters their common names; each letter kept one release with its old
-# meaning (NEWS) still works and says what to use; -q quiets run, report
-# and layout.  No root needed.
+# meaning (NEWS) still works and says what to use; -q quiets run; run
+# --json without --stats says what run did.  No root needed.
 . "$(dirname "$0")/lib.sh"
 
 "$READSET" --list-options > "$TMP/opts" || fail "readset --list-options"
@@ -71,4 +71,31 @@ rc=0; "$READSET" run -q "$TMP/missing.readset" -- sh -c 'exit 3' 2> "$TMP/err" |
 [ "$rc" = 3 ] || fail "run -q missing: exit $rc: $(cat "$TMP/err")"
 [ "$(wc -l < "$TMP/err")" = 1 ] && grep -q "^readset: warning: cannot read" "$TMP/err" ||
         fail "run -q missing: $(cat "$TMP/err")"
+
+# run --json without --stats: what run did, one JSON object on the last
+# line of standard error (standard output is the command's)
+need_python
+PYTHONPATH="$SRCDIR/tests/e2e" "$PY" -c '
+import sys, mkreadset
+mkreadset.write(sys.argv[1], [{"path": p, "identity": "stat"} for p in sys.argv[2:]])
+' "$TMP/s.readset" "$READSET" "$SRCDIR/README.md" || fail "mkreadset"
+lastjson() {   # what expr...
+        _what=$1; shift
+        tail -n 1 "$TMP/err" > "$TMP/last.json"
+        "$PY" - "$TMP/last.json" "$@" <<'PYEOF' || fail "$_what: $(cat "$TMP/err")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for e in sys.argv[2:]:
+    assert eval(e), e
+PYEOF
+}
+rc=0; "$READSET" run --json "$TMP/s.readset" -- sh -c 'echo out; exit 3' > "$TMP/out" 2> "$TMP/err" || rc=$?
+[ "$rc" = 3 ] || fail "run --json: exit $rc: $(cat "$TMP/err")"
+[ "$(cat "$TMP/out")" = out ] || fail "run --json: the command's stdout: $(cat "$TMP/out")"
+lastjson "run --json" 'd["replayed"] is True' 'd["exit_status"] == 3' 'd["bytes_planned"] > 0' \
+        '"files_opened" in d and "skipped" in d'
+rc=0; "$READSET" run -q -j "$TMP/missing.readset" -- sh -c 'exit 5' 2> "$TMP/err" || rc=$?
+[ "$rc" = 5 ] || fail "run -q -j missing: exit $rc: $(cat "$TMP/err")"
+[ "$(wc -l < "$TMP/err")" = 2 ] || fail "run -q -j missing: more than the warning and the JSON: $(cat "$TMP/err")"
+lastjson "run -j missing" 'd == {"replayed": False, "exit_status": 5}'
 echo "options: ok"
