@@ -172,7 +172,6 @@ static void say_stats(const struct replay_result *res, const struct readset_usag
                       const struct replay_args *a, bool json, int code)
 {
         const struct engine_stats *st = &res->st;
-        bool have_old = old != NULL;
         double hit = readset_usage_hit_ratio(u), used = 100.0 * readset_usage_used(u);
         char b1[32], b2[32], b3[32];
 
@@ -181,7 +180,7 @@ static void say_stats(const struct replay_result *res, const struct readset_usag
                 fflush(stderr);
                 json_begin(&j, stderr, false);
                 json_object_open(&j, NULL);
-                json_bool(&j, "replayed", have_old);
+                json_bool(&j, "replayed", old != NULL);
                 json_i64(&j, "exit_status", code);
                 json_u64(&j, "bytes_read", st->bytes);
                 json_u64(&j, "bytes_already_cached", st->bytes_cached);
@@ -189,10 +188,10 @@ static void say_stats(const struct replay_result *res, const struct readset_usag
                 json_bool(&j, "stopped_early", st->stopped);
                 json_u64(&j, "bytes_fetched_by_command", u->new_filled);
                 json_u64(&j, "bytes_accessed_by_command", u->new_accessed);
-                json_double(&j, "hit_ratio", have_old ? hit : 0.0);
-                if (have_old)
+                json_double(&j, "hit_ratio", old ? hit : 0.0);
+                if (old)
                         json_double(&j, "read_set_used", used / 100.0);
-                if (have_old)
+                if (old)
                         json_skipped(&j, res, old);
                 json_pace(&j, res);
                 json_object_close(&j);
@@ -203,8 +202,8 @@ static void say_stats(const struct replay_result *res, const struct readset_usag
                  format_bytes(st->bytes_cached, b2), st->elapsed_us / 1e3,
                  st->stopped ? ", stopped when the command exited" : "");
         log_info("the command still fetched %s itself (misses); hit ratio %.1f%%", format_bytes(u->new_filled, b3),
-                 have_old ? 100.0 * hit : 0.0);
-        if (have_old)
+                 old ? 100.0 * hit : 0.0);
+        if (old)
                 log_info("%.1f%% of the read set was used this time", used);
         if (res->paced && !a->verbose)  /* (-v says it after the command) */
                 say_paced(res);
