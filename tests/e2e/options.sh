@@ -98,4 +98,11 @@ rc=0; "$READSET" run -q -j "$TMP/missing.readset" -- sh -c 'exit 5' 2> "$TMP/err
 [ "$rc" = 5 ] || fail "run -q -j missing: exit $rc: $(cat "$TMP/err")"
 [ "$(wc -l < "$TMP/err")" = 2 ] || fail "run -q -j missing: more than the warning and the JSON: $(cat "$TMP/err")"
 lastjson "run -j missing" 'd == {"replayed": False, "exit_status": 5}'
+
+# report -q: its probe of this machine's device (made and cached: no
+# profile in a new cache directory) is not said
+READSET_CACHE_DIR="$TMP/cache" "$READSET" report -q "$TMP/s.readset" > "$TMP/out" 2> "$TMP/err" ||
+        fail "report -q: $(cat "$TMP/err")"
+[ ! -s "$TMP/err" ] || fail "report -q said: $(cat "$TMP/err")"
+grep -q . "$TMP/out" || fail "report -q printed no report"
 echo "options: ok"
