@@ -105,4 +105,10 @@ READSET_CACHE_DIR="$TMP/cache" "$READSET" report -q "$TMP/s.readset" > "$TMP/out
         fail "report -q: $(cat "$TMP/err")"
 [ ! -s "$TMP/err" ] || fail "report -q said: $(cat "$TMP/err")"
 grep -q . "$TMP/out" || fail "report -q printed no report"
+# layout -q likewise (-n: nothing moved; the files' file system may be one
+# layout refuses, which is an error, said)
+rc=0; READSET_CACHE_DIR="$TMP/cache2" "$READSET" layout -n -q "$TMP/s.readset" > "$TMP/out" 2> "$TMP/err" || rc=$?
+[ "$rc" = 0 ] && [ ! -s "$TMP/err" ] || { [ "$rc" = 1 ] && grep -q "error:" "$TMP/err"; } ||
+        fail "layout -n -q: exit $rc: $(cat "$TMP/err")"
+! grep -q "probing" "$TMP/err" || fail "layout -q said its probe: $(cat "$TMP/err")"
 echo "options: ok"
