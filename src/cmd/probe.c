@@ -91,9 +91,10 @@ static int write_to(const char *path, const struct probe_report *p)
         return write_file_atomic(path, 0644, write_job, (void *)p);
 }
 
+enum { OPT_QUICK = 0x100, OPT_SAVE, OPT_QUIET };
+
 /* The options of readset probe, as getopt reads them (main.c lists them for
  * completion and the tests). */
-enum { OPT_QUICK = 0x100, OPT_SAVE, OPT_QUIET };
 /* -q and -s: --quick and --save for this release (cmd_old_letter) */
 const char probe_short_options[] = "+qjo:sh";
 const struct option probe_long_options[] = {

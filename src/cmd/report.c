@@ -46,9 +46,10 @@ static void report_help(void)
                "Reference profiles live in %s.\n", READSET_PROFILEDIR);
 }
 
+enum { OPT_TOP = 0x100, OPT_SVG };
+
 /* The options of readset report, as getopt reads them (main.c lists them for
  * completion and the tests). */
-enum { OPT_TOP = 0x100, OPT_SVG };
 /* -n and -s: --top and --svg for this release (cmd_old_letter) */
 const char report_short_options[] = "d:p:n:js:qh";
 const struct option report_long_options[] = {
