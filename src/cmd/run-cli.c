@@ -168,6 +168,23 @@ void say_run_json(const struct replay_result *res, const struct readset *rs, int
         json_end(&j);
 }
 
+int run_plain(char **cmd, bool json)
+{
+        struct child c = { .pid = -1 };
+        int code, r;
+
+        if (!json)
+                return record_exec_unrecorded(cmd);
+        r = child_start(&c, cmd, false);
+        if (r < 0)
+                return log_errno(r, "cannot fork");
+        code = record_wait_unrecorded(&c, cmd);
+        child_close(&c);
+        if (code >= 0)
+                say_run_json(NULL, NULL, code);
+        return code;
+}
+
 static void say_stats(const struct replay_result *res, const struct readset_usage *u, const struct readset *old,
                       const struct replay_args *a, bool json, int code)
 {

@@ -56,3 +56,7 @@ bool run_record_finish(struct run_recording *rr, const struct child *c, char *co
  * line of standard error: whether it replayed, the command's exit status
  * and (res, rs: replayed) the replay's figures, as replay --json's. */
 void say_run_json(const struct replay_result *res, const struct readset *rs, int code);
+/* The command run plain, where readset cannot help at all: exec'd, or
+ * with --json (json) run and waited for, so that what run did is said.
+ * Its exit status (126, 127: it could not be run, said). */
+int run_plain(char **cmd, bool json);

@@ -233,7 +233,7 @@ int cmd_run(int argc, char **argv)
          * once, the command runs (plain where readset cannot help at all) */
         if (o.auto_dir && geteuid() != 0) {
                 log_warning("--auto records the command and needs root: it runs without readset");
-                return record_exec_unrecorded(o.cmd);
+                return run_plain(o.cmd, o.json);
         }
         if (o.stats && geteuid() != 0) {
                 log_warning("--stats records the command and needs root: it runs with a replay, without figures%s",
@@ -241,7 +241,7 @@ int cmd_run(int argc, char **argv)
                 o.stats = false;
         }
         if (o.auto_dir && run_auto_prepare(o.auto_dir, o.cmd, &auto_file) < 0)
-                return record_exec_unrecorded(o.cmd);
+                return run_plain(o.cmd, o.json);
         o.file = o.auto_dir ? auto_file : o.file;
 
         /* Loaded, its header checked, and where the replay will read known

@@ -98,6 +98,10 @@ rc=0; "$READSET" run -q -j "$TMP/missing.readset" -- sh -c 'exit 5' 2> "$TMP/err
 [ "$rc" = 5 ] || fail "run -q -j missing: exit $rc: $(cat "$TMP/err")"
 [ "$(wc -l < "$TMP/err")" = 2 ] || fail "run -q -j missing: more than the warning and the JSON: $(cat "$TMP/err")"
 lastjson "run -j missing" 'd == {"replayed": False, "exit_status": 5}'
+# run --auto as a user runs the command plain: --json says so too
+rc=0; user_readset run --auto "$TMP/auto" -j -- sh -c 'exit 6' 2> "$TMP/err" || rc=$?
+[ "$rc" = 6 ] || fail "run --auto -j as a user: exit $rc: $(cat "$TMP/err")"
+lastjson "run --auto -j as a user" 'd == {"replayed": False, "exit_status": 6}'
 
 # report -q: its probe of this machine's device (made and cached: no
 # profile in a new cache directory) is not said
