@@ -106,7 +106,10 @@ int cmd_replay(int argc, char **argv)
                         break;
                 case 'n': arg_dry = true; break;
                 case 'j': arg_json = true; break;
-                case 'q': arg_quiet = true; break;
+                case 'q':
+                        arg_quiet = true;
+                        log_set_quiet(true);
+                        break;
                 case 'h': replay_help(); return 0;
                 default: return log_usage("replay", "invalid option");
                 }
