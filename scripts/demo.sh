@@ -10,7 +10,7 @@ mkdir -p "$WORK"
 if [ "$(id -u)" != 0 ]; then
         echo "readset demo: recording and dropping the page cache need root; run 'sudo make demo'."
         echo "Meanwhile, a read set built from the test fixture:"
-        "$R" build --no-walk -p tests/fixtures/small.paths -o "$WORK/fixture.readset" tests/fixtures/small.trace
+        "$R" build --no-walk --paths tests/fixtures/small.paths -o "$WORK/fixture.readset" tests/fixtures/small.trace
         "$R" show "$WORK/fixture.readset"
         exit 0
 fi

@@ -64,7 +64,8 @@ static void help(FILE *f)
  * every option of every verb as getopt reads it, one per line,
  * "VERB SHORT LONG ARG": SHORT is "-x" or "-" when the option has no
  * letter, LONG "--name" or "-" when it has no name, ARG "=" when it takes
- * a value, "." when not. */
+ * a value, "." when not.  A letter kept for one release with its old
+ * meaning (cmd_old_letter) is not listed. */
 static void list_options(void)
 {
         for (size_t i = 0; i < ARRAY_SIZE(verbs); i++) {
@@ -80,7 +81,7 @@ static void list_options(void)
                 for (const char *c = s; *c; c++) {
                         bool named = false;
 
-                        if (*c == '+' || *c == ':')
+                        if (*c == '+' || *c == ':' || cmd_old_letter(v->name, *c))
                                 continue;
                         for (const struct option *o = v->long_options; o->name; o++)
                                 named |= o->val == *c;

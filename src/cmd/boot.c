@@ -49,7 +49,7 @@ static void boot_help(void)
                "      --state DIR      keep the read sets and history in DIR (default\n"
                "                       " BOOT_STATE_DIR ")\n"
                "  -j, --json           status as JSON on stdout\n"
-               "  -n, --last N         status: the last N boots (default 10)\n"
+               "      --last N         status: the last N boots (default 10)\n"
                "      --why TEXT       stale: why\n"
                "      --under DIR      start: keep only files below DIR (a boot driven from\n"
                "                       outside, e.g. a container's root)\n"
@@ -277,11 +277,12 @@ static const char *subcommand_list(char *buf, size_t size)
 
 /* The options of readset boot, as getopt reads them (main.c lists them for
  * completion and the tests). */
+/* -n: --last for this release (cmd_old_letter) */
 const char boot_short_options[] = "jn:h";
 const struct option boot_long_options[] = {
         { "state", required_argument, NULL, 'S' },
         { "json", no_argument, NULL, 'j' },
-        { "last", required_argument, NULL, 'n' },
+        { "last", required_argument, NULL, 'L' },
         { "why", required_argument, NULL, 'W' },
         { "under", required_argument, NULL, 'U' },
         { "finished-from-stdin", no_argument, NULL, 'F' },
@@ -303,6 +304,9 @@ int cmd_boot(int argc, char **argv)
                 case 'S': a.state = optarg; break;
                 case 'j': a.json = true; break;
                 case 'n':
+                        say_old_letter("boot", c);
+                        /* fall through */
+                case 'L':
                         if (parse_u64(optarg, &v) < 0 || v == 0 || v > HISTORY_MAX)
                                 return log_usage("boot", "invalid --last '%s' (1..%d)", optarg, HISTORY_MAX);
                         a.last = (unsigned)v;

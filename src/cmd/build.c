@@ -24,7 +24,7 @@ static void build_help(void)
                "\n"
                "options:\n"
                "  -o, --output FILE    where to write the read set (default: trace.readset)\n"
-               "  -p, --paths FILE     lines 'MAJOR:MINOR INODE PATH' naming the files\n"
+               "      --paths FILE     lines 'MAJOR:MINOR INODE PATH' naming the files\n"
                "      --no-walk        do not search the mounts for unknown inodes\n"
                "  -j, --json           the summary as JSON on stdout\n"
                "  -h, --help           show this help\n");
@@ -62,10 +62,11 @@ static int say_build_failed(const struct trace_file_result *t, const char *trace
 
 /* The options of readset build, as getopt reads them (main.c lists them for
  * completion and the tests). */
+/* -p: --paths for this release (cmd_old_letter) */
 const char build_short_options[] = "+o:p:jh";
 const struct option build_long_options[] = {
         { "output", required_argument, NULL, 'o' },
-        { "paths", required_argument, NULL, 'p' },
+        { "paths", required_argument, NULL, 'P' },
         { "no-walk", no_argument, NULL, 'N' },
         { "json", no_argument, NULL, 'j' },
         { "help", no_argument, NULL, 'h' },
@@ -85,7 +86,10 @@ int cmd_build(int argc, char **argv)
         while ((c = getopt_long(argc, argv, build_short_options, build_long_options, NULL)) >= 0) {
                 switch (c) {
                 case 'o': arg_output = optarg; break;
-                case 'p': to.paths_list = optarg; break;
+                case 'p':
+                        say_old_letter("build", c);
+                        /* fall through */
+                case 'P': to.paths_list = optarg; break;
                 case 'N': arg_walk = false; break;
                 case 'j': arg_json = true; break;
                 case 'h': build_help(); return 0;

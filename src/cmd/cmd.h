@@ -33,6 +33,20 @@ int cmd_option_error(const char *verb, int argc, char **argv, const char *short_
                      const struct option *long_options);
 #define CMD_OPTION_ERROR(v, argc, argv) cmd_option_error(#v, argc, argv, v##_short_options, v##_long_options)
 
+/* The common options (docs/HACKING.md): a letter means one thing in every
+ * verb.  A letter that meant something else in one verb keeps its old
+ * meaning there for one release: cmd_old_letter() says whether letter is
+ * such a one in verb (not listed by readset --list-options), and
+ * say_old_letter() warns of each use, saying what to use instead. */
+bool cmd_old_letter(const char *verb, int letter);
+void say_old_letter(const char *verb, int letter);
+
+/* A device's name given to opt (device/names.h): 0, or CMD_USAGE said
+ * with every name the verbs take. */
+int cmd_device_name(const char *verb, const char *opt, const char *arg, struct device_name *ret);
+/* Those names, for --help: wrapped within 80 columns, indented. */
+void print_device_names(int indent);
+
 /* ---- replay and run: their shared options and output (replay-cli.c) ---- */
 
 /* What replay and run ask of their replay session (replay/session.h),
@@ -59,7 +73,7 @@ struct replay_args {
         { "max-bytes", required_argument, NULL, 'B' }, \
         { "no-lookups", no_argument, NULL, 'L' }, \
         { "all-lookups", no_argument, NULL, REPLAY_OPT_ALL_LOOKUPS }, \
-        { "device", required_argument, NULL, 'D' }, \
+        { "device", required_argument, NULL, 'd' }, \
         { "verbose", no_argument, NULL, 'v' }, \
         { "max-evict", required_argument, NULL, REPLAY_OPT_MAX_EVICT }, \
         { "pace", no_argument, NULL, REPLAY_OPT_PACE }, \
@@ -105,7 +119,9 @@ void json_pace(struct json *j, const struct replay_result *res);
  * verbose (text): every read, in plan order. */
 void print_plan(const struct readset *rs, const struct device_profile *dev, const struct plan *plan,
                 const struct engine_options *eo, uint64_t plan_us, bool json, bool verbose);
-/* What a replay did: as text on stderr, or one JSON object on stdout. */
+/* What a replay did: its figures in an open JSON object (replay --json's,
+ * run --json's); as text on stderr, or one JSON object on stdout. */
+void json_replay_stats(struct json *j, const struct replay_result *res, const struct readset *rs);
 void print_replay_stats(const struct replay_result *res, const struct replay_args *a, const struct readset *rs,
                         bool json);
 

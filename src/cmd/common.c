@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* What several verbs share. */
-#include "cmd/cmd.h"
-
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "cmd/cmd.h"
 #include "model/format.h"
 #include "util/util.h"
 #include "util/banned.h"
@@ -80,4 +80,92 @@ int cmd_option_error(const char *verb, int argc, char **argv, const char *short_
         if (optopt > ' ' && optopt < 127)
                 return log_usage(verb, "unknown option '-%c'", optopt);
         return log_usage(verb, "unknown option");
+}
+
+/* Letters that meant something else in one verb than in the others
+ * (docs/HACKING.md, Common options; NEWS): kept for one release with their
+ * old meaning, each use warned of.  now: what -letter means in every verb
+ * (NULL: nothing yet); mine: it will mean that in this verb too. */
+static const struct {
+        const char *verb, *was, *now;
+        char letter;
+        bool mine;
+} old_letters[] = {
+        { "probe", "--quick", "--quiet", 'q', true },
+        { "probe", "--save", "--stats", 's', false },
+        { "report", "--top", "--dry-run", 'n', false },
+        { "report", "--svg", "--stats", 's', false },
+        { "boot", "--last", "--dry-run", 'n', false },
+        { "run", "--auto", "--system-wide", 'a', false },
+        { "build", "--paths", "--profile", 'p', false },
+};
+
+bool cmd_old_letter(const char *verb, int letter)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(old_letters); i++)
+                if (old_letters[i].letter == letter && strcmp(old_letters[i].verb, verb) == 0)
+                        return true;
+        return false;
+}
+
+void say_old_letter(const char *verb, int letter)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(old_letters); i++) {
+                if (old_letters[i].letter != letter || strcmp(old_letters[i].verb, verb) != 0)
+                        continue;
+                if (old_letters[i].mine)
+                        log_warning("-%c will mean %s in the next release; use %s", letter, old_letters[i].now,
+                                    old_letters[i].was);
+                else
+                        log_warning("-%c will no longer mean %s in the next release (-%c is %s in every verb "
+                                    "that has it); use %s", letter, old_letters[i].was, letter, old_letters[i].now,
+                                    old_letters[i].was);
+                return;
+        }
+}
+
+/* The names every option taking a device accepts (device/names.h), and
+ * what else it takes. */
+static void device_names_text(char *buf, size_t size)
+{
+        size_t n;
+
+        device_names_list(buf, size);
+        n = strlen(buf);
+        snprintf(buf + n, size - n, ", or a profile file (readset probe -o)");
+}
+
+int cmd_device_name(const char *verb, const char *opt, const char *arg, struct device_name *ret)
+{
+        char names[512];
+        int r = device_name_parse(arg, ret);
+
+        if (r >= 0)
+                return 0;
+        if (r == -ENAMETOOLONG)
+                return log_usage(verb, "%s '%s': name too long", opt, arg);
+        device_names_text(names, sizeof(names));
+        return log_usage(verb, "unknown %s '%s' (%s)", opt, arg, names);
+}
+
+void print_device_names(int indent)
+{
+        char names[512];
+        const char *p = names;
+        int col = 0;
+
+        device_names_text(names, sizeof(names));
+        while (*p) {
+                size_t w = strcspn(p, " ");
+                if (col == 0)
+                        col = printf("%*s", indent, "");
+                else if (col + 1 + (int)w > 79)
+                        col = printf("\n%*s", indent, "") - 1;
+                else
+                        col += printf(" ");
+                col += printf("%.*s", (int)w, p);
+                p += w;
+                p += strspn(p, " ");
+        }
+        printf("\n");
 }

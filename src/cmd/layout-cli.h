@@ -10,7 +10,7 @@
 #include "report/report.h"
 
 struct layout_args {
-        bool dry, json, force, undo, unshare;
+        bool dry, json, force, undo, unshare, quiet;
         enum layout_what what;
         int compress;             /* btrfs: enum blayout_compress, 0: none */
         const char *profile, *ioprio, *under, *path;

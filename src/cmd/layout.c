@@ -48,10 +48,10 @@ static void layout_help(void)
                "                       nothing (does not need root)\n"
                "  -j, --json           the figures as one JSON object on stdout\n"
                "  -f, --force          move also on a solid-state device\n"
-               "  -p, --profile FILE   the device's profile (readset probe -o, or a reference\n"
-               "                       name: hdd, usb, sd, nvme): its verdict and costs.\n"
-               "                       Default: the one cached for the device, else a\n"
-               "                       quick probe\n"
+               "  -p, --profile NAME   the device's profile, its verdict and costs (default:\n"
+               "                       the one cached for the device, else a quick probe):\n");
+        print_device_names(23);
+        printf(
                "  -C, --under DIR      only the files below DIR (and DIR's file system);\n"
                "                       default: the files of the file system most of the\n"
                "                       read set lies on\n"
@@ -70,6 +70,8 @@ static void layout_help(void)
                "                       defragment); files sharing extents with a snapshot or a\n"
                "                       copy, nodatacow and compressed ones are left alone\n"
                "      --unshare        with --compress: rewrite shared files too\n"
+               "  -q, --quiet          no progress and no notes on stderr (errors and\n"
+               "                       warnings still)\n"
                "      --allow-untrusted\n"
                "                       as root, read files others can change too\n"
                "                       (docs/SECURITY.md)\n"
@@ -106,8 +108,8 @@ static int choose_profile(const char *arg_profile, const char *mnt, const char *
         int e;
 
         if (arg_profile) {
-                if (report_profile_path(arg_profile, path, sizeof(path)) < 0)
-                        return log_usage("layout", "no profile '%s' (hdd, usb, sd, nvme or a file)", arg_profile);
+                if ((e = report_profile_path(arg_profile, path, sizeof(path))) < 0)
+                        return log_errno(e, "cannot find the profile '%s'", arg_profile);
                 e = report_profile_load(path, arg_profile, &cp, why, sizeof(why));
                 if (e == -EPERM && why[0])
                         return say_cannot_read(path, e, why);
@@ -363,13 +365,14 @@ static int undo_leftovers(const struct layout_fs *fs, bool json)
 
 /* The options of readset layout, as getopt reads them (main.c lists them for
  * completion and the tests). */
-const char layout_short_options[] = "njfp:C:h";
+const char layout_short_options[] = "njfp:C:qh";
 const struct option layout_long_options[] = {
         { "dry-run", no_argument, NULL, 'n' },
         { "json", no_argument, NULL, 'j' },
         { "force", no_argument, NULL, 'f' },
         { "profile", required_argument, NULL, 'p' },
         { "under", required_argument, NULL, 'C' },
+        { "quiet", no_argument, NULL, 'q' },
         { "move", required_argument, NULL, OPT_MOVE },
         { "io-priority", required_argument, NULL, OPT_IOPRIO },
         { "undo-leftovers", no_argument, NULL, OPT_UNDO },
@@ -382,6 +385,7 @@ const struct option layout_long_options[] = {
 
 static int parse_args(int argc, char **argv, struct layout_args *a)
 {
+        struct device_name name;
         int c;
 
         *a = (struct layout_args){ .what = LAYOUT_AUTO, .ioprio = "idle" };
@@ -390,8 +394,16 @@ static int parse_args(int argc, char **argv, struct layout_args *a)
                 case 'n': a->dry = true; break;
                 case 'j': a->json = true; break;
                 case 'f': a->force = true; break;
-                case 'p': a->profile = optarg; break;
+                case 'p':
+                        if (cmd_device_name("layout", "--profile", optarg, &name) < 0)
+                                return CMD_USAGE;
+                        a->profile = optarg;
+                        break;
                 case 'C': a->under = optarg; break;
+                case 'q':
+                        a->quiet = true;
+                        log_set_quiet(true);
+                        break;
                 case OPT_UNDO: a->undo = true; break;
                 case OPT_COMPRESS:
                         if ((a->compress = blayout_compress_from_name(optarg)) < 0)
@@ -560,8 +572,7 @@ static int run_and_say(struct layout *l, const struct layout_args *a, const stru
         uint64_t t0;
         int e;
 
-        /* on a terminal (a -q/--quiet of layout's would be passed here) */
-        progress_start(&prog, "layout", false);
+        progress_start(&prog, "layout", a->quiet);
         lo.userdata = &prog;
         e = failpoint(getenv("READSET_LAYOUT_FAILPOINT"), &lo);
         if (e < 0)

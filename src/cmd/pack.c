@@ -17,6 +17,7 @@
 #include "pack/image.h"
 #include "pack/make.h"
 #include "pack/portable.h"
+#include "util/json.h"
 #include "util/log.h"
 #include "util/trust.h"
 #include "util/util.h"
@@ -61,6 +62,8 @@ static void pack_help(void)
                "  -o, --output IMG      the image (written aside, then renamed into place)\n"
                "      --order           print the sort file and stop\n"
                "      --portable        write only the portable read set, to -o OUT\n"
+               "  -j, --json            what was made as JSON on stdout (image, bytes, files,\n"
+               "                        read_set)\n"
                "      --allow-untrusted as root, read a read set others can change\n"
                "  -h, --help            show this help\n");
 }
@@ -77,12 +80,13 @@ static void say_counts(const struct portable_counts *c)
 
 /* The options of readset pack, as getopt reads them (main.c lists them for
  * completion and the tests). */
-const char pack_short_options[] = "+i:c:b:o:h";
+const char pack_short_options[] = "+i:c:b:o:jh";
 const struct option pack_long_options[] = {
         { "image", required_argument, NULL, 'i' },
         { "compress", required_argument, NULL, 'c' },
         { "block-size", required_argument, NULL, 'b' },
         { "output", required_argument, NULL, 'o' },
+        { "json", no_argument, NULL, 'j' },
         { "order", no_argument, NULL, OPT_ORDER },
         { "portable", no_argument, NULL, OPT_PORTABLE },
         TRUST_LONG_OPTION,
@@ -94,7 +98,7 @@ struct pack_args {
         const char *out, *tree_arg, *rs_arg;
         int image, compress;      /* -1: not given */
         uint32_t block;
-        bool order, portable;
+        bool order, portable, json;
 };
 
 static int parse_args(int argc, char **argv, struct pack_args *a)
@@ -119,6 +123,7 @@ static int parse_args(int argc, char **argv, struct pack_args *a)
                         a->block = (uint32_t)v;
                         break;
                 case 'o': a->out = optarg; break;
+                case 'j': a->json = true; break;
                 case OPT_ORDER: a->order = true; break;
                 case OPT_PORTABLE: a->portable = true; break;
                 case CMD_OPT_ALLOW_UNTRUSTED: trust_allow_untrusted(); break;
@@ -136,6 +141,8 @@ static int parse_args(int argc, char **argv, struct pack_args *a)
                 return log_usage("pack", "missing -o");
         if (a->order && a->out)
                 return log_usage("pack", "--order prints to standard output (no -o)");
+        if (a->order && a->json)
+                return log_usage("pack", "--order prints the sort file (no --json)");
         if (a->image < 0 && a->compress >= 0)
                 return log_usage("pack", "--compress goes with --image");
         if (a->compress < 0)
@@ -181,10 +188,38 @@ static int say_made(const struct pack_make_options *o, const struct pack_make_re
         return log_errno(m->error, "cannot make '%s'", o->out);
 }
 
+/* --json: what was made, one object on stdout (image NULL: --portable;
+ * m NULL then too) */
+static void print_json(const struct pack_args *a, const char *root, const struct readset *p,
+                       const struct pack_make_result *m, const struct portable_counts *c)
+{
+        struct json j;
+
+        json_begin(&j, stdout, true);
+        json_object_open(&j, NULL);
+        json_string(&j, "root", root);
+        if (m) {
+                json_string(&j, "image", a->out);
+                json_string(&j, "image_type", a->image == PACK_EROFS ? "erofs" : "squashfs");
+                json_string(&j, "compress", pack_compress_name((enum pack_compress)a->compress));
+                json_u64(&j, "bytes", m->have_size ? m->size : 0);
+                json_u64(&j, "files_ordered", m->ordered);
+                json_bool(&j, "replays_image", !m->files_only);
+        }
+        json_string(&j, "read_set", m ? m->side : a->out);
+        json_u64(&j, "files", p->n_files);
+        json_u64(&j, "files_outside", c->outside);
+        json_u64(&j, "files_unusable", c->unusable);
+        json_u64(&j, "files_only_read_ahead", c->not_read);
+        json_u64(&j, "files_unresolved", c->not_files);
+        json_object_close(&j);
+        json_end(&j);
+}
+
 /* The image of root with p's files first, and p beside it (with the
- * image's ranges).  CMD_FAILED, said. */
+ * image's ranges), said (--json: printed, with c).  CMD_FAILED, said. */
 static int make_image(const struct pack_args *a, const char *root, const struct readset *rs, struct readset *p,
-                      int64_t epoch)
+                      int64_t epoch, const struct portable_counts *c)
 {
         struct pack_make_options o = {
                 .image = (enum pack_image)a->image, .compress = (enum pack_compress)a->compress,
@@ -195,13 +230,16 @@ static int make_image(const struct pack_args *a, const char *root, const struct 
         struct progress pg;
         int r;
 
-        /* how far the image tool is, on a terminal (a -q/--quiet of pack's
-         * would be passed here) */
+        /* how far the image tool is, on a terminal */
         progress_start(&pg, "pack", false);
         o.progress = progress_report_to;
         o.progress_userdata = &pg;
         (void)pack_make(&o, p, &m);
         progress_done(&pg);
+        if (a->json && m.failed == PACK_MAKE_DONE) {
+                log_set_quiet(true);    /* (what say_made says is in the JSON) */
+                print_json(a, root, p, &m, c);
+        }
         r = say_made(&o, &m);
         pack_make_result_done(&m);
         return r < 0 ? CMD_FAILED : 0;
@@ -259,9 +297,13 @@ int cmd_pack(int argc, char **argv)
                 r = format_write(p, a.out);
                 if (r < 0)
                         return log_errno(r, "cannot write '%s'", a.out);
-                log_info("%s: %zu file(s), relative to %s", a.out, p->n_files, root);
-        } else if ((r = make_image(&a, root, rs, p, env ? (int64_t)epoch : -1)) < 0)
+                if (a.json)
+                        print_json(&a, root, p, NULL, &pc);
+                else
+                        log_info("%s: %zu file(s), relative to %s", a.out, p->n_files, root);
+        } else if ((r = make_image(&a, root, rs, p, env ? (int64_t)epoch : -1, &pc)) < 0)
                 return r;
-        say_counts(&pc);
+        if (!a.json)
+                say_counts(&pc);
         return 0;
 }

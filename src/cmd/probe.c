@@ -32,16 +32,17 @@ static void probe_help(void)
                "or remote directory gets only this part).\n"
                "\n"
                "options:\n"
-               "  -q, --quick          about 3 s instead of about 12\n"
+               "      --quick          about 3 s instead of about 12\n"
                "      --seconds N      time for the measurements (1..60)\n"
                "      --size SIZE      scratch file size (default 512M; quick 128M)\n"
                "      --cold           drop the page, inode and dentry caches first (root), so\n"
                "                       that the metadata figures are cold\n"
                "  -j, --json           the profile as JSON on stdout\n"
                "  -o, --output FILE    also save the profile (JSON) to FILE\n"
-               "  -s, --save           also save it where replay, run and report look for the\n"
+               "      --save           also save it where replay, run and report look for the\n"
                "                       device's profile (/var/cache/readset/probe-MAJ:MIN.json):\n"
                "                       they then plan by what was measured, not by sysfs's flag\n"
+               "      --quiet          no notes on stderr (errors and warnings still)\n"
                "  -h, --help           show this help\n");
 }
 
@@ -91,17 +92,21 @@ static int write_to(const char *path, const struct probe_report *p)
         return write_file_atomic(path, 0644, write_job, (void *)p);
 }
 
+enum { OPT_QUICK = 0x100, OPT_SAVE, OPT_QUIET };
+
 /* The options of readset probe, as getopt reads them (main.c lists them for
  * completion and the tests). */
+/* -q and -s: --quick and --save for this release (cmd_old_letter) */
 const char probe_short_options[] = "+qjo:sh";
 const struct option probe_long_options[] = {
-        { "quick", no_argument, NULL, 'q' },
+        { "quick", no_argument, NULL, OPT_QUICK },
         { "seconds", required_argument, NULL, 'S' },
         { "size", required_argument, NULL, 'Z' },
         { "cold", no_argument, NULL, 'C' },
         { "json", no_argument, NULL, 'j' },
         { "output", required_argument, NULL, 'o' },
-        { "save", no_argument, NULL, 's' },
+        { "save", no_argument, NULL, OPT_SAVE },
+        { "quiet", no_argument, NULL, OPT_QUIET },
         { "help", no_argument, NULL, 'h' },
         {}
 };
@@ -122,7 +127,11 @@ int cmd_probe(int argc, char **argv)
 
         while ((c = getopt_long(argc, argv, probe_short_options, probe_long_options, NULL)) >= 0) {
                 switch (c) {
-                case 'q': arg_quick = true; break;
+                case 'q':
+                        say_old_letter("probe", c);
+                        /* fall through */
+                case OPT_QUICK: arg_quick = true; break;
+                case OPT_QUIET: log_set_quiet(true); break;
                 case 'S':
                         if (parse_u64(optarg, &v) < 0 || v < 1 || v > 60)
                                 return log_usage("probe", "invalid --seconds '%s' (1..60)", optarg);
@@ -136,7 +145,10 @@ int cmd_probe(int argc, char **argv)
                 case 'C': po.cold = true; break;
                 case 'j': arg_json = true; break;
                 case 'o': arg_output = optarg; break;
-                case 's': arg_save = true; break;
+                case 's':
+                        say_old_letter("probe", c);
+                        /* fall through */
+                case OPT_SAVE: arg_save = true; break;
                 case 'h': probe_help(); return 0;
                 default: return CMD_OPTION_ERROR(probe, argc, argv);
                 }
@@ -162,8 +174,7 @@ int cmd_probe(int argc, char **argv)
                         return log_errno(r, "cannot save the profile to '%s'", save_path);
                 po.need_reads = true;
         }
-        /* how far it is, on a terminal (probe has no quiet option yet:
-         * -q is --quick; a -q/--quiet would be passed here) */
+        /* how far it is, on a terminal (not with --quiet: log_quiet) */
         progress_start(&pg, "probe", false);
         po.progress = progress_report_to;
         po.progress_userdata = &pg;

@@ -6,6 +6,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "util/log.h"
 #include "util/util.h"
 #include "util/banned.h"
 
@@ -24,7 +25,7 @@ void progress_start_on(struct progress *p, const char *what, FILE *out, unsigned
 
 void progress_start(struct progress *p, const char *what, bool quiet)
 {
-        bool tty = !quiet && isatty(STDERR_FILENO);
+        bool tty = !quiet && !log_quiet() && isatty(STDERR_FILENO);
 
         progress_start_on(p, what, tty ? stderr : NULL, 80, NULL, NULL);
         p->fd = tty ? STDERR_FILENO : -1;

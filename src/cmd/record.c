@@ -87,7 +87,10 @@ int cmd_record(int argc, char **argv)
                         if (parse_u64(optarg, &ro.max_walk) < 0)
                                 return log_usage("record", "invalid --max-walk '%s'", optarg);
                         break;
-                case 'q': arg_quiet = true; break;
+                case 'q':
+                        arg_quiet = true;
+                        log_set_quiet(true);
+                        break;
                 case 'j': arg_json = true; break;
                 case 'F': arg_fallback = true; break;
                 case 'h': record_help(); return 0;

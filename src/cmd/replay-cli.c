@@ -64,16 +64,19 @@ int replay_args_parse(struct replay_args *a, int c, const char *arg, const char 
         int r;
 
         switch (c) {
-        case 'D':
+        case 'd':
         {
                 char why[512] = "";
+                struct device_name n;
+                if (cmd_device_name(verb, "--device", arg, &n) < 0)
+                        return CMD_USAGE;
                 r = replay_options_set_device(&a->opts.policy, arg, why, sizeof(why));
                 if (r == -EPERM && why[0])
                         return say_cannot_read(arg, r, why);
         }
                 if (r < 0)
-                        return log_usage(verb, "invalid --device '%s' (rotational, solid or a profile saved by "
-                                         "readset probe -o): %s", arg, strerror(-r));
+                        return log_usage(verb, "invalid --device '%s': %s", arg,
+                                         r == -EINVAL ? "no \"rotational\" verdict in it" : strerror(-r));
                 return 1;
         case 'm':
                 r = engine_method_from_name(arg);
@@ -284,6 +287,41 @@ void json_pace(struct json *j, const struct replay_result *res)
         json_object_close(j);
 }
 
+void json_replay_stats(struct json *j, const struct replay_result *res, const struct readset *rs)
+{
+        const struct engine_stats *st = &res->st;
+
+        json_u64(j, "elapsed_us", st->elapsed_us);
+        json_u64(j, "metadata_us", st->meta_us);
+        json_u64(j, "data_us", st->submit_us);
+        json_u64(j, "files", st->files);
+        json_u64(j, "files_opened", st->files_opened);
+        json_u64(j, "files_changed", st->files_changed);
+        json_u64(j, "files_content_differs", st->files_differ);
+        json_u64(j, "files_content_checked", st->files_checked);
+        json_u64(j, "bytes_read_to_check_content", st->bytes_checked);
+        json_u64(j, "files_missing", st->files_missing);
+        json_u64(j, "files_not_regular", st->files_not_regular);
+        json_u64(j, "files_error", st->files_error);
+        json_u64(j, "files_refused", st->files_refused);
+        json_u64(j, "open_file_windows", st->windows);
+        json_u64(j, "reads", st->reads);
+        json_u64(j, "bytes_planned", res->planned);
+        json_u64(j, "bytes_over_budget", res->cut);
+        json_u64(j, "bytes_read", st->bytes);
+        json_u64(j, "bytes_already_cached", st->bytes_cached);
+        json_u64(j, "bytes_skipped", st->bytes_skipped);
+        json_u64(j, "bytes_not_resident", st->bytes_missing);
+        json_u64(j, "lookups", st->lookups);
+        json_u64(j, "image_bytes_read", st->image_bytes);
+        json_bool(j, "image_verified", st->image_verified);
+        json_pace(j, res);
+        json_bool(j, "stopped_early", st->stopped);
+        if (st->fell_back)
+                json_string(j, "io_uring_unavailable", st->fell_back);
+        json_skipped(j, res, rs);
+}
+
 void print_replay_stats(const struct replay_result *res, const struct replay_args *a, const struct readset *rs,
                         bool json)
 {
@@ -294,35 +332,7 @@ void print_replay_stats(const struct replay_result *res, const struct replay_arg
                 struct json j;
                 json_begin(&j, stdout, true);
                 json_object_open(&j, NULL);
-                json_u64(&j, "elapsed_us", st->elapsed_us);
-                json_u64(&j, "metadata_us", st->meta_us);
-                json_u64(&j, "data_us", st->submit_us);
-                json_u64(&j, "files", st->files);
-                json_u64(&j, "files_opened", st->files_opened);
-                json_u64(&j, "files_changed", st->files_changed);
-                json_u64(&j, "files_content_differs", st->files_differ);
-                json_u64(&j, "files_content_checked", st->files_checked);
-                json_u64(&j, "bytes_read_to_check_content", st->bytes_checked);
-                json_u64(&j, "files_missing", st->files_missing);
-                json_u64(&j, "files_not_regular", st->files_not_regular);
-                json_u64(&j, "files_error", st->files_error);
-                json_u64(&j, "files_refused", st->files_refused);
-                json_u64(&j, "open_file_windows", st->windows);
-                json_u64(&j, "reads", st->reads);
-                json_u64(&j, "bytes_planned", res->planned);
-                json_u64(&j, "bytes_over_budget", res->cut);
-                json_u64(&j, "bytes_read", st->bytes);
-                json_u64(&j, "bytes_already_cached", st->bytes_cached);
-                json_u64(&j, "bytes_skipped", st->bytes_skipped);
-                json_u64(&j, "bytes_not_resident", st->bytes_missing);
-                json_u64(&j, "lookups", st->lookups);
-                json_u64(&j, "image_bytes_read", st->image_bytes);
-                json_bool(&j, "image_verified", st->image_verified);
-                json_pace(&j, res);
-                json_bool(&j, "stopped_early", st->stopped);
-                if (st->fell_back)
-                        json_string(&j, "io_uring_unavailable", st->fell_back);
-                json_skipped(&j, res, rs);
+                json_replay_stats(&j, res, rs);
                 json_object_close(&j);
                 json_end(&j);
                 return;

@@ -46,10 +46,10 @@ static void replay_help(void)
                "                        is through (10 s quiet).  'readset run' does this\n"
                "                        better: it knows which process is the start\n"
                "      --no-pace         the default: warm every lookup at once\n"
-               "      --device KIND     plan for KIND: rotational, solid, or a profile\n"
-               "                        saved by readset probe -o (default: what probe\n"
-               "                        --save kept for the device, else sysfs's settings)\n"
-               "      --background      return at once; the replay continues detached\n"
+               "  -d, --device NAME     plan for the device NAME (default: what probe --save\n"
+               "                        kept for the device, else sysfs's settings):\n");
+        print_device_names(24);
+        printf("      --background      return at once; the replay continues detached\n"
                "      --no-wait         return once every read is submitted, not resident\n"
                "      --timeout SECONDS stop after SECONDS, even if a read has not returned\n"
                "                        (a share whose server is slow or gone)\n"
@@ -72,7 +72,7 @@ static void replay_help(void)
 
 /* The options of readset replay, as getopt reads them (main.c lists them for
  * completion and the tests). */
-const char replay_short_options[] = "+m:Q:T:vnjqh";
+const char replay_short_options[] = "+m:Q:T:d:vnjqh";
 const struct option replay_long_options[] = {
         { "all-ranges", no_argument, NULL, 'A' },
         { "background", no_argument, NULL, 'b' },
@@ -127,7 +127,10 @@ int cmd_replay(int argc, char **argv)
                         break;
                 case 'n': arg_dry = true; break;
                 case 'j': arg_json = true; break;
-                case 'q': arg_quiet = true; break;
+                case 'q':
+                        arg_quiet = true;
+                        log_set_quiet(true);
+                        break;
                 case 'h': replay_help(); return 0;
                 default: return CMD_OPTION_ERROR(replay, argc, argv);
                 }

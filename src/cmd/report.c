@@ -28,17 +28,18 @@ static void report_help(void)
                "plain-language findings.\n"
                "\n"
                "options:\n"
-               "  -d, --device NAME    the reference device: hdd (default), usb, sd, nvme,\n"
-               "                       share, or a profile saved by readset probe -o\n"
-               "  -p, --profile FILE   this machine's profile (readset probe -o); replay is\n"
-               "                       predicted as readset replay --device FILE plans it.\n"
-               "                       Default: the one cached for the device, else a quick\n"
-               "                       probe, cached\n"
+               "  -d, --device NAME    the reference device (default hdd):\n");
+        print_device_names(23);
+        printf("  -p, --profile NAME   this machine's profile (readset probe -o writes one; any\n"
+               "                       NAME --device takes); replay is predicted as readset\n"
+               "                       replay --device NAME plans it.  Default: the one cached\n"
+               "                       for the device, else a quick probe, cached\n"
                "      --no-probe       never probe: predict for the reference device only\n"
                "                       unless a profile is given or cached\n"
-               "  -n, --top N          files and directories listed (default 5)\n"
+               "      --top N          files and directories listed (default 5)\n"
                "  -j, --json           the report as JSON on stdout\n"
-               "  -s, --svg OUT        also draw the disk access graph to OUT (SVG)\n"
+               "      --svg OUT        also draw the disk access graph to OUT (SVG)\n"
+               "  -q, --quiet          no notes on stderr (errors and warnings still)\n"
                "      --allow-untrusted\n"
                "                       as root, read files others can change too\n"
                "                       (docs/SECURITY.md)\n"
@@ -47,16 +48,20 @@ static void report_help(void)
                "Reference profiles live in %s.\n", READSET_PROFILEDIR);
 }
 
+enum { OPT_TOP = 0x100, OPT_SVG };
+
 /* The options of readset report, as getopt reads them (main.c lists them for
  * completion and the tests). */
-const char report_short_options[] = "d:p:n:js:h";
+/* -n and -s: --top and --svg for this release (cmd_old_letter) */
+const char report_short_options[] = "d:p:n:js:qh";
 const struct option report_long_options[] = {
         { "device", required_argument, NULL, 'd' },
         { "profile", required_argument, NULL, 'p' },
         { "no-probe", no_argument, NULL, 'P' },
-        { "top", required_argument, NULL, 'n' },
+        { "top", required_argument, NULL, OPT_TOP },
         { "json", no_argument, NULL, 'j' },
-        { "svg", required_argument, NULL, 's' },
+        { "svg", required_argument, NULL, OPT_SVG },
+        { "quiet", no_argument, NULL, 'q' },
         TRUST_LONG_OPTION,
         { "help", no_argument, NULL, 'h' },
         {}
@@ -77,17 +82,33 @@ int cmd_report(int argc, char **argv)
         struct replay_args here;        /* how readset replay would plan here */
         struct replay_options ref_opts;
         struct device_profile local_dev, here_dev, ref_dev;
+        struct device_name name;
         char path[PATH_MAX], why[512] = "";
         int c, ret = CMD_FAILED, e;
 
         while ((c = getopt_long(argc, argv, report_short_options, report_long_options, NULL)) >= 0) {
                 switch (c) {
-                case 'd': arg_device = optarg; break;
-                case 'p': arg_profile = optarg; break;
+                case 'd':
+                        if (cmd_device_name("report", "--device", optarg, &name) < 0)
+                                return CMD_USAGE;
+                        arg_device = optarg;
+                        break;
+                case 'p':
+                        if (cmd_device_name("report", "--profile", optarg, &name) < 0)
+                                return CMD_USAGE;
+                        arg_profile = optarg;
+                        break;
                 case 'P': arg_probe = false; break;
                 case 'j': arg_json = true; break;
-                case 's': arg_svg = optarg; break;
+                case 's':
+                        say_old_letter("report", c);
+                        /* fall through */
+                case OPT_SVG: arg_svg = optarg; break;
+                case 'q': log_set_quiet(true); break;
                 case 'n':
+                        say_old_letter("report", c);
+                        /* fall through */
+                case OPT_TOP:
                         if (parse_u64(optarg, &arg_top) < 0 || arg_top < 1 || arg_top > 1000)
                                 return log_usage("report", "invalid --top '%s' (1..1000)", optarg);
                         break;
@@ -103,9 +124,8 @@ int cmd_report(int argc, char **argv)
                 return CMD_FAILED;
 
         /* the reference first: a bad option fails before any work */
-        if (report_profile_path(arg_device, path, sizeof(path)) < 0)
-                return log_usage("report", "no reference profile '%s' (hdd, usb, sd, nvme, share or a file)",
-                                 arg_device);
+        if ((e = report_profile_path(arg_device, path, sizeof(path))) < 0)
+                return log_errno(e, "cannot find the profile '%s'", arg_device);
         e = report_profile_load(path, arg_device, &cols[1].profile, why, sizeof(why));
         if (e == -EPERM && why[0])
                 return say_cannot_read(path, e, why);
@@ -122,9 +142,11 @@ int cmd_report(int argc, char **argv)
         if (replay_args_device(&here, rs, &local_dev) < 0)
                 return CMD_FAILED;
         if (arg_profile) {
-                e = report_profile_load(arg_profile, "this machine", &cols[0].profile, why, sizeof(why));
+                if ((e = report_profile_path(arg_profile, path, sizeof(path))) < 0)
+                        return log_errno(e, "cannot find the profile '%s'", arg_profile);
+                e = report_profile_load(path, "this machine", &cols[0].profile, why, sizeof(why));
                 if (e == -EPERM && why[0])
-                        return say_cannot_read(arg_profile, e, why);
+                        return say_cannot_read(path, e, why);
                 if (e < 0)
                         return log_errno(e, "cannot use the profile '%s'", arg_profile);
                 doc.n_cols = 1;

@@ -153,11 +153,42 @@ void run_record_start(struct run_recording *rr, struct child *c, void (*release)
         }
 }
 
+void say_run_json(const struct replay_result *res, const struct readset *rs, int code)
+{
+        struct json j;
+
+        fflush(stderr);
+        json_begin(&j, stderr, false);
+        json_object_open(&j, NULL);
+        json_bool(&j, "replayed", res && res->planned_ok);
+        json_i64(&j, "exit_status", code);
+        if (res)
+                json_replay_stats(&j, res, rs);
+        json_object_close(&j);
+        json_end(&j);
+}
+
+int run_plain(char **cmd, bool json)
+{
+        struct child c = { .pid = -1 };
+        int code, r;
+
+        if (!json)
+                return record_exec_unrecorded(cmd);
+        r = child_start(&c, cmd, false);
+        if (r < 0)
+                return log_errno(r, "cannot fork");
+        code = record_wait_unrecorded(&c, cmd);
+        child_close(&c);
+        if (code >= 0)
+                say_run_json(NULL, NULL, code);
+        return code;
+}
+
 static void say_stats(const struct replay_result *res, const struct readset_usage *u, const struct readset *old,
-                      const struct replay_args *a, bool json)
+                      const struct replay_args *a, bool json, int code)
 {
         const struct engine_stats *st = &res->st;
-        bool have_old = old != NULL;
         double hit = readset_usage_hit_ratio(u), used = 100.0 * readset_usage_used(u);
         char b1[32], b2[32], b3[32];
 
@@ -166,17 +197,18 @@ static void say_stats(const struct replay_result *res, const struct readset_usag
                 fflush(stderr);
                 json_begin(&j, stderr, false);
                 json_object_open(&j, NULL);
-                json_bool(&j, "replayed", have_old);
+                json_bool(&j, "replayed", old != NULL);
+                json_i64(&j, "exit_status", code);
                 json_u64(&j, "bytes_read", st->bytes);
                 json_u64(&j, "bytes_already_cached", st->bytes_cached);
                 json_u64(&j, "elapsed_us", st->elapsed_us);
                 json_bool(&j, "stopped_early", st->stopped);
                 json_u64(&j, "bytes_fetched_by_command", u->new_filled);
                 json_u64(&j, "bytes_accessed_by_command", u->new_accessed);
-                json_double(&j, "hit_ratio", have_old ? hit : 0.0);
-                if (have_old)
+                json_double(&j, "hit_ratio", old ? hit : 0.0);
+                if (old)
                         json_double(&j, "read_set_used", used / 100.0);
-                if (have_old)
+                if (old)
                         json_skipped(&j, res, old);
                 json_pace(&j, res);
                 json_object_close(&j);
@@ -187,8 +219,8 @@ static void say_stats(const struct replay_result *res, const struct readset_usag
                  format_bytes(st->bytes_cached, b2), st->elapsed_us / 1e3,
                  st->stopped ? ", stopped when the command exited" : "");
         log_info("the command still fetched %s itself (misses); hit ratio %.1f%%", format_bytes(u->new_filled, b3),
-                 have_old ? 100.0 * hit : 0.0);
-        if (have_old)
+                 old ? 100.0 * hit : 0.0);
+        if (old)
                 log_info("%.1f%% of the read set was used this time", used);
         if (res->paced && !a->verbose)  /* (-v says it after the command) */
                 say_paced(res);
@@ -225,9 +257,9 @@ static void judge(const struct child *c, char *const *cmd, struct readset *cur, 
                 log_info("recorded '%s'; later runs replay it", auto_file);
 }
 
-void run_record_finish(struct run_recording *rr, const struct child *c, char *const *cmd, bool ran,
+bool run_record_finish(struct run_recording *rr, const struct child *c, char *const *cmd, bool ran,
                        const struct readset *old, const char *auto_file, uint64_t stale_percent,
-                       const struct replay_result *stats, const struct replay_args *a, bool json)
+                       const struct replay_result *stats, const struct replay_args *a, bool json, int code)
 {
         _cleanup_readset_ struct readset *cur = NULL;
         struct readset_usage u = { 0 };
@@ -241,7 +273,7 @@ void run_record_finish(struct run_recording *rr, const struct child *c, char *co
         if (!rec) {
                 say_recorder_setup_failed(r, what, true);
                 log_warning("the command ran, but could not be recorded");
-                return;
+                return false;
         }
         r = recorder_stop(rec);
         if (r >= 0)
@@ -252,17 +284,18 @@ void run_record_finish(struct run_recording *rr, const struct child *c, char *co
         say_recorder_warnings(&rst, false);
         if (r < 0) {
                 log_errno(r, "the command ran, but could not be recorded");
-                return;
+                return false;
         }
         if (!ran)
-                return;         /* no start to learn from (it could not be run: said) */
+                return false;   /* no start to learn from (it could not be run: said) */
         if (old && readset_compare(old, cur, &u) < 0) {
                 log_errno(-ENOMEM, "cannot compare the recording with the read set");
-                return;
+                return false;
         }
         if (auto_file)
                 judge(c, cmd, cur, old, &u, auto_file, stale_percent);
         /* last: its JSON is the last line of standard error */
         if (stats)
-                say_stats(stats, &u, old, a, json);
+                say_stats(stats, &u, old, a, json, code);
+        return stats != NULL;
 }

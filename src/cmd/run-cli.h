@@ -48,7 +48,15 @@ void run_record_start(struct run_recording *rr, struct child *c, void (*release)
  * set when that was stale (below stale_percent still used) or missing,
  * and --stats said (stats not NULL; as JSON too: the last line, with the
  * files the replay skipped, from a).  Joins
- * the set-up thread: before child_close(). */
-void run_record_finish(struct run_recording *rr, const struct child *c, char *const *cmd, bool ran,
+ * the set-up thread: before child_close().  Whether stats were said. */
+bool run_record_finish(struct run_recording *rr, const struct child *c, char *const *cmd, bool ran,
                        const struct readset *old, const char *auto_file, uint64_t stale_percent,
-                       const struct replay_result *stats, const struct replay_args *a, bool json);
+                       const struct replay_result *stats, const struct replay_args *a, bool json, int code);
+/* run --json without --stats: what run did, one JSON object on the last
+ * line of standard error: whether it replayed, the command's exit status
+ * and (res, rs: replayed) the replay's figures, as replay --json's. */
+void say_run_json(const struct replay_result *res, const struct readset *rs, int code);
+/* The command run plain, where readset cannot help at all: exec'd, or
+ * with --json (json) run and waited for, so that what run did is said.
+ * Its exit status (126, 127: it could not be run, said). */
+int run_plain(char **cmd, bool json);

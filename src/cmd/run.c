@@ -50,13 +50,15 @@ static void run_help(void)
                "less than --stale-below percent of it is still used.\n"
                "\n"
                "options:\n"
-               "  -a, --auto DIR          keep the read set in DIR (see above)\n"
+               "      --auto DIR          keep the read set in DIR (see above)\n"
                "      --stale-below PCT   re-record below this share still used (default %d)\n"
                "  -s, --stats             report what the replay covered: bytes replayed,\n"
                "                          bytes CMD still fetched itself, hit ratio (root:\n"
                "                          CMD is recorded meanwhile)\n"
-               "  -j, --json              --stats as one JSON object, the last line of\n"
-               "                          standard error (standard output is CMD's)\n"
+               "  -j, --json              what run did as one JSON object, the last line of\n"
+               "                          standard error (standard output is CMD's): the\n"
+               "                          replay's figures as replay --json's, CMD's\n"
+               "                          exit_status; with --stats, those of --stats\n"
                "      --nice N            CPU niceness of readset once CMD started (default\n"
                "                          %d): the replay mostly waits for the device, and\n"
                "                          where it would compete with CMD for the CPU,\n"
@@ -76,28 +78,35 @@ static void run_help(void)
                "                          recorded timeline)\n"
                "      --all-lookups       stat every one (default on a local filesystem:\n"
                "                          per directory the first, then one in 64)\n"
-               "      --device KIND       plan for KIND: rotational, solid, or a profile\n"
-               "                          saved by readset probe -o (default: what probe\n"
-               "                          --save kept for the device, else sysfs's settings)\n"
-               "      --root DIR          a portable read set (readset pack): its paths are\n"
+               "  -d, --device NAME       plan for the device NAME (default: what probe\n"
+               "                          --save kept for the device, else sysfs's\n"
+               "                          settings):\n",
+               DEFAULT_STALE_PERCENT, DEFAULT_NICE);
+        print_device_names(26);
+        printf("      --root DIR          a portable read set (readset pack): its paths are\n"
                "                          below DIR, where a copy of its image is mounted\n"
                "                          (default /)\n"
                "      --allow-untrusted   as root, read files others can change too\n"
                "                          (docs/SECURITY.md)\n"
                "  -v, --verbose           name every file the replay skipped, and why; say how\n"
                "                          the lookups on a share were paced\n"
-               "  -h, --help              show this help\n", DEFAULT_STALE_PERCENT, DEFAULT_NICE);
+               "  -q, --quiet             nothing on stderr but a warning when readset cannot\n"
+               "                          help, and errors (no notes, no --stats text)\n"
+               "  -h, --help              show this help\n");
 }
 
 /* The options of readset run, as getopt reads them (main.c lists them for
  * completion and the tests). */
-const char run_short_options[] = "+a:sjm:Q:T:vh";
+#define RUN_OPT_AUTO 0x110
+/* -a: --auto for this release (cmd_old_letter) */
+const char run_short_options[] = "+a:sjm:Q:T:d:vqh";
 const struct option run_long_options[] = {
-        { "auto", required_argument, NULL, 'a' },
+        { "auto", required_argument, NULL, RUN_OPT_AUTO },
         { "stale-below", required_argument, NULL, 'S' },
         { "stats", no_argument, NULL, 's' },
         { "json", no_argument, NULL, 'j' },
         { "nice", required_argument, NULL, 'N' },
+        { "quiet", no_argument, NULL, 'q' },
         REPLAY_LONG_OPTIONS,
         { "help", no_argument, NULL, 'h' },
         {}
@@ -127,7 +136,11 @@ static int run_parse(int argc, char **argv, struct replay_args *a, struct run_op
                 if (r > 0)
                         continue;
                 switch (c) {
-                case 'a': o->auto_dir = optarg; break;
+                case 'a':
+                        say_old_letter("run", c);
+                        /* fall through */
+                case RUN_OPT_AUTO: o->auto_dir = optarg; break;
+                case 'q': log_set_quiet(true); break;
                 case 'S':
                         if (parse_u64(optarg, &o->stale) < 0 || o->stale > 100)
                                 return log_usage("run", "invalid --stale-below '%s' (0..100)", optarg);
@@ -213,7 +226,7 @@ int cmd_run(int argc, char **argv)
         _cleanup_(replay_session_freep) struct replay_session *s = NULL;
         struct child child = { .pid = -1 };
         struct run_loop loop = { .d.mode = START_REPLAY };
-        bool record, replay = true;
+        bool record, replay = true, said = false;
         int r, code, exec_errno;
 
         replay_args_init(&a);
@@ -224,14 +237,15 @@ int cmd_run(int argc, char **argv)
          * once, the command runs (plain where readset cannot help at all) */
         if (o.auto_dir && geteuid() != 0) {
                 log_warning("--auto records the command and needs root: it runs without readset");
-                return record_exec_unrecorded(o.cmd);
+                return run_plain(o.cmd, o.json);
         }
         if (o.stats && geteuid() != 0) {
-                log_warning("--stats records the command and needs root: it runs with a replay, without figures");
-                o.stats = o.json = false;
+                log_warning("--stats records the command and needs root: it runs with a replay, without figures%s",
+                            o.json ? " (--json: the replay's)" : "");
+                o.stats = false;
         }
         if (o.auto_dir && run_auto_prepare(o.auto_dir, o.cmd, &auto_file) < 0)
-                return record_exec_unrecorded(o.cmd);
+                return run_plain(o.cmd, o.json);
         o.file = o.auto_dir ? auto_file : o.file;
 
         /* Loaded, its header checked, and where the replay will read known
@@ -258,7 +272,7 @@ int cmd_run(int argc, char **argv)
         /* nobody to tell what it did: once the command ends, run does too
          * (--auto keeps what the replay found changed: it is told to stop
          * when the command ends, and says) */
-        a.opts.leave_at_give_up = !o.stats && !a.verbose && !o.auto_dir;
+        a.opts.leave_at_give_up = !o.stats && !a.verbose && !o.auto_dir && !o.json;
         if (ld.plan_first) {
                 struct readset_totals t;
                 (void)run_decode(&ld, o.auto_dir != NULL, &rs);
@@ -336,8 +350,12 @@ int cmd_run(int argc, char **argv)
         /* the recording finished while signals still go to the command (it
          * is gone: they reach nobody), then they stop readset again */
         if (rr.on)
-                run_record_finish(&rr, &child, o.cmd, !exec_errno, rs, o.auto_dir ? o.file : NULL, o.stale,
-                                  o.stats ? &res : NULL, &a, o.json);
+                said = run_record_finish(&rr, &child, o.cmd, !exec_errno, rs, o.auto_dir ? o.file : NULL, o.stale,
+                                  o.stats ? &res : NULL, &a, o.json, code);
+        /* --json without --stats (or where they could not be had): what
+         * run did, the last line */
+        if (o.json && !said)
+                say_run_json(s ? &res : NULL, rs, code);
         replay_args_free(&a);
         child_close(&child);
         run_loaded_free(&ld);

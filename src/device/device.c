@@ -179,7 +179,9 @@ static int load_probe(const char *path, const char *id, struct device_profile *r
         const struct jv *v, *rot;
         int r;
 
-        r = trust_read_small_file(path, &text, 1 << 20, why, why_len);   /* util/trust.h */
+        /* util/trust.h; the reference profiles are part of the program */
+        r = device_profile_is_reference(path) ? trust_read_regular(path, &text, 1 << 20, why, why_len) :
+                trust_read_small_file(path, &text, 1 << 20, why, why_len);
         if (r < 0)
                 return r;
         r = jv_parse(text, &profile);
@@ -207,6 +209,27 @@ static int load_probe(const char *path, const char *id, struct device_profile *r
 int device_profile_from_probe(const char *path, struct device_profile *ret, char *why, size_t why_len)
 {
         return load_probe(path, NULL, ret, why, why_len);
+}
+
+int device_name_profile(const struct device_name *n, struct device_profile *ret, char *why, size_t why_len)
+{
+        int r;
+
+        switch (n->type) {
+        case DEVICE_NAME_KIND:
+                if (n->rotational)
+                        device_profile_rotational(ret);
+                else
+                        device_profile_solid(ret);
+                return 0;
+        case DEVICE_NAME_REFERENCE:
+                r = load_probe(n->path, NULL, ret, why, why_len);
+                ret->measured = false;          /* a datasheet's, not this machine's */
+                return r;
+        case DEVICE_NAME_FILE:
+                break;
+        }
+        return load_probe(n->path, NULL, ret, why, why_len);
 }
 
 /* The profile saved for dev itself: 0 or the errors of device_saved_profile. */

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "device/names.h"
+
 struct device_profile {
         char name[64];           /* e.g. "vda" or a reference profile's name */
         bool measured;           /* rotational is readset probe's verdict, not sysfs's */
@@ -64,3 +66,7 @@ int device_saved_profile(dev_t dev, char *path, size_t size, struct device_profi
  * "rotational" verdict.  -EINVAL when it has none (metadata only); -EPERM
  * (and why, why_len bytes, filled) when the file is refused (util/trust.h). */
 int device_profile_from_probe(const char *path, struct device_profile *ret, char *why, size_t why_len);
+/* The planner's profile of a device's name (device/names.h): a kind's
+ * settings, a reference profile's "rotational" (not measured here), a
+ * file's as device_profile_from_probe() reads it.  Its errors. */
+int device_name_profile(const struct device_name *n, struct device_profile *ret, char *why, size_t why_len);

@@ -19,18 +19,16 @@ void replay_options_init(struct replay_options *o)
 int replay_options_set_device(struct replay_options *o, const char *arg, char *why, size_t why_len)
 {
         struct device_profile d;
-        int r;
+        struct device_name n;
+        int r = device_name_parse(arg, &n);
 
-        if (strcmp(arg, "rotational") == 0)
-                device_profile_rotational(&d);
-        else if (strcmp(arg, "solid") == 0)
-                device_profile_solid(&d);
-        else {
-                r = device_profile_from_probe(arg, &d, why, why_len);
-                if (r < 0)
-                        return r;
+        if (r < 0)
+                return r;
+        r = device_name_profile(&n, &d, why, why_len);
+        if (r < 0)
+                return r;
+        if (n.type != DEVICE_NAME_KIND)
                 snprintf(d.name, sizeof(d.name), "%.63s", arg);
-        }
         o->device = d;
         o->have_device = true;
         return 0;

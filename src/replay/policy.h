@@ -27,9 +27,10 @@ struct replay_options {
 
 void replay_options_init(struct replay_options *o);
 
-/* --device ARG: "rotational", "solid", or a profile saved by readset probe
- * (its verdict).  -errno (the profile's) when it cannot be used; -EPERM
- * with why filled when the file is refused (util/trust.h). */
+/* --device ARG: a device's name (device/names.h: a kind, a reference
+ * profile, a profile file readset probe saved; its verdict).  -ENOENT no
+ * such name (device_name_parse), -errno (the profile's) when it cannot be
+ * used; -EPERM with why filled when the file is refused (util/trust.h). */
 int replay_options_set_device(struct replay_options *o, const char *arg, char *why, size_t why_len);
 
 /* The device a replay of data on path plans for: the given one, else

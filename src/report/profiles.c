@@ -16,77 +16,24 @@
 #include "util/util.h"
 #include "util/banned.h"
 
-#ifndef READSET_PROFILEDIR
-#define READSET_PROFILEDIR "/usr/local/share/readset/profiles"
-#endif
-
-static const struct { const char *alias, *file; } aliases[] = {
-        { "hdd", "hdd-7200" }, { "usb", "usb2-bridge" }, { "sd", "sd-card" },
-        { "nvme", "nvme" }, { "share", "share-2ms" },
-};
-
-/* The reference profiles beside the build being run: BUILD/../profiles. */
-static bool beside_build(char *buf, size_t size)
-{
-        char *slash;
-        ssize_t k = readlink("/proc/self/exe", buf, size > 16 ? size - 16 : 0);
-
-        if (k <= 0)
-                return false;
-        buf[k] = 0;
-        slash = strrchr(buf, '/');
-        if (!slash)
-                return false;
-        snprintf(slash, size - (size_t)(slash - buf), "/../profiles");
-        return true;
-}
-
 int report_profile_path(const char *name, char *buf, size_t size)
 {
-        const char *stem = name;
-        char exe[PATH_MAX];
-        const char *dirs[3] = { getenv("READSET_PROFILE_DIR"), READSET_PROFILEDIR, NULL };
-        int n;
+        struct device_name n;
+        int r = device_name_parse(name, &n);
 
-        if (strchr(name, '/') || strstr(name, ".json")) {
-                n = snprintf(buf, size, "%s", name);
-                return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
-        }
-        for (size_t i = 0; i < ARRAY_SIZE(aliases); i++)
-                if (strcmp(name, aliases[i].alias) == 0)
-                        stem = aliases[i].file;
-        if (beside_build(exe, sizeof(exe)))
-                dirs[2] = exe;
-        for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
-                if (!dirs[i])
-                        continue;
-                n = snprintf(buf, size, "%s/%s.json", dirs[i], stem);
-                if (n > 0 && (size_t)n < size && access(buf, R_OK) == 0)
-                        return 0;
-        }
-        return -ENOENT;
-}
-
-/* The reference profiles installed with readset, or beside the build being
- * run (BUILD/../profiles), are part of the program: the owners of those
- * are not checked (util/trust.h).  Any other profile is the user's. */
-static bool in_dir(const char *path, const char *dir)
-{
-        size_t n = strlen(dir);
-        return strncmp(path, dir, n) == 0 && path[n] == '/' && !strchr(path + n + 1, '/');
-}
-
-static bool part_of_program(const char *path)
-{
-        char exe[PATH_MAX];
-
-        return in_dir(path, READSET_PROFILEDIR) || (beside_build(exe, sizeof(exe)) && in_dir(path, exe));
+        if (r < 0)
+                return r;
+        if (!n.path[0])
+                return -ENOENT;
+        r = snprintf(buf, size, "%s", n.path);
+        return r < 0 || (size_t)r >= size ? -ENAMETOOLONG : 0;
 }
 
 int report_profile_load(const char *path, const char *name, struct cost_profile *ret, char *why, size_t why_len)
 {
         _cleanup_free_ char *text = NULL;
-        int r = part_of_program(path) ? trust_read_regular(path, &text, 1 << 20, why, why_len) :
+        /* the reference profiles are part of the program (device/names.h) */
+        int r = device_profile_is_reference(path) ? trust_read_regular(path, &text, 1 << 20, why, why_len) :
                 trust_read_small_file(path, &text, 1 << 20, why, why_len);   /* util/trust.h */
 
         if (r < 0)

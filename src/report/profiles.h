@@ -8,10 +8,10 @@
 
 #include "report/costmodel.h"
 
-/* The file of a reference name (an alias such as "hdd", or a profile's
- * stem), looked up in $READSET_PROFILE_DIR, the installed directory and,
- * run from a build tree, the sources' profiles/; a name with a '/' or
- * ending in ".json" is a file already.  -ENOENT, -ENAMETOOLONG. */
+/* The profile file of a device's name (device/names.h: a kind is costed
+ * as its reference, an alias such as "hdd" or a profile's stem is looked
+ * up where the reference profiles are, a path is taken as it is).
+ * -ENOENT, -ENAMETOOLONG. */
 int report_profile_path(const char *name, char *buf, size_t size);
 /* A profile's JSON file as a cost profile named name: -errno (-EINVAL when
  * it cannot cost reads; -EPERM, why filled, when the file is refused:

@@ -8,6 +8,18 @@
 #include "util/banned.h"
 
 static const char program[] = "readset";
+/* what the user asked of the whole process (-q): no info lines */
+static bool quiet;
+
+void log_set_quiet(bool q)
+{
+        quiet = q;
+}
+
+bool log_quiet(void)
+{
+        return quiet;
+}
 
 static void vlog(const char *prefix, const char *fmt, va_list ap, int err)
 {
@@ -21,6 +33,9 @@ static void vlog(const char *prefix, const char *fmt, va_list ap, int err)
 void log_info(const char *fmt, ...)
 {
         va_list ap;
+
+        if (quiet)
+                return;
         va_start(ap, fmt);
         vlog("", fmt, ap, 0);
         va_end(ap);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <stdarg.h>
+#include <stdbool.h>
 
 /* What a verb returns to main() when it does not return an exit status
  * (0..255: record and run pass on their command's).  Outside -errno's range
@@ -16,6 +17,10 @@
 #define _log_printf_(a, b) __attribute__((format(printf, a, b)))
 
 void log_info(const char *fmt, ...) _log_printf_(1, 2);
+/* -q/--quiet: info lines unsaid from then on, in this process (warnings and
+ * errors are still said) */
+void log_set_quiet(bool quiet);
+bool log_quiet(void);
 void log_warning(const char *fmt, ...) _log_printf_(1, 2);
 void log_warning_errno(int err, const char *fmt, ...) _log_printf_(2, 3);
 int log_error(const char *fmt, ...) _log_printf_(1, 2);             /* returns CMD_FAILED */

@@ -5,7 +5,7 @@
 need_python
 FIX=${SRCDIR:?}/tests/fixtures
 
-"$READSET" build --no-walk -p "$FIX/small.paths" -o "$TMP/s.readset" "$FIX/small.trace" 2>"$TMP/err" ||
+"$READSET" build --no-walk --paths "$FIX/small.paths" -o "$TMP/s.readset" "$FIX/small.trace" 2>"$TMP/err" ||
         { cat "$TMP/err"; fail "build"; }
 grep -q "skipped 1 malformed" "$TMP/err" || fail "malformed line not counted"
 json_check "$TMP/s.readset" \
@@ -66,10 +66,10 @@ print("  report --no-probe --json: ok")
 PYEOF
 # a paths list with a line that is not one: refused, naming the line
 printf '# comment\n\n8:1 12 relative/path\n' > "$TMP/bad.paths"
-rc=0; "$READSET" build --no-walk -p "$TMP/bad.paths" -o "$TMP/b.readset" "$FIX/small.trace" 2>"$TMP/err" || rc=$?
+rc=0; "$READSET" build --no-walk --paths "$TMP/bad.paths" -o "$TMP/b.readset" "$FIX/small.trace" 2>"$TMP/err" || rc=$?
 [ "$rc" = 1 ] && grep -q "line 3: expected 'MAJOR:MINOR INODE /PATH'" "$TMP/err" || { cat "$TMP/err"; fail "a bad paths line: exit $rc"; }
 # --json: the summary on stdout
-"$READSET" build -j --no-walk -p "$FIX/small.paths" -o "$TMP/s3.readset" "$FIX/small.trace" > "$TMP/b.json" || fail "build -j"
+"$READSET" build -j --no-walk --paths "$FIX/small.paths" -o "$TMP/s3.readset" "$FIX/small.trace" > "$TMP/b.json" || fail "build -j"
 "$PY" -c "
 import json, sys
 d = json.load(open(sys.argv[1]))

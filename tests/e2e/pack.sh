@@ -80,10 +80,19 @@ awk 'NR > 1 && $NF >= prev { bad = 1 } { prev = $NF } END { exit bad }' "$TMP/so
 [ -f "$TMP/live.img" ] && [ -f "$TMP/live.img.readset" ] || fail "pack left no image or no read set beside it"
 tr -d '\r' < "$TMP/pack.err" | cmp -s - "$TMP/pack.err" || fail "a progress line with standard error a file: $(cat -v "$TMP/pack.err")"
 # (again with standard error a terminal: how far the image tool is drawn there)
-"$PY" "$SRCDIR/tests/e2e/ptyrun.py" "$TMP/tty" "$READSET" pack --image squashfs --compress gzip -o "$TMP/again.img" \
-        "$T" "$TMP/t.readset" || fail "pack again: $(cat -v "$TMP/tty")"
+"$PY" "$SRCDIR/tests/e2e/ptyrun.py" "$TMP/tty" "$READSET" pack --image squashfs --compress gzip -o "$TMP/tty.img" \
+        "$T" "$TMP/t.readset" || fail "pack on a terminal: $(cat -v "$TMP/tty")"
 "$PY" "$SRCDIR/tests/e2e/ptyrun.py" --check "$TMP/tty" pack || fail "no progress line on a terminal"
+"$READSET" pack --image squashfs --compress gzip -j -o "$TMP/again.img" "$T" "$TMP/t.readset" > "$TMP/again.json" \
+        2>/dev/null || fail "pack again"
 cmp -s "$TMP/live.img" "$TMP/again.img" || fail "the same tree and read set packed twice differ"
+# --json: what was made, in the names other verbs use
+"$READSET" show --json "$TMP/again.img.readset" > "$TMP/again-show.json" || fail "show the image's read set"
+jcheck "$TMP/again.json" "pack --json" "d['image'] == '$TMP/again.img'" "d['read_set'] == '$TMP/again.img.readset'" \
+        "d['bytes'] == $(stat -c %s "$TMP/again.img")" "d['image_type'] == 'squashfs' and d['compress'] == 'gzip'" \
+        "d['files'] == len(json.load(open('$TMP/again-show.json'))['files']) > 0" "d['files_ordered'] > 0"
+rc=0; "$READSET" pack --order -j "$T" "$TMP/t.readset" > /dev/null 2>&1 || rc=$?
+[ "$rc" = 2 ] || fail "pack --order --json: exit $rc, not a usage error"
 ls -a "$TMP" | grep -q '\.pack\.' && fail "pack left its working directory: $(ls -a "$TMP")"
 mnt "$TMP/live.img" "$TMP/m1"
 tr '\n' '\0' < "$TMP/order" | (cd "$TMP/m1" && xargs -0 $SQ ordered "$TMP/live.img" "$TMP/m1") ||
@@ -223,7 +232,10 @@ mnt "$TMP/epoch.img" "$TMP/me"
 "$READSET" replay --root "$TMP/me" --json "$TMP/epoch.img.readset" > "$TMP/re.json" 2>/dev/null || fail "replay the clamped image"
 jcheck "$TMP/re.json" "replay on the clamped image" 'd["image_verified"] and d["files_changed"] == 0'
 # --portable: the same read set, without an image
-"$READSET" pack --portable -o "$TMP/only.readset" "$T" "$TMP/t.readset" 2>/dev/null || fail "pack --portable"
+"$READSET" pack --portable --json -o "$TMP/only.readset" "$T" "$TMP/t.readset" > "$TMP/only-made.json" 2>/dev/null ||
+        fail "pack --portable"
+jcheck "$TMP/only-made.json" "pack --portable --json" "d['read_set'] == '$TMP/only.readset'" "'image' not in d" \
+        "d['files'] > 0"
 "$READSET" show --json "$TMP/only.readset" > "$TMP/only.json" || fail "show --portable's"
 "$PY" - "$TMP/only.json" "$TMP/p.json" <<'PYEOF' || fail "pack --portable"
 import json, sys

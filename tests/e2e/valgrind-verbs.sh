@@ -23,7 +23,7 @@ for f in "$TMP"/readsets/*; do
         rc=0; $vg "$READSET" show --json "$f" >/dev/null 2>"$TMP/err" || rc=$?
         [ "$rc" = 0 ] || [ "$rc" = 1 ] || { cat "$TMP/err"; fail "show $f exited $rc"; }
 done
-$vg "$READSET" build --no-walk -p "$FIX/small.paths" -o "$TMP/x.readset" "$FIX/small.trace" 2>"$TMP/err" ||
+$vg "$READSET" build --no-walk --paths "$FIX/small.paths" -o "$TMP/x.readset" "$FIX/small.trace" 2>"$TMP/err" ||
         { cat "$TMP/err"; fail "build"; }
 printf 'garbage' > "$TMP/bad"
 rc=0; $vg "$READSET" show "$TMP/bad" 2>/dev/null || rc=$?

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "device/device.h"
 #include "report/profiles.h"
 #include "tests.h"
 #include "util/util.h"
@@ -71,6 +72,41 @@ static void test_reference_names(const char *profiles)
         unsetenv("READSET_PROFILE_DIR");
         unlink(own);
         rmdir(dir);
+}
+
+/* One table of device names (device/names.h): every name it lists
+ * resolves, to a profile the report costs and a device the planner plans
+ * for; a kind is costed as its reference; an unknown name is none. */
+static void test_device_names(const char *profiles)
+{
+        char list[512], buf[4096], why[512];
+        struct device_name n;
+        struct device_profile d;
+        struct cost_profile p;
+        char *save = NULL, *tok;
+        int count = 0;
+
+        setenv("READSET_PROFILE_DIR", profiles, 1);
+        device_names_list(list, sizeof(list));
+        for (tok = strtok_r(list, " ,()", &save); tok; tok = strtok_r(NULL, " ,()", &save), count++) {
+                CHECK_EQ(device_name_parse(tok, &n), 0);
+                CHECK(n.type != DEVICE_NAME_FILE);
+                CHECK_EQ(device_name_profile(&n, &d, why, sizeof(why)), 0);
+                CHECK(!d.measured);
+                CHECK_EQ(report_profile_path(tok, buf, sizeof(buf)), 0);
+                CHECK_EQ(report_profile_load(buf, tok, &p, why, sizeof(why)), 0);
+                CHECK_EQ(p.rotational, d.rotational);
+        }
+        CHECK_EQ(count, 11);    /* 2 kinds, 5 references, 4 aliases */
+        CHECK_EQ(device_name_parse("rotational", &n), 0);
+        CHECK(n.type == DEVICE_NAME_KIND && n.rotational && ends_with(n.path, "/hdd-7200.json"));
+        CHECK_EQ(device_name_parse("share", &n), 0);
+        CHECK(n.type == DEVICE_NAME_REFERENCE && ends_with(n.path, "/share-2ms.json"));
+        CHECK_EQ(device_name_parse("floppy-disk", &n), -ENOENT);
+        CHECK_EQ(device_name_parse("", &n), -ENOENT);
+        CHECK_EQ(device_name_parse("my.json", &n), 0);
+        CHECK(n.type == DEVICE_NAME_FILE && strcmp(n.path, "my.json") == 0);
+        unsetenv("READSET_PROFILE_DIR");
 }
 
 static void test_load(const char *profiles)
@@ -140,5 +176,6 @@ int main(void)
         snprintf(profiles, sizeof(profiles), "%s/profiles", src);
         test_reference_names(profiles);
         test_load(profiles);
+        test_device_names(profiles);
         TESTS_DONE();
 }
