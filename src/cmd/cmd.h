@@ -26,6 +26,14 @@ int cmd_load_readset(const char *path, struct readset **ret);
 /* "cannot read 'PATH': WHY" (why NULL: r's text); returns CMD_FAILED. */
 int say_cannot_read(const char *path, int r, const char *why);
 
+/* Text output fits CMD_COLUMNS columns, a message "readset: " and its
+ * text included; a path is elided in its middle to fit (the figures of
+ * its line never are).  cmd_fit(): s made printable for a line of which
+ * `used` columns are taken already (at least 20 left to it). */
+#define CMD_COLUMNS 80
+#define CMD_LOG_COLUMNS (CMD_COLUMNS - 9)       /* after "readset: " */
+const char *cmd_fit(const char *s, size_t used, char *buf, size_t size);
+
 /* ---- replay and run: their shared options and output (replay-cli.c) ---- */
 
 /* What replay and run ask of their replay session (replay/session.h),

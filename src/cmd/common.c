@@ -22,3 +22,8 @@ int say_cannot_read(const char *path, int r, const char *why)
                 return log_error("cannot read '%s': %s", path, why);
         return log_errno(r, "cannot read '%s'", path);
 }
+
+const char *cmd_fit(const char *s, size_t used, char *buf, size_t size)
+{
+        return printable_elided(s, used + 20 < CMD_COLUMNS ? CMD_COLUMNS - used : 20, buf, size);
+}

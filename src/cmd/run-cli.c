@@ -3,6 +3,7 @@
 #include "pack/portable.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -183,9 +184,10 @@ static void say_stats(const struct replay_result *res, const struct readset_usag
                 json_end(&j);
                 return;
         }
-        log_info("replayed %s (%s already cached) in %.1f ms%s", format_bytes(st->bytes, b1),
-                 format_bytes(st->bytes_cached, b2), st->elapsed_us / 1e3,
-                 st->stopped ? ", stopped when the command exited" : "");
+        log_info("replayed %s (%s already cached) in %.1f ms", format_bytes(st->bytes, b1),
+                 format_bytes(st->bytes_cached, b2), st->elapsed_us / 1e3);
+        if (st->stopped)
+                log_info("  (the replay stopped when the command exited)");
         log_info("the command still fetched %s itself (misses); hit ratio %.1f%%", format_bytes(u->new_filled, b3),
                  have_old ? 100.0 * hit : 0.0);
         if (have_old)
@@ -198,6 +200,7 @@ static void say_stats(const struct replay_result *res, const struct readset_usag
 static void judge(const struct child *c, char *const *cmd, struct readset *cur, const struct readset *old,
                   const struct readset_usage *u, const char *auto_file, uint64_t stale_percent)
 {
+        char path[4 * PATH_MAX + 8];
         int r;
 
         /* a portable read set is made by pack, from the tree: a recording
@@ -218,11 +221,11 @@ static void judge(const struct child *c, char *const *cmd, struct readset *cur, 
                 r = store_keep(auto_file, cur);
         if (r < 0)
                 log_errno(r, "cannot save '%s'", auto_file);
-        else if (old)
-                log_info("read set was stale (%.0f%% used): recorded anew into '%s'", 100.0 * readset_usage_used(u),
-                         auto_file);
-        else
-                log_info("recorded '%s'; later runs replay it", auto_file);
+        else if (old) {
+                log_info("read set was stale (%.0f%% used): recorded anew into", 100.0 * readset_usage_used(u));
+                log_info("  '%s'", cmd_fit(auto_file, 13, path, sizeof(path)));
+        } else
+                log_info("recorded '%s'; later runs replay it", cmd_fit(auto_file, 44, path, sizeof(path)));
 }
 
 void run_record_finish(struct run_recording *rr, const struct child *c, char *const *cmd, bool ran,

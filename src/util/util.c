@@ -190,6 +190,36 @@ const char *printable(const char *s, char *buf, size_t len)
         return buf;
 }
 
+/* bytes of buf up to its column col (its length when it is shorter) */
+static size_t column_offset(const char *buf, size_t col)
+{
+        size_t o = 0;
+
+        for (size_t c = 0; buf[o]; o++)
+                if (((unsigned char)buf[o] & 0xc0) != 0x80 && c++ == col)
+                        break;
+        return o;
+}
+
+const char *printable_elided(const char *s, size_t width, char *buf, size_t len)
+{
+        size_t cols = 0, n, head, tail;
+
+        printable(s, buf, len);
+        for (const char *p = buf; *p; p++)
+                cols += ((unsigned char)*p & 0xc0) != 0x80;
+        if (cols <= width || width < 5)
+                return buf;
+        /* the end is what tells paths apart: it gets the larger half */
+        head = (width - 3) / 2;
+        n = strlen(buf);
+        tail = column_offset(buf, cols - (width - 3 - head));
+        head = column_offset(buf, head);
+        memcpy(buf + head, "...", 3);
+        memmove(buf + head + 3, buf + tail, n - tail + 1);
+        return buf;
+}
+
 const char *format_bytes(uint64_t n, char buf[static 32])
 {
         static const char *units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };

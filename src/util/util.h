@@ -80,6 +80,11 @@ static inline void qsort_safe(void *base, size_t n, size_t size, int (*cmp)(cons
  * Control characters and bytes that are not UTF-8 become \xNN; the result
  * is cut to fit len. */
 const char *printable(const char *s, char *buf, size_t len);
+/* s made printable, and where that is wider than width columns (a UTF-8
+ * character one column), its middle given up for "...": its start and its
+ * end (a path's file name) kept, width columns in all.  For a line of text
+ * output that must fit the terminal; len as for printable().  Returns buf. */
+const char *printable_elided(const char *s, size_t width, char *buf, size_t len);
 
 /* Human-readable byte count, e.g. "12.3 MiB". */
 const char *format_bytes(uint64_t n, char buf[static 32]);

@@ -128,6 +128,24 @@ static void test_invoking_uid(void)
         free(keep);
 }
 
+/* a line of text output fits its width: the middle of a long path goes */
+static void test_printable_elided(void)
+{
+        char buf[256];
+
+        CHECK(strcmp(printable_elided("/usr/lib/libc.so.6", 18, buf, sizeof(buf)), "/usr/lib/libc.so.6") == 0);
+        CHECK(strcmp(printable_elided("/usr/lib/x86_64/libc.so.6", 18, buf, sizeof(buf)), "/usr/li...ibc.so.6") == 0);
+        CHECK_EQ(strlen(buf), 18);
+        /* a control character is made printable first, then counted */
+        CHECK(strcmp(printable_elided("/a\nb/c", 40, buf, sizeof(buf)), "/a\\x0ab/c") == 0);
+        CHECK(strcmp(printable_elided("/a\tbcdefghij/klm", 12, buf, sizeof(buf)), "/a\\x...j/klm") == 0);
+        /* UTF-8: a character is one column, never cut in two */
+        CHECK(strcmp(printable_elided("/\xc3\xa9t\xc3\xa9/\xc3\xa9t\xc3\xa9/\xc3\xa9t\xc3\xa9", 9, buf, sizeof(buf)),
+                     "/\xc3\xa9t...\xc3\xa9t\xc3\xa9") == 0);
+        /* too narrow to say anything of it: left whole */
+        CHECK(strcmp(printable_elided("/abcdef", 4, buf, sizeof(buf)), "/abcdef") == 0);
+}
+
 int main(void)
 {
         uint64_t v = 0;
@@ -152,5 +170,6 @@ int main(void)
         test_parse_int();
         test_parse_dev();
         test_invoking_uid();
+        test_printable_elided();
         TESTS_DONE();
 }
