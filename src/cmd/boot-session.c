@@ -86,7 +86,7 @@ static void say(void *userdata, enum boot_say_level level, const char *text)
         if (level == BOOT_SAY_WARNING)
                 log_warning("%s", text);
         else
-                log_info("%s", text);
+                cmd_info_wrapped("%s", text);
 }
 
 int boot_say_refused(const char *dir, int err, const char *why)
@@ -124,7 +124,7 @@ static void say_result(const struct boot_args *a, const struct boot_result *res)
         }
         if (e->hit >= 0)
                 snprintf(hit, sizeof(hit), ", %.0f%% of it warmed by the replay", e->hit * 100);
-        log_info("boot (%s) in %.3f s: %.1f MB replayed, %.1f MB used%s; next plan from %zu boot%s",
+        cmd_info_wrapped("boot (%s) in %.3f s: %.1f MB replayed, %.1f MB used%s; next plan from %zu boot%s",
                  start_mode_name(e->mode), e->total_us / 1e6, e->replayed_bytes / 1e6, e->used_bytes / 1e6, hit,
                  res->merged, res->merged == 1 ? "" : "s");
 }

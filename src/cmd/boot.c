@@ -197,7 +197,7 @@ static void status_text(bool enabled, const struct boot_status *st, size_t from)
         printf("readset boot: %s\n", enabled ? "enabled" : "disabled");
         if (!enabled)
                 return;
-        printf("next boot:    %s (%s)\n", start_mode_name(d->mode), d->why);
+        cmd_printf_wrapped("              ", "next boot:    %s (%s)", start_mode_name(d->mode), d->why);
         if (st->have_plan)
                 printf("read set:     %" PRIu64 " files, %.1f MB%s\n", t->files, t->bytes / 1e6,
                        st->stale ? " (stale)" : "");
@@ -214,8 +214,17 @@ static void status_text(bool enabled, const struct boot_status *st, size_t from)
                 format_when(e->at_unix, when, sizeof(when));
                 snprintf(hit, sizeof(hit), e->hit >= 0 ? "%.0f%%" : "-", e->hit * 100);
                 snprintf(sec, sizeof(sec), e->total_us ? "%.3f" : "-", e->total_us / 1e6);
-                printf("%-16s  %-13s  %8s  %7.1f MB  %5s  %s\n", when, start_mode_name(e->mode), sec,
-                       e->replayed_bytes / 1e6, hit, e->note);
+                int n = printf("%-16s  %-13s  %8s  %7.1f MB  %5s", when, start_mode_name(e->mode), sec,
+                               e->replayed_bytes / 1e6, hit);
+                /* the note last, on lines of its own where it does not fit */
+                if (!e->note[0])
+                        printf("\n");
+                else if (n + 2 + strlen(e->note) <= CMD_COLUMNS)
+                        printf("  %s\n", e->note);
+                else {
+                        printf("\n");
+                        cmd_printf_wrapped("    ", "    %s", e->note);
+                }
         }
         if (st->bad)
                 printf("(%u line%s of the history did not parse and were left out)\n", st->bad, st->bad == 1 ? "" : "s");

@@ -33,6 +33,12 @@ int say_cannot_read(const char *path, int r, const char *why);
 #define CMD_COLUMNS 80
 #define CMD_LOG_COLUMNS (CMD_COLUMNS - 9)       /* after "readset: " */
 const char *cmd_fit(const char *s, size_t used, char *buf, size_t size);
+/* A line of text made with fmt, on stdout, broken between words into
+ * lines that fit (a word wider than a line gets one of its own); the
+ * lines after the first begin with indent.  cmd_info_wrapped(): the same
+ * said through log_info(), the lines after the first indented by two. */
+void cmd_printf_wrapped(const char *indent, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cmd_info_wrapped(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- replay and run: their shared options and output (replay-cli.c) ---- */
 

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* What several verbs share. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
 #include "cmd/cmd.h"
 #include "model/format.h"
 #include "util/util.h"
@@ -26,4 +30,63 @@ int say_cannot_read(const char *path, int r, const char *why)
 const char *cmd_fit(const char *s, size_t used, char *buf, size_t size)
 {
         return printable_elided(s, used + 20 < CMD_COLUMNS ? CMD_COLUMNS - used : 20, buf, size);
+}
+
+/* The bytes of s's first line of at most width columns, broken after a
+ * word (never inside one: a word wider than width is a line of its own);
+ * *next: where the following line begins (spaces skipped). */
+static size_t line_break(const char *s, size_t width, const char **next)
+{
+        size_t cols = 0, brk = 0, i;
+
+        for (i = 0; s[i]; i++) {
+                if (s[i] == ' ' && i > 0 && s[i - 1] != ' ')
+                        brk = i;
+                if (((unsigned char)s[i] & 0xc0) != 0x80 && ++cols > width && brk)
+                        break;
+        }
+        if (!s[i])
+                brk = i;
+        else if (!brk)
+                brk = strcspn(s, " ");
+        *next = s + brk;
+        while (**next == ' ')
+                (*next)++;
+        return brk;
+}
+
+void cmd_printf_wrapped(const char *indent, const char *fmt, ...)
+{
+        _cleanup_free_ char *s = NULL;
+        const char *p, *next;
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&s, fmt, ap);
+        va_end(ap);
+        if (r < 0)
+                return;
+        for (p = s; *p; p = next) {
+                size_t n = line_break(p, p == s ? CMD_COLUMNS : CMD_COLUMNS - strlen(indent), &next);
+                printf("%s%.*s\n", p == s ? "" : indent, (int)n, p);
+        }
+}
+
+void cmd_info_wrapped(const char *fmt, ...)
+{
+        _cleanup_free_ char *s = NULL;
+        const char *p, *next;
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&s, fmt, ap);
+        va_end(ap);
+        if (r < 0)
+                return;
+        for (p = s; *p; p = next) {
+                size_t n = line_break(p, p == s ? CMD_LOG_COLUMNS : CMD_LOG_COLUMNS - 2, &next);
+                log_info("%s%.*s", p == s ? "" : "  ", (int)n, p);
+        }
 }
