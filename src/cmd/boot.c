@@ -188,6 +188,28 @@ static void status_json(const struct boot_args *a, bool enabled, const struct bo
         json_end(&j);
 }
 
+/* One boot of the table, its note last (on lines of its own where it
+ * does not fit) */
+static void print_boot_row(const struct start_entry *e)
+{
+        char when[32], hit[16], sec[16];
+        int n;
+
+        format_when(e->at_unix, when, sizeof(when));
+        snprintf(hit, sizeof(hit), e->hit >= 0 ? "%.0f%%" : "-", e->hit * 100);
+        snprintf(sec, sizeof(sec), e->total_us ? "%.3f" : "-", e->total_us / 1e6);
+        n = printf("%-16s  %-13s  %8s  %7.1f MB  %5s", when, start_mode_name(e->mode), sec,
+                   e->replayed_bytes / 1e6, hit);
+        if (!e->note[0])
+                printf("\n");
+        else if ((size_t)n + 2 + strlen(e->note) <= CMD_COLUMNS)
+                printf("  %s\n", e->note);
+        else {
+                printf("\n");
+                cmd_printf_wrapped("    ", "    %s", e->note);
+        }
+}
+
 static void status_text(bool enabled, const struct boot_status *st, size_t from)
 {
         const struct history *h = &st->h;
@@ -208,24 +230,8 @@ static void status_text(bool enabled, const struct boot_status *st, size_t from)
                 return;
         }
         printf("\n%-16s  %-13s  %8s  %9s  %5s  %s\n", "boot (UTC)", "mode", "seconds", "replayed", "hit", "note");
-        for (size_t i = from; i < h->n; i++) {
-                const struct start_entry *e = &h->e[i];
-                char when[32], hit[16], sec[16];
-                format_when(e->at_unix, when, sizeof(when));
-                snprintf(hit, sizeof(hit), e->hit >= 0 ? "%.0f%%" : "-", e->hit * 100);
-                snprintf(sec, sizeof(sec), e->total_us ? "%.3f" : "-", e->total_us / 1e6);
-                int n = printf("%-16s  %-13s  %8s  %7.1f MB  %5s", when, start_mode_name(e->mode), sec,
-                               e->replayed_bytes / 1e6, hit);
-                /* the note last, on lines of its own where it does not fit */
-                if (!e->note[0])
-                        printf("\n");
-                else if (n + 2 + strlen(e->note) <= CMD_COLUMNS)
-                        printf("  %s\n", e->note);
-                else {
-                        printf("\n");
-                        cmd_printf_wrapped("    ", "    %s", e->note);
-                }
-        }
+        for (size_t i = from; i < h->n; i++)
+                print_boot_row(&h->e[i]);
         if (st->bad)
                 printf("(%u line%s of the history did not parse and were left out)\n", st->bad, st->bad == 1 ? "" : "s");
 }

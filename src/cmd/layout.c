@@ -259,9 +259,32 @@ static void print_json(const struct layout *l, const char *rs_path, const struct
         json_end(&j);
 }
 
+/* Each reason files were skipped for, what to do about it, the first
+ * three of them named */
+static void print_skipped(const struct layout *l)
+{
+        char path[4 * PATH_MAX + 8];
+
+        for (int w = 1; w < _LAYOUT_SKIP_MAX; w++) {
+                const char *advice = layout_skip_advice(w);
+                unsigned shown = 0;
+                if (!l->skipped[w])
+                        continue;
+                cmd_printf_wrapped("               ", "  skipped    %" PRIu64 " %s%s%s", l->skipped[w],
+                                   layout_skip_name(w), advice ? ": " : "", advice ? advice : "");
+                for (size_t i = 0; i < l->n_files && shown < 3; i++)
+                        if (l->files[i].skip == w) {
+                                printf("               %s\n", cmd_fit(l->rs->files[l->files[i].file].path, 15,
+                                                                     path, sizeof(path)));
+                                shown++;
+                        }
+                if (l->skipped[w] > shown)
+                        printf("               ... (--json names them all)\n");
+        }
+}
+
 static void print_text(const struct layout *l, const char *rs_path, const struct prediction *pr)
 {
-        const struct readset *rs = l->rs;
         char b1[32], b2[32], p1[4 * PATH_MAX + 8], p2[4 * PATH_MAX + 8];
         uint64_t skipped = 0;
 
@@ -290,22 +313,7 @@ static void print_text(const struct layout *l, const char *rs_path, const struct
                 printf("             plain %.2f s; replay %.2f s now, %.2f s after layout\n", pr->s.plain.seconds,
                        pr->s.replay.seconds, pr->s.layout.seconds);
         }
-        for (int w = 1; w < _LAYOUT_SKIP_MAX; w++) {
-                const char *advice = layout_skip_advice(w);
-                unsigned shown = 0;
-                if (!l->skipped[w])
-                        continue;
-                cmd_printf_wrapped("               ", "  skipped    %" PRIu64 " %s%s%s", l->skipped[w],
-                                   layout_skip_name(w), advice ? ": " : "", advice ? advice : "");
-                for (size_t i = 0; i < l->n_files && shown < 3; i++)
-                        if (l->files[i].skip == w) {
-                                printf("               %s\n", cmd_fit(rs->files[l->files[i].file].path, 15, p1,
-                                                                     sizeof(p1)));
-                                shown++;
-                        }
-                if (l->skipped[w] > shown)
-                        printf("               ... (--json names them all)\n");
-        }
+        print_skipped(l);
 }
 
 /* The tests' failpoints: READSET_LAYOUT_FAILPOINT=kill:N (SIGKILL) or

@@ -44,6 +44,29 @@ static void probe_help(void)
                "  -h, --help           show this help\n");
 }
 
+/* What the reads measured */
+static void print_reads(const struct probe_result *res)
+{
+        char b1[32];
+
+        printf("per request:  %.0f us (4 KiB read at queue depth 1; p99 %.0f us)\n", res->lat_qd1_us,
+               res->lat_qd1_p99_us);
+        printf("random 4 KiB:");
+        for (int i = 0; i < 4; i++)
+                printf("%sQD%-2u %7.0f/s", i ? "  " : " ", probe_depths[i], res->iops[i]);
+        printf("\nsequential:   %.0f MB/s (1 MiB reads, 8 in flight)\n", res->seq_mbps);
+        printf("              start %.0f, middle %.0f, end %.0f MB/s\n", res->seq_zone_mbps[0],
+               res->seq_zone_mbps[1], res->seq_zone_mbps[2]);
+        /* two distances a line */
+        for (int i = 0; i < 4; i++)
+                printf("%s%9s: %6.0f us%s", i == 0 ? "seek cost:   " : i == 2 ? "             " : "   ",
+                       format_bytes(res->seek_dist[i], b1), res->seek_us[i], i % 2 ? "\n" : "");
+        printf("              -> %s\n", res->rotational ? "rotational (far reads cost more: sort by position)"
+                                                       : "not rotational (distance does not matter)");
+        if (res->fill_mbps > 0)
+                printf("page cache:   %.0f MB/s buffered fill\n", res->fill_mbps);
+}
+
 /* The profile as text on stdout. */
 static void print_text(const struct probe_report *p, bool cold)
 {
@@ -62,22 +85,7 @@ static void print_text(const struct probe_report *p, bool cold)
                         printf("probed:       %s %s\n", path, what);
                 else
                         printf("probed:       %s\n              %s\n", path, what);
-                printf("per request:  %.0f us (4 KiB read at queue depth 1; p99 %.0f us)\n", res->lat_qd1_us,
-                       res->lat_qd1_p99_us);
-                printf("random 4 KiB:");
-                for (int i = 0; i < 4; i++)
-                        printf("%sQD%-2u %7.0f/s", i ? "  " : " ", probe_depths[i], res->iops[i]);
-                printf("\nsequential:   %.0f MB/s (1 MiB reads, 8 in flight)\n", res->seq_mbps);
-                printf("              start %.0f, middle %.0f, end %.0f MB/s\n", res->seq_zone_mbps[0],
-                       res->seq_zone_mbps[1], res->seq_zone_mbps[2]);
-                /* two distances a line */
-                for (int i = 0; i < 4; i++)
-                        printf("%s%9s: %6.0f us%s", i == 0 ? "seek cost:   " : i == 2 ? "             " : "   ",
-                               format_bytes(res->seek_dist[i], b1), res->seek_us[i], i % 2 ? "\n" : "");
-                printf("              -> %s\n", res->rotational ? "rotational (far reads cost more: sort by position)"
-                                                               : "not rotational (distance does not matter)");
-                if (res->fill_mbps > 0)
-                        printf("page cache:   %.0f MB/s buffered fill\n", res->fill_mbps);
+                print_reads(res);
         }
         if (p->have_meta && p->meta.files > 0) {
                 printf("metadata:     %.0f us per open + stat (p90 %.0f us), first 4 KiB read %.0f us\n",

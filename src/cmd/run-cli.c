@@ -154,6 +154,34 @@ void run_record_start(struct run_recording *rr, struct child *c, void (*release)
         }
 }
 
+/* --stats as one JSON object, the last line of standard error */
+static void json_stats(const struct replay_result *res, const struct readset_usage *u, const struct readset *old)
+{
+        const struct engine_stats *st = &res->st;
+        bool have_old = old != NULL;
+        double hit = readset_usage_hit_ratio(u), used = 100.0 * readset_usage_used(u);
+        struct json j;
+
+        fflush(stderr);
+        json_begin(&j, stderr, false);
+        json_object_open(&j, NULL);
+        json_bool(&j, "replayed", have_old);
+        json_u64(&j, "bytes_read", st->bytes);
+        json_u64(&j, "bytes_already_cached", st->bytes_cached);
+        json_u64(&j, "elapsed_us", st->elapsed_us);
+        json_bool(&j, "stopped_early", st->stopped);
+        json_u64(&j, "bytes_fetched_by_command", u->new_filled);
+        json_u64(&j, "bytes_accessed_by_command", u->new_accessed);
+        json_double(&j, "hit_ratio", have_old ? hit : 0.0);
+        if (have_old)
+                json_double(&j, "read_set_used", used / 100.0);
+        if (have_old)
+                json_skipped(&j, res, old);
+        json_pace(&j, res);
+        json_object_close(&j);
+        json_end(&j);
+}
+
 static void say_stats(const struct replay_result *res, const struct readset_usage *u, const struct readset *old,
                       const struct replay_args *a, bool json)
 {
@@ -163,25 +191,7 @@ static void say_stats(const struct replay_result *res, const struct readset_usag
         char b1[32], b2[32], b3[32];
 
         if (json) {
-                struct json j;
-                fflush(stderr);
-                json_begin(&j, stderr, false);
-                json_object_open(&j, NULL);
-                json_bool(&j, "replayed", have_old);
-                json_u64(&j, "bytes_read", st->bytes);
-                json_u64(&j, "bytes_already_cached", st->bytes_cached);
-                json_u64(&j, "elapsed_us", st->elapsed_us);
-                json_bool(&j, "stopped_early", st->stopped);
-                json_u64(&j, "bytes_fetched_by_command", u->new_filled);
-                json_u64(&j, "bytes_accessed_by_command", u->new_accessed);
-                json_double(&j, "hit_ratio", have_old ? hit : 0.0);
-                if (have_old)
-                        json_double(&j, "read_set_used", used / 100.0);
-                if (have_old)
-                        json_skipped(&j, res, old);
-                json_pace(&j, res);
-                json_object_close(&j);
-                json_end(&j);
+                json_stats(res, u, old);
                 return;
         }
         log_info("replayed %s (%s already cached) in %.1f ms", format_bytes(st->bytes, b1),
