@@ -166,7 +166,7 @@ static void status_json(const struct boot_args *a, bool enabled, const struct bo
         json_u64(&j, "files", t->files);
         json_u64(&j, "bytes", t->bytes);
         json_object_close(&j);
-        json_u64(&j, "history_bad_lines", st->bad);
+        json_u64(&j, "history_malformed_lines", st->bad);
         json_array_open(&j, "boots");
         for (size_t i = from; i < h->n; i++) {
                 const struct start_entry *e = &h->e[i];
@@ -174,12 +174,12 @@ static void status_json(const struct boot_args *a, bool enabled, const struct bo
                 json_u64(&j, "at", e->at_unix);
                 json_string(&j, "mode", start_mode_name(e->mode));
                 json_double(&j, "seconds", e->total_us / 1e6);
-                json_u64(&j, "replayed_bytes", e->replayed_bytes);
+                json_u64(&j, "bytes_read", e->replayed_bytes);
                 json_u64(&j, "used_bytes", e->used_bytes);
                 if (e->hit >= 0)
                         json_double(&j, "hit_ratio", e->hit);
-                json_u64(&j, "dropped_events", e->dropped);
-                json_u64(&j, "changed_files", e->changed);
+                json_u64(&j, "lost_events", e->dropped);
+                json_u64(&j, "files_changed", e->changed);
                 json_string(&j, "note", e->note);
                 json_object_close(&j);
         }

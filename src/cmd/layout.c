@@ -178,7 +178,7 @@ static void print_json(const struct layout *l, const char *rs_path, const struct
 
         json_begin(&j, stdout, true);
         json_object_open(&j, NULL);
-        json_string(&j, "readset", rs_path);
+        json_string(&j, "read_set", rs_path);
         json_string(&j, "mount", l->fs.mnt);
         json_string(&j, "fstype", l->fs.fstype);
         if (l->fs.under[0])
@@ -211,7 +211,7 @@ static void print_json(const struct layout *l, const char *rs_path, const struct
                 json_u64(&j, "compressed_extents_before", l->encoded_before);
         if (pr->have) {
                 json_object_open(&j, "predicted");
-                json_string(&j, "profile", pr->profile);
+                json_string(&j, "device", pr->profile);
                 json_bool(&j, "rotational", pr->rotational);
                 json_double(&j, "plain_s", pr->s.plain.seconds);
                 json_double(&j, "replay_s", pr->s.replay.seconds);

@@ -131,8 +131,8 @@ void say_recorded(const struct readset *rs, const struct recorder_status *st, co
                 json_bool(&j, "lookups_traced", rs->rec_flags & RS_REC_LOOKUPS);
                 json_u64(&j, "lookups", t.lookups);
                 json_u64(&j, "lookups_failed", t.lookups_failed);
-                json_u64(&j, "lookups_lost", rs->lookups_lost);
-                json_u64(&j, "lookups_unresolved", rs->lookups_unresolved);
+                json_u64(&j, "lost_lookups", rs->lookups_lost);
+                json_u64(&j, "unresolved_lookups", rs->lookups_unresolved);
                 json_object_close(&j);
                 json_end(&j);
                 return;

@@ -99,8 +99,8 @@ static void print_json(const struct readset *rs)
         json_u64(&j, "accessed_bytes", t.accessed_bytes);
         json_u64(&j, "regular_files", t.regular_files);
         json_u64(&j, "regular_bytes", t.regular_bytes);
-        json_u64(&j, "blockdev_files", t.blockdev_files);
-        json_u64(&j, "blockdev_bytes", t.blockdev_bytes);
+        json_u64(&j, "metadata_files", t.blockdev_files);
+        json_u64(&j, "metadata_bytes", t.blockdev_bytes);
         json_u64(&j, "unresolved_files", t.unresolved_files);
         json_u64(&j, "unresolved_bytes", t.unresolved_bytes);
         json_u64(&j, "deleted_files", t.deleted_files);

@@ -55,7 +55,7 @@ user_readset report --no-probe --json "$TMP/s.readset" > "$TMP/report.json" 2>"$
 "$PY" - "$TMP/report.json" "$TMP/s.readset" <<'PYEOF' || fail "report --no-probe --json"
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["readset"] == sys.argv[2], d["readset"]
+assert d["read_set"] == sys.argv[2], d["read_set"]
 assert d["totals"]["files"] == 5 and d["totals"]["unresolved_files"] == 2, d["totals"]
 assert d["totals"]["metadata_bytes"] + d["totals"]["data_bytes"] == d["totals"]["bytes"], d["totals"]
 # no probe: the reference device only, costed, with its findings
