@@ -201,23 +201,42 @@ static size_t column_offset(const char *buf, size_t col)
         return o;
 }
 
+/* s made printable, then cut to width columns with "..." where it gave
+ * some up: in its middle (its start and its end kept) or at its start.
+ * Made whole first, beside buf where buf is too small for all of it. */
+static const char *printable_cut(const char *s, size_t width, bool middle, char *buf, size_t len)
+{
+        _cleanup_free_ char *whole = NULL;
+        size_t need = 4 * strlen(s) + 8, cols = 0, n, head, tail;
+        char *w = buf;
+
+        if (need > len && (whole = malloc(need)))
+                w = whole;
+        printable(s, w, w == buf ? len : need);
+        for (const char *p = w; *p; p++)
+                cols += ((unsigned char)*p & 0xc0) != 0x80;
+        if (cols > width && width >= 5) {
+                /* the end is what tells paths apart: it gets the larger half */
+                head = middle ? (width - 3) / 2 : 0;
+                n = strlen(w);
+                tail = column_offset(w, cols - (width - 3 - head));
+                head = column_offset(w, head);
+                memmove(w + head + 3, w + tail, n - tail + 1);
+                memcpy(w + head, "...", 3);
+        }
+        if (w != buf)
+                printable(w, buf, len);
+        return buf;
+}
+
 const char *printable_elided(const char *s, size_t width, char *buf, size_t len)
 {
-        size_t cols = 0, n, head, tail;
+        return printable_cut(s, width, true, buf, len);
+}
 
-        printable(s, buf, len);
-        for (const char *p = buf; *p; p++)
-                cols += ((unsigned char)*p & 0xc0) != 0x80;
-        if (cols <= width || width < 5)
-                return buf;
-        /* the end is what tells paths apart: it gets the larger half */
-        head = (width - 3) / 2;
-        n = strlen(buf);
-        tail = column_offset(buf, cols - (width - 3 - head));
-        head = column_offset(buf, head);
-        memcpy(buf + head, "...", 3);
-        memmove(buf + head + 3, buf + tail, n - tail + 1);
-        return buf;
+const char *printable_tail(const char *s, size_t width, char *buf, size_t len)
+{
+        return printable_cut(s, width, false, buf, len);
 }
 
 const char *format_bytes(uint64_t n, char buf[static 32])

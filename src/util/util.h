@@ -85,6 +85,8 @@ const char *printable(const char *s, char *buf, size_t len);
  * end (a path's file name) kept, width columns in all.  For a line of text
  * output that must fit the terminal; len as for printable().  Returns buf. */
 const char *printable_elided(const char *s, size_t width, char *buf, size_t len);
+/* The same, its start given up instead ("...", then its last columns). */
+const char *printable_tail(const char *s, size_t width, char *buf, size_t len);
 
 /* Human-readable byte count, e.g. "12.3 MiB". */
 const char *format_bytes(uint64_t n, char buf[static 32]);

@@ -146,6 +146,20 @@ static void test_printable_elided(void)
         CHECK(strcmp(printable_elided("/abcdef", 4, buf, sizeof(buf)), "/abcdef") == 0);
 }
 
+/* the start given up instead, the end kept whole in a buffer too small
+ * for all of the path (a character never cut in two) */
+static void test_printable_tail(void)
+{
+        char small[24], path[200];
+
+        memset(path, 'a', sizeof(path));
+        memcpy(path + sizeof(path) - 12, "/\xc3\xa9tc/config", 12);
+        path[sizeof(path) - 1] = 0;
+        CHECK(strcmp(printable_tail(path, 12, small, sizeof(small)), "...\xc3\xa9tc/confi") == 0);
+        CHECK(strcmp(printable_elided(path, 12, small, sizeof(small)), "aaaa...confi") == 0);
+        CHECK(strcmp(printable_tail("/short", 20, small, sizeof(small)), "/short") == 0);
+}
+
 int main(void)
 {
         uint64_t v = 0;
@@ -171,5 +185,6 @@ int main(void)
         test_parse_dev();
         test_invoking_uid();
         test_printable_elided();
+        test_printable_tail();
         TESTS_DONE();
 }
