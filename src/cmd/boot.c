@@ -90,7 +90,7 @@ static int boot_enable(const struct boot_args *a)
                 unlink(p.enabled);
                 return log_error("systemctl enable %s failed (is readset installed with its units?)", BOOT_UNIT);
         }
-        log_info("enabled: the next boot is recorded, later boots replay it ('readset boot status')");
+        cmd_info_wrapped("enabled: the next boot is recorded, later boots replay it ('readset boot status')");
         return 0;
 }
 

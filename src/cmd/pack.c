@@ -154,9 +154,10 @@ static void say_tool_starts(const struct pack_make_options *o, void *userdata)
 /* What pack_make() did, or why not.  CMD_FAILED, or 0. */
 static int say_made(const struct pack_make_options *o, const struct pack_make_result *m)
 {
-        char out[4 * PATH_MAX + 8];
+        char out[4 * PATH_MAX + 8], side[4 * PATH_MAX + 8];
 
         printable_elided(o->out, 50, out, sizeof(out));
+        printable_elided(m->side ? m->side : "", 60, side, sizeof(side));
         if (m->files_only)
                 cmd_info_wrapped("%s keeps its metadata %s-compressed, which readset does not read: its read set "
                                  "replays the files, not the image", out, pack_compress_name(o->compress));
@@ -165,7 +166,7 @@ static int say_made(const struct pack_make_options *o, const struct pack_make_re
                 if (m->have_size)
                         cmd_info_wrapped("%s: %.1f MB, %s; its first %zu file(s) in the order the start reads them; %s",
                                          out,
-                                 (double)m->size / 1e6, pack_compress_name(o->compress), m->ordered, m->side);
+                                 (double)m->size / 1e6, pack_compress_name(o->compress), m->ordered, side);
                 return 0;
         case PACK_MAKE_INSIDE: return log_error("'%s' lies in the tree it would be made of", o->out);
         case PACK_MAKE_PRIVATE_DIR: return log_errno(m->error, "cannot make a directory beside '%s'", o->out);

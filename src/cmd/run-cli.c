@@ -48,7 +48,8 @@ int run_auto_prepare(const char *dir, char *const *cmd, char **ret)
         }
         n = store_remove_left(dir, *ret);
         if (n)
-                log_info("removed %u file%s in '%s' left by a run that was killed", n, n == 1 ? "" : "s", dir);
+                cmd_info_wrapped("removed %u file%s in '%s' left by a run that was killed", n, n == 1 ? "" : "s",
+                                 printable_elided(dir, 40, why, sizeof(why)));
         return 0;
 }
 
@@ -234,8 +235,10 @@ static void judge(const struct child *c, char *const *cmd, struct readset *cur, 
         else if (old) {
                 log_info("read set was stale (%.0f%% used): recorded anew into", 100.0 * readset_usage_used(u));
                 log_info("  '%s'", cmd_fit(auto_file, 13, path, sizeof(path)));
-        } else
-                log_info("recorded '%s'; later runs replay it", cmd_fit(auto_file, 44, path, sizeof(path)));
+        } else {
+                log_info("recorded '%s'", cmd_fit(auto_file, 19, path, sizeof(path)));
+                log_info("  (later runs replay it)");
+        }
 }
 
 void run_record_finish(struct run_recording *rr, const struct child *c, char *const *cmd, bool ran,

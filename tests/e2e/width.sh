@@ -3,8 +3,9 @@
 # set, recorded as root, whose files lie below a directory nested 150
 # characters deep on the test's own ext4, through show (-r, -l), report
 # (--top), replay (--dry-run, plain, -v), run --stats, layout --dry-run,
-# probe --quick, boot status (a history with a long note), build, pack
-# --portable, and record's own summary: no line of standard output or
+# probe --quick, boot status (a history with a long note), boot enable and
+# disable, build, pack (--portable, --image), layout --undo-leftovers, run
+# --auto's first run, and record's own summary: no line of standard output or
 # error wider than 80 columns.  Long paths are elided in their middle
 # ("..."), the figures of their line kept.  (JSON, the sort file of pack
 # --order and the --help texts are not looked at here.)
@@ -24,7 +25,8 @@ sync; echo 3 > /proc/sys/vm/drop_caches
 WIDE=
 run_verb() {   # name command...
         name=$1; shift
-        "$@" > "$TMP/out" 2> "$TMP/err" || { cat "$TMP/out" "$TMP/err"; check_fail "$name: exit $?"; return; }
+        rc=0; "$@" > "$TMP/out" 2> "$TMP/err" || rc=$?
+        [ $rc = 0 ] || { cat "$TMP/out" "$TMP/err"; check_fail "$name: exit $rc"; return; }
         cat "$TMP/out" "$TMP/err" | awk -v n="$name" 'length > 80 { printf "%s: %d columns: %s\n", n, length, $0; bad = 1 }
                                                        END { exit bad }' >&2 || WIDE="$WIDE $name"
 }
@@ -60,6 +62,16 @@ FIX=${SRCDIR:?}/tests/fixtures
 sed "s|/usr/share/mapped.dat|$D/file-with-a-long-name-1.dat|" "$FIX/small.paths" > "$TMP/deep.paths"
 run_verb build "$READSET" build --no-walk -p "$TMP/deep.paths" -o "$D/built.readset" "$FIX/small.trace"
 run_verb "pack --portable" "$READSET" pack --portable -o "$D/portable.readset" "$MNT" "$RS"
+if command -v mksquashfs >/dev/null; then
+        O=$TMP/o${D#$MNT}       # as deep, outside the tree packed
+        mkdir -p "$O"
+        run_verb "pack --image" "$READSET" pack --image squashfs -o "$O/small.img" "$MNT" "$RS"
+fi
+run_verb "layout --undo-leftovers" "$READSET" layout --undo-leftovers --under "$D" "$RS"
+# run --auto: the first run records into a directory as deep
+run_verb "run --auto" "$READSET" run --auto "$D/auto" -- sh -c "cat '$D/file-with-a-long-name-3.dat' > /dev/null"
+run_verb "boot disable" "$READSET" boot disable --state "$S"
+run_verb "boot enable" "$READSET" boot enable --state "$S"
 
 [ -z "$WIDE" ] || fail "wider than 80 columns:$WIDE"
 [ -z "$FAILED" ] || exit 1
