@@ -302,8 +302,7 @@ static void print_text(const struct layout *l, const char *rs_path, const struct
                 printf("             %" PRIu64 " more outside it: left alone\n", l->outside_files);
         printf("  pieces     %" PRIu64 " runs of blocks in first-access order now, %" PRIu64 " after\n",
                l->pieces_now, l->pieces_after);
-        if (l->meta_bytes)
-        {
+        if (l->meta_bytes) {
                 printf("  metadata   %s in %" PRIu64 " ranges (inode tables, directories)\n",
                        format_bytes(l->meta_bytes, b1), l->meta_ranges);
                 printf("             which no layout moves\n");

@@ -151,6 +151,15 @@ static void say_tool_starts(const struct pack_make_options *o, void *userdata)
                 cmd_info_wrapped("erofs-utils 1.5 cannot order an image's data: built in mkfs.erofs's own order");
 }
 
+/* A portable read set written */
+static void say_portable(const char *out, size_t n_files, const char *root)
+{
+        char p1[4 * PATH_MAX + 8], p2[4 * PATH_MAX + 8];
+
+        cmd_info_wrapped("%s: %zu file(s), relative to %s", printable_elided(out, 50, p1, sizeof(p1)), n_files,
+                         printable_elided(root, 50, p2, sizeof(p2)));
+}
+
 /* What pack_make() did, or why not.  CMD_FAILED, or 0. */
 static int say_made(const struct pack_make_options *o, const struct pack_make_result *m)
 {
@@ -256,11 +265,7 @@ int cmd_pack(int argc, char **argv)
                 r = format_write(p, a.out);
                 if (r < 0)
                         return log_errno(r, "cannot write '%s'", a.out);
-        {
-                char p1[4 * PATH_MAX + 8], p2[4 * PATH_MAX + 8];
-                cmd_info_wrapped("%s: %zu file(s), relative to %s", printable_elided(a.out, 50, p1, sizeof(p1)),
-                                 p->n_files, printable_elided(root, 50, p2, sizeof(p2)));
-        }
+                say_portable(a.out, p->n_files, root);
         } else if ((r = make_image(&a, root, rs, p, env ? (int64_t)epoch : -1)) < 0)
                 return r;
         say_counts(&pc);

@@ -190,7 +190,9 @@ int replay_args_plan(const struct replay_args *a, const struct readset *rs, stru
 void print_plan(const struct device_profile *dev, const struct plan *plan, const struct engine_options *eo,
                 uint64_t plan_us, bool json)
 {
-        char b1[32], b2[32];
+        const char *kind = dev->rotational ? " (rotational" : " (solid-state";
+        const char *how = dev->measured ? ", as probe measured it)" : ")";
+        char b1[32], b2[32], name[4 * sizeof(dev->name) + 8];
 
         if (json) {
                 struct json j;
@@ -210,13 +212,8 @@ void print_plan(const struct device_profile *dev, const struct plan *plan, const
                 json_end(&j);
                 return;
         }
-        {
-                const char *kind = dev->rotational ? " (rotational" : " (solid-state";
-                const char *how = dev->measured ? ", as probe measured it)" : ")";
-                char name[4 * 256];
-                printf("device:    %s%s%s\n", cmd_fit(dev->name, 11 + strlen(kind) + strlen(how), name, sizeof(name)),
-                       kind, how);
-        }
+        printf("device:    %s%s%s\n", cmd_fit(dev->name, 11 + strlen(kind) + strlen(how), name, sizeof(name)), kind,
+               how);
         printf("reads:     up to %s, %u threads; gaps under %s read through\n", format_bytes(dev->max_request, b1),
                engine_threads(eo), format_bytes(dev->bridge_bytes, b2));
         printf("plan:      %zu reads (%zu of metadata), %s; %s over the budget\n", plan->n_reads, plan->n_meta,
@@ -346,8 +343,7 @@ void print_replay_stats(const struct replay_result *res, const struct replay_arg
         }
         if (a->verbose)
                 say_skipped(res, rs);
-        if (res->cut)
-        {
+        if (res->cut) {
                 log_info("left out %s over the memory budget", format_bytes(res->cut, b1));
                 log_info("  (free memory and --max-evict %u%% of what others cache)",
                          a->opts.policy.max_evict_percent);

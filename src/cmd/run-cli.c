@@ -47,9 +47,10 @@ int run_auto_prepare(const char *dir, char *const *cmd, char **ret)
                 return r;
         }
         n = store_remove_left(dir, *ret);
-        if (n)
-                cmd_info_wrapped("removed %u file%s in '%s' left by a run that was killed", n, n == 1 ? "" : "s",
-                                 printable_elided(dir, 40, why, sizeof(why)));
+        if (n) {
+                log_info("removed %u file%s left by a run that was killed", n, n == 1 ? "" : "s");
+                log_info("  in '%s'", cmd_fit(dir, 15, why, sizeof(why)));
+        }
         return 0;
 }
 
@@ -234,9 +235,9 @@ static void judge(const struct child *c, char *const *cmd, struct readset *cur, 
                 log_errno(r, "cannot save '%s'", auto_file);
         else if (old) {
                 log_info("read set was stale (%.0f%% used): recorded anew into", 100.0 * readset_usage_used(u));
-                log_info("  '%s'", cmd_fit(auto_file, 13, path, sizeof(path)));
+                log_info("  '%s'", cmd_fit(auto_file, 14, path, sizeof(path)));
         } else {
-                log_info("recorded '%s'", cmd_fit(auto_file, 19, path, sizeof(path)));
+                log_info("recorded '%s'", cmd_fit(auto_file, 20, path, sizeof(path)));
                 log_info("  (later runs replay it)");
         }
 }
