@@ -80,13 +80,14 @@ static int stdin_finished(void *userdata, uint64_t deadline_us, uint64_t *ret_to
         return boot_wait_line(0, deadline_us, ret_total_us);
 }
 
+/* (to the journal: a message is one entry, whatever its width) */
 static void say(void *userdata, enum boot_say_level level, const char *text)
 {
         (void)userdata;
         if (level == BOOT_SAY_WARNING)
                 log_warning("%s", text);
         else
-                cmd_info_wrapped("%s", text);
+                log_info("%s", text);
 }
 
 int boot_say_refused(const char *dir, int err, const char *why)
@@ -124,7 +125,7 @@ static void say_result(const struct boot_args *a, const struct boot_result *res)
         }
         if (e->hit >= 0)
                 snprintf(hit, sizeof(hit), ", %.0f%% of it warmed by the replay", e->hit * 100);
-        cmd_info_wrapped("boot (%s) in %.3f s: %.1f MB replayed, %.1f MB used%s; next plan from %zu boot%s",
+        log_info("boot (%s) in %.3f s: %.1f MB replayed, %.1f MB used%s; next plan from %zu boot%s",
                  start_mode_name(e->mode), e->total_us / 1e6, e->replayed_bytes / 1e6, e->used_bytes / 1e6, hit,
                  res->merged, res->merged == 1 ? "" : "s");
 }

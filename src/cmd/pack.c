@@ -147,8 +147,10 @@ static int parse_args(int argc, char **argv, struct pack_args *a)
 static void say_tool_starts(const struct pack_make_options *o, void *userdata)
 {
         (void)userdata;
-        if (o->image == PACK_EROFS)
-                cmd_info_wrapped("erofs-utils 1.5 cannot order an image's data: built in mkfs.erofs's own order");
+        if (o->image == PACK_EROFS) {
+                log_info("erofs-utils 1.5 cannot order an image's data:");
+                log_info("  it is built in mkfs.erofs's own order");
+        }
 }
 
 /* A portable read set written */
