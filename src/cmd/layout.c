@@ -122,7 +122,8 @@ static int choose_profile(const char *arg_profile, const char *mnt, const char *
         } else {
                 e = say_local_profile(mnt, true, &cp);
                 if (e < 0) {
-                        log_warning_errno(e, "no profile of this device: no prediction, and no measured verdict");
+                        log_warning_errno(e, "no profile of this device");
+                        log_info("  (no prediction, and no measured verdict)");
                         return 1;
                 }
                 snprintf(cp.name, sizeof(cp.name), "this machine (%.40s)", dev_name);

@@ -226,14 +226,16 @@ void print_plan(const struct device_profile *dev, const struct plan *plan, const
 
 void say_replay_notes(const struct replay_result *res, int r, const struct replay_args *a)
 {
+        char root[4 * PATH_MAX + 8];
+
         say_device_note(&res->note);
         if (res->plan_error)
                 log_errno(res->plan_error, "%s", res->plan_what);
         if (res->pace_no_memory)
                 log_warning("out of memory: the lookups are not paced");
         if (res->image_other && a->verbose)
-                log_info("%s is mounted from another image than the read set was packed in: its files are replayed",
-                         a->image_root);
+                cmd_info_wrapped("%s is mounted from another image than the read set was packed in: its files are "
+                                 "replayed", printable_elided(a->image_root, 50, root, sizeof(root)));
         if (r == -ECHILD)
                 log_error("the replay's process was killed by signal %d (%s)", res->signal,
                           res->signal ? strsignal(res->signal) : "?");
