@@ -92,7 +92,7 @@ static inline void replay_args_freep(struct replay_args *a) { replay_args_free(a
  * with any other is an error, said.  CMD_FAILED. */
 int replay_args_bind(struct replay_args *a, struct readset *rs, const char *path);
 /* Every file skipped, by name and reason: as info lines on stderr, or as
- * the array "skipped" ({"path", "reason"}) of an open JSON object. */
+ * the array "skipped_files" ({"path", "reason"}) of an open JSON object. */
 struct json;
 void say_skipped(const struct replay_result *res, const struct readset *rs);
 void json_skipped(struct json *j, const struct replay_result *res, const struct readset *rs);

@@ -47,7 +47,7 @@ void say_skipped(const struct replay_result *res, const struct readset *rs)
 
 void json_skipped(struct json *j, const struct replay_result *res, const struct readset *rs)
 {
-        json_array_open(j, "skipped");
+        json_array_open(j, "skipped_files");
         for (size_t i = 0; res->skips && i < rs->n_files; i++) {
                 if (res->skips[i] == FS_SKIP_NONE)
                         continue;
