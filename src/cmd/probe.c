@@ -130,7 +130,7 @@ int cmd_probe(int argc, char **argv)
         bool arg_json = false, arg_quick = false, arg_save = false;
         struct probe_report rep;
         struct probe_failure fail;
-        char id[1024], save_path[PATH_MAX] = "";
+        char id[1024], save_path[PATH_MAX] = "", shown[4 * PATH_MAX + 8];
         struct stat st;
         uint64_t v;
         dev_t dev;
@@ -192,7 +192,8 @@ int cmd_probe(int argc, char **argv)
                 r = probe_report_save(save_path, &rep);
                 if (r < 0)
                         return log_errno(r, "cannot save the profile to '%s'", save_path);
-                cmd_info_wrapped("saved as %s: replay, run and report now plan for %s", save_path,
+                cmd_info_wrapped("saved as %s: replay, run and report now plan for %s",
+                                 printable_elided(save_path, 60, shown, sizeof(shown)),
                                  rep.res.rotational ? "a rotational device" :
                                  "a device where distance does not matter");
         }
