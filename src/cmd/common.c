@@ -32,29 +32,6 @@ const char *cmd_fit(const char *s, size_t used, char *buf, size_t size)
         return printable_elided(s, used + 20 < CMD_COLUMNS ? CMD_COLUMNS - used : 20, buf, size);
 }
 
-/* The bytes of s's first line of at most width columns, broken after a
- * word (never inside one: a word wider than width is a line of its own);
- * *next: where the following line begins (spaces skipped). */
-static size_t line_break(const char *s, size_t width, const char **next)
-{
-        size_t cols = 0, brk = 0, i;
-
-        for (i = 0; s[i]; i++) {
-                if (s[i] == ' ' && i > 0 && s[i - 1] != ' ')
-                        brk = i;
-                if (((unsigned char)s[i] & 0xc0) != 0x80 && ++cols > width && brk)
-                        break;
-        }
-        if (!s[i])
-                brk = i;
-        else if (!brk)
-                brk = strcspn(s, " ");
-        *next = s + brk;
-        while (**next == ' ')
-                (*next)++;
-        return brk;
-}
-
 void cmd_printf_wrapped(const char *indent, const char *fmt, ...)
 {
         _cleanup_free_ char *s = NULL;
@@ -68,7 +45,7 @@ void cmd_printf_wrapped(const char *indent, const char *fmt, ...)
         if (r < 0)
                 return;
         for (p = s; *p; p = next) {
-                size_t n = line_break(p, p == s ? CMD_COLUMNS : CMD_COLUMNS - strlen(indent), &next);
+                size_t n = text_line_break(p, p == s ? CMD_COLUMNS : CMD_COLUMNS - strlen(indent), &next);
                 printf("%s%.*s\n", p == s ? "" : indent, (int)n, p);
         }
 }
@@ -86,7 +63,7 @@ void cmd_info_wrapped(const char *fmt, ...)
         if (r < 0)
                 return;
         for (p = s; *p; p = next) {
-                size_t n = line_break(p, p == s ? CMD_LOG_COLUMNS : CMD_LOG_COLUMNS - 2, &next);
+                size_t n = text_line_break(p, p == s ? CMD_LOG_COLUMNS : CMD_LOG_COLUMNS - 2, &next);
                 log_info("%s%.*s", p == s ? "" : "  ", (int)n, p);
         }
 }

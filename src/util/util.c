@@ -239,6 +239,25 @@ const char *printable_tail(const char *s, size_t width, char *buf, size_t len)
         return printable_cut(s, width, false, buf, len);
 }
 
+size_t text_line_break(const char *s, size_t width, const char **next)
+{
+        size_t cols = 0, brk = 0, i;
+
+        for (i = 0; s[i]; i++) {
+                if (s[i] == ' ' && i > 0 && s[i - 1] != ' ')
+                        brk = i;
+                if (((unsigned char)s[i] & 0xc0) != 0x80 && ++cols > width && brk)
+                        break;
+        }
+        if (!s[i])
+                for (brk = i; brk > 0 && s[brk - 1] == ' '; brk--)
+                        ;
+        *next = s + brk;
+        while (**next == ' ')
+                (*next)++;
+        return brk;
+}
+
 const char *format_bytes(uint64_t n, char buf[static 32])
 {
         static const char *units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };

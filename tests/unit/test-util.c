@@ -160,6 +160,29 @@ static void test_printable_tail(void)
         CHECK(strcmp(printable_tail("/short", 20, small, sizeof(small)), "/short") == 0);
 }
 
+/* text broken into lines between words, never inside one */
+static void test_text_line_break(void)
+{
+        const char *next;
+
+        CHECK_EQ(text_line_break("aaa bbb ccc", 80, &next), 11);
+        CHECK(*next == 0);
+        CHECK_EQ(text_line_break("aaa bbb ccc", 7, &next), 7);
+        CHECK(strcmp(next, "ccc") == 0);
+        CHECK_EQ(text_line_break("aaa bbb ccc", 6, &next), 3);
+        CHECK(strcmp(next, "bbb ccc") == 0);
+        /* a word wider than a line: a line of its own */
+        CHECK_EQ(text_line_break("aaaaaaaaaa bb", 5, &next), 10);
+        CHECK(strcmp(next, "bb") == 0);
+        /* the indentation a line begins with is no place to break */
+        CHECK_EQ(text_line_break("  skipped    1 x", 10, &next), 9);
+        CHECK(strcmp(next, "1 x") == 0);
+        CHECK_EQ(text_line_break("ab  ", 10, &next), 2);
+        /* a UTF-8 character is one column */
+        CHECK_EQ(text_line_break("\xc3\xa9\xc3\xa9 \xc3\xa9\xc3\xa9", 2, &next), 4);
+        CHECK(strcmp(next, "\xc3\xa9\xc3\xa9") == 0);
+}
+
 int main(void)
 {
         uint64_t v = 0;
@@ -186,5 +209,6 @@ int main(void)
         test_invoking_uid();
         test_printable_elided();
         test_printable_tail();
+        test_text_line_break();
         TESTS_DONE();
 }
