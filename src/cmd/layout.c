@@ -357,6 +357,7 @@ static void say_removed(void *userdata, const char *name)
 static int undo_leftovers(const struct layout_fs *fs, bool json)
 {
         _cleanup_close_ int dir = open(fs->mnt, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        char mnt[4 * PATH_MAX + 8];
         struct json j;
         int n;
 
@@ -382,7 +383,7 @@ static int undo_leftovers(const struct layout_fs *fs, bool json)
                 return log_errno(n, "cannot remove what a layout left in %s", fs->mnt);
         if (!json && n == 0)
                 cmd_printf_wrapped("  ", "no leftovers on %s: a layout's donor space is unnamed and freed however "
-                                   "it ends", fs->mnt);
+                                   "it ends", printable_elided(fs->mnt, 60, mnt, sizeof(mnt)));
         return 0;
 }
 
