@@ -323,8 +323,9 @@ void print_replay_stats(const struct replay_result *res, const struct replay_arg
         log_info("  %s cached already; %" PRIu64 " lookups", format_bytes(st->bytes_cached, b2), st->lookups);
         if (st->files_differ)
                 snprintf(differ, sizeof(differ), " (%" PRIu64 " in content)", st->files_differ);
-        if (st->image_bytes)
-                log_info("read %s of the image the files are packed in, in its order:", format_bytes(st->image_bytes, b3));
+        if (st->image_verified || st->image_bytes)
+                log_info("read %s of the image the files are packed in, in its order:",
+                         format_bytes(st->image_bytes, b3));
         if (st->image_verified)
                 log_info("  the very image packed: its files not checked one by one");
         else if (st->image_bytes)
