@@ -80,6 +80,7 @@ static int stdin_finished(void *userdata, uint64_t deadline_us, uint64_t *ret_to
         return boot_wait_line(0, deadline_us, ret_total_us);
 }
 
+/* (to the journal: a message is one entry, whatever its width) */
 static void say(void *userdata, enum boot_say_level level, const char *text)
 {
         (void)userdata;

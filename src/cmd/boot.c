@@ -91,7 +91,7 @@ static int boot_enable(const struct boot_args *a)
                 unlink(p.enabled);
                 return log_error("systemctl enable %s failed (is readset installed with its units?)", BOOT_UNIT);
         }
-        log_info("enabled: the next boot is recorded, later boots replay it ('readset boot status')");
+        cmd_info_wrapped("enabled: the next boot is recorded, later boots replay it ('readset boot status')");
         return 0;
 }
 
@@ -167,7 +167,7 @@ static void status_json(const struct boot_args *a, bool enabled, const struct bo
         json_u64(&j, "files", t->files);
         json_u64(&j, "bytes", t->bytes);
         json_object_close(&j);
-        json_u64(&j, "history_bad_lines", st->bad);
+        json_u64(&j, "history_malformed_lines", st->bad);
         json_array_open(&j, "boots");
         for (size_t i = from; i < h->n; i++) {
                 const struct start_entry *e = &h->e[i];
@@ -175,18 +175,40 @@ static void status_json(const struct boot_args *a, bool enabled, const struct bo
                 json_u64(&j, "at", e->at_unix);
                 json_string(&j, "mode", start_mode_name(e->mode));
                 json_double(&j, "seconds", e->total_us / 1e6);
-                json_u64(&j, "replayed_bytes", e->replayed_bytes);
+                json_u64(&j, "bytes_read", e->replayed_bytes);
                 json_u64(&j, "used_bytes", e->used_bytes);
                 if (e->hit >= 0)
                         json_double(&j, "hit_ratio", e->hit);
-                json_u64(&j, "dropped_events", e->dropped);
-                json_u64(&j, "changed_files", e->changed);
+                json_u64(&j, "lost_events", e->dropped);
+                json_u64(&j, "files_changed", e->changed);
                 json_string(&j, "note", e->note);
                 json_object_close(&j);
         }
         json_array_close(&j);
         json_object_close(&j);
         json_end(&j);
+}
+
+/* One boot of the table, its note last (on lines of its own where it
+ * does not fit) */
+static void print_boot_row(const struct start_entry *e)
+{
+        char when[32], hit[16], sec[16];
+        int n;
+
+        format_when(e->at_unix, when, sizeof(when));
+        snprintf(hit, sizeof(hit), e->hit >= 0 ? "%.0f%%" : "-", e->hit * 100);
+        snprintf(sec, sizeof(sec), e->total_us ? "%.3f" : "-", e->total_us / 1e6);
+        n = printf("%-16s  %-13s  %8s  %7.1f MB  %5s", when, start_mode_name(e->mode), sec,
+                   e->replayed_bytes / 1e6, hit);
+        if (!e->note[0])
+                printf("\n");
+        else if ((size_t)n + 2 + strlen(e->note) <= CMD_COLUMNS)
+                printf("  %s\n", e->note);
+        else {
+                printf("\n");
+                cmd_printf_wrapped("    ", "    %s", e->note);
+        }
 }
 
 static void status_text(bool enabled, const struct boot_status *st, size_t from)
@@ -198,7 +220,7 @@ static void status_text(bool enabled, const struct boot_status *st, size_t from)
         printf("readset boot: %s\n", enabled ? "enabled" : "disabled");
         if (!enabled)
                 return;
-        printf("next boot:    %s (%s)\n", start_mode_name(d->mode), d->why);
+        cmd_printf_wrapped("              ", "next boot:    %s (%s)", start_mode_name(d->mode), d->why);
         if (st->have_plan)
                 printf("read set:     %" PRIu64 " files, %.1f MB%s\n", t->files, t->bytes / 1e6,
                        st->stale ? " (stale)" : "");
@@ -209,15 +231,8 @@ static void status_text(bool enabled, const struct boot_status *st, size_t from)
                 return;
         }
         printf("\n%-16s  %-13s  %8s  %9s  %5s  %s\n", "boot (UTC)", "mode", "seconds", "replayed", "hit", "note");
-        for (size_t i = from; i < h->n; i++) {
-                const struct start_entry *e = &h->e[i];
-                char when[32], hit[16], sec[16];
-                format_when(e->at_unix, when, sizeof(when));
-                snprintf(hit, sizeof(hit), e->hit >= 0 ? "%.0f%%" : "-", e->hit * 100);
-                snprintf(sec, sizeof(sec), e->total_us ? "%.3f" : "-", e->total_us / 1e6);
-                printf("%-16s  %-13s  %8s  %7.1f MB  %5s  %s\n", when, start_mode_name(e->mode), sec,
-                       e->replayed_bytes / 1e6, hit, e->note);
-        }
+        for (size_t i = from; i < h->n; i++)
+                print_boot_row(&h->e[i]);
         if (st->bad)
                 printf("(%u line%s of the history did not parse and were left out)\n", st->bad, st->bad == 1 ? "" : "s");
 }

@@ -3,6 +3,7 @@
  * the fixture event source: the whole pipeline below the tracer runs from a
  * file, without root. */
 #include <getopt.h>
+#include <limits.h>
 #include <inttypes.h>
 
 #include "cmd/cmd.h"
@@ -139,7 +140,9 @@ int cmd_build(int argc, char **argv)
         } else {
                 if (tr.malformed)
                         log_info("skipped %" PRIu64 " malformed event lines", tr.malformed);
-                log_info("wrote '%s' (%zu files)", arg_output, rs->n_files);
+                char n[32], path[4 * PATH_MAX + 8];
+                int len = snprintf(n, sizeof(n), " (%zu files)", rs->n_files);
+                log_info("wrote '%s'%s", cmd_fit(arg_output, 17 + (size_t)len, path, sizeof(path)), n);
         }
         return 0;
 }

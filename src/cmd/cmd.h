@@ -47,6 +47,20 @@ int cmd_device_name(const char *verb, const char *opt, const char *arg, struct d
 /* Those names, for --help: wrapped within 80 columns, indented. */
 void print_device_names(int indent);
 
+/* Text output fits CMD_COLUMNS columns, a message "readset: " and its
+ * text included; a path is elided in its middle to fit (the figures of
+ * its line never are).  cmd_fit(): s made printable for a line of which
+ * `used` columns are taken already (at least 20 left to it). */
+#define CMD_COLUMNS 80
+#define CMD_LOG_COLUMNS (CMD_COLUMNS - 9)       /* after "readset: " */
+const char *cmd_fit(const char *s, size_t used, char *buf, size_t size);
+/* A line of text made with fmt, on stdout, broken between words into
+ * lines that fit (a word wider than a line gets one of its own); the
+ * lines after the first begin with indent.  cmd_info_wrapped(): the same
+ * said through log_info(), the lines after the first indented by two. */
+void cmd_printf_wrapped(const char *indent, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cmd_info_wrapped(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* ---- replay and run: their shared options and output (replay-cli.c) ---- */
 
 /* What replay and run ask of their replay session (replay/session.h),
@@ -99,7 +113,7 @@ static inline void replay_args_freep(struct replay_args *a) { replay_args_free(a
  * with any other is an error, said.  CMD_FAILED. */
 int replay_args_bind(struct replay_args *a, struct readset *rs, const char *path);
 /* Every file skipped, by name and reason: as info lines on stderr, or as
- * the array "skipped" ({"path", "reason"}) of an open JSON object. */
+ * the array "skipped_files" ({"path", "reason"}) of an open JSON object. */
 struct json;
 void say_skipped(const struct replay_result *res, const struct readset *rs);
 void json_skipped(struct json *j, const struct replay_result *res, const struct readset *rs);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* What several verbs share. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -168,4 +169,45 @@ void print_device_names(int indent)
                 p += strspn(p, " ");
         }
         printf("\n");
+}
+
+const char *cmd_fit(const char *s, size_t used, char *buf, size_t size)
+{
+        return printable_elided(s, used + 20 < CMD_COLUMNS ? CMD_COLUMNS - used : 20, buf, size);
+}
+
+void cmd_printf_wrapped(const char *indent, const char *fmt, ...)
+{
+        _cleanup_free_ char *s = NULL;
+        const char *p, *next;
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&s, fmt, ap);
+        va_end(ap);
+        if (r < 0)
+                return;
+        for (p = s; *p; p = next) {
+                size_t n = text_line_break(p, p == s ? CMD_COLUMNS : CMD_COLUMNS - strlen(indent), &next);
+                printf("%s%.*s\n", p == s ? "" : indent, (int)n, p);
+        }
+}
+
+void cmd_info_wrapped(const char *fmt, ...)
+{
+        _cleanup_free_ char *s = NULL;
+        const char *p, *next;
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&s, fmt, ap);
+        va_end(ap);
+        if (r < 0)
+                return;
+        for (p = s; *p; p = next) {
+                size_t n = text_line_break(p, p == s ? CMD_LOG_COLUMNS : CMD_LOG_COLUMNS - 2, &next);
+                log_info("%s%.*s", p == s ? "" : "  ", (int)n, p);
+        }
 }

@@ -3,6 +3,7 @@
  * found and did, said in text (the JSON is the verb's, one schema). */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,15 +27,16 @@ static void print_skips_text(const struct layout *l)
                 printf("\n");
         for (int k = 1; k < _LAYOUT_SKIP_MAX; k++)
                 if (l->skipped[k] && layout_skip_advice(k))
-                        printf("    %s: %s\n", layout_skip_name(k), layout_skip_advice(k));
+                        cmd_printf_wrapped("      ", "    %s: %s", layout_skip_name(k), layout_skip_advice(k));
 }
 
 void layout_btrfs_print_survey(const struct layout *l, const struct layout_args *a)
 {
-        char b1[32];
+        char b1[32], p1[4 * PATH_MAX + 8], p2[4 * PATH_MAX + 8];
 
-        printf("layout of %s on %s (btrfs), rewritten compressed with %s in first-access order\n", a->path,
-               l->fs.mnt, blayout_compress_name(l->compress));
+        cmd_printf_wrapped("  ", "layout of %s on %s (btrfs), rewritten compressed with %s in first-access order",
+                           printable_elided(a->path, 50, p1, sizeof(p1)), printable_elided(l->fs.mnt, 50, p2, sizeof(p2)),
+                           blayout_compress_name(l->compress));
         printf("  files      %zu of the read set there; %" PRIu64 " to rewrite (%s)\n", l->n_files, l->move_files,
                format_bytes(l->move_bytes, b1));
         printf("  now        %" PRIu64 " runs of data in access order, %" PRIu64 " compressed extents\n",
@@ -46,8 +48,8 @@ void layout_btrfs_print_run(const struct layout *l, double seconds)
 {
         char b1[32];
 
-        printf("  rewrote    %" PRIu64 " files (%s), %" PRIu64 " verified from the device; now %" PRIu64
-               " runs, %" PRIu64 " compressed extents (%.1f s)\n", l->moved_files, format_bytes(l->moved_bytes, b1),
+        cmd_printf_wrapped("             ", "  rewrote    %" PRIu64 " files (%s), %" PRIu64 " verified from the "
+               "device; now %" PRIu64 " runs, %" PRIu64 " compressed extents (%.1f s)", l->moved_files, format_bytes(l->moved_bytes, b1),
                l->verified_files, l->pieces_measured, l->encoded_after, seconds);
 }
 

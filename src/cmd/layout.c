@@ -119,7 +119,8 @@ static int choose_profile(const char *arg_profile, const char *mnt, const char *
         } else {
                 e = say_local_profile(mnt, true, &cp);
                 if (e < 0) {
-                        log_warning_errno(e, "no profile of this device: no prediction, and no measured verdict");
+                        log_warning_errno(e, "no profile of this device");
+                        log_info("  (no prediction, and no measured verdict)");
                         return 1;
                 }
                 snprintf(cp.name, sizeof(cp.name), "this machine (%.40s)", dev_name);
@@ -175,7 +176,7 @@ static void print_json(const struct layout *l, const char *rs_path, const struct
 
         json_begin(&j, stdout, true);
         json_object_open(&j, NULL);
-        json_string(&j, "readset", rs_path);
+        json_string(&j, "read_set", rs_path);
         json_string(&j, "mount", l->fs.mnt);
         json_string(&j, "fstype", l->fs.fstype);
         if (l->fs.under[0])
@@ -208,7 +209,7 @@ static void print_json(const struct layout *l, const char *rs_path, const struct
                 json_u64(&j, "compressed_extents_before", l->encoded_before);
         if (pr->have) {
                 json_object_open(&j, "predicted");
-                json_string(&j, "profile", pr->profile);
+                json_string(&j, "device", pr->profile);
                 json_bool(&j, "rotational", pr->rotational);
                 json_double(&j, "plain_s", pr->s.plain.seconds);
                 json_double(&j, "replay_s", pr->s.replay.seconds);
@@ -256,44 +257,60 @@ static void print_json(const struct layout *l, const char *rs_path, const struct
         json_end(&j);
 }
 
-static void print_text(const struct layout *l, const char *rs_path, const struct prediction *pr)
+/* Each reason files were skipped for, what to do about it, the first
+ * three of them named */
+static void print_skipped(const struct layout *l)
 {
-        const struct readset *rs = l->rs;
-        char b1[32], b2[32];
+        char path[4 * PATH_MAX + 8];
 
-        printf("layout of %s on %s (%s)%s%s\n", rs_path, l->fs.mnt, l->fs.fstype, l->fs.under[0] ? ", files below " : "",
-               l->fs.under);
-        uint64_t skipped = 0;
-        for (int w = 1; w < _LAYOUT_SKIP_MAX; w++)
-                skipped += l->skipped[w];
-        printf("  files      %zu regular: %" PRIu64 " to move (%s), %" PRIu64 " already in place (%s), "
-               "%" PRIu64 " skipped\n", l->n_files, l->move_files, format_bytes(l->move_blocks * l->fs.block_size, b1),
-               l->keep_files, format_bytes(l->keep_blocks * l->fs.block_size, b2), skipped);
-        if (l->outside_files)
-                printf("             (%" PRIu64 " more outside %s: left alone)\n", l->outside_files, l->fs.under);
-        printf("  pieces     %" PRIu64 " runs of blocks in first-access order now, %" PRIu64 " after\n",
-               l->pieces_now, l->pieces_after);
-        if (l->meta_bytes)
-                printf("  metadata   %s in %" PRIu64 " ranges (inode tables, directories): no layout moves it\n",
-                       format_bytes(l->meta_bytes, b1), l->meta_ranges);
-        if (pr->have)
-                printf("  predicted  on %s: replay %.2f s now, %.2f s after layout; plain cold start %.2f s now\n",
-                       pr->profile, pr->s.replay.seconds, pr->s.layout.seconds, pr->s.plain.seconds);
         for (int w = 1; w < _LAYOUT_SKIP_MAX; w++) {
                 const char *advice = layout_skip_advice(w);
                 unsigned shown = 0;
                 if (!l->skipped[w])
                         continue;
-                printf("  skipped    %" PRIu64 " %s%s%s\n", l->skipped[w], layout_skip_name(w),
-                       advice ? ": " : "", advice ? advice : "");
+                cmd_printf_wrapped("               ", "  skipped    %" PRIu64 " %s%s%s", l->skipped[w],
+                                   layout_skip_name(w), advice ? ": " : "", advice ? advice : "");
                 for (size_t i = 0; i < l->n_files && shown < 3; i++)
                         if (l->files[i].skip == w) {
-                                printf("               %s\n", rs->files[l->files[i].file].path);
+                                printf("               %s\n", cmd_fit(l->rs->files[l->files[i].file].path, 15,
+                                                                     path, sizeof(path)));
                                 shown++;
                         }
                 if (l->skipped[w] > shown)
                         printf("               ... (--json names them all)\n");
         }
+}
+
+static void print_text(const struct layout *l, const char *rs_path, const struct prediction *pr)
+{
+        char b1[32], b2[32], p1[4 * PATH_MAX + 8], p2[4 * PATH_MAX + 8];
+        uint64_t skipped = 0;
+
+        cmd_printf_wrapped("  ", "layout of %s on %s (%s)", printable_elided(rs_path, 50, p1, sizeof(p1)),
+                           printable_elided(l->fs.mnt, 50, p2, sizeof(p2)), l->fs.fstype);
+        if (l->fs.under[0])
+                printf("  files below %s\n", cmd_fit(l->fs.under, 14, p1, sizeof(p1)));
+        for (int w = 1; w < _LAYOUT_SKIP_MAX; w++)
+                skipped += l->skipped[w];
+        printf("  files      %zu regular: %" PRIu64 " to move (%s), %" PRIu64 " skipped\n", l->n_files,
+               l->move_files, format_bytes(l->move_blocks * l->fs.block_size, b1), skipped);
+        printf("             %" PRIu64 " already in place (%s)\n", l->keep_files,
+               format_bytes(l->keep_blocks * l->fs.block_size, b2));
+        if (l->outside_files)
+                printf("             %" PRIu64 " more outside it: left alone\n", l->outside_files);
+        printf("  pieces     %" PRIu64 " runs of blocks in first-access order now, %" PRIu64 " after\n",
+               l->pieces_now, l->pieces_after);
+        if (l->meta_bytes) {
+                printf("  metadata   %s in %" PRIu64 " ranges (inode tables, directories)\n",
+                       format_bytes(l->meta_bytes, b1), l->meta_ranges);
+                printf("             which no layout moves\n");
+        }
+        if (pr->have) {
+                printf("  predicted  on %s, for a cold start:\n", cmd_fit(pr->profile, 38, p1, sizeof(p1)));
+                printf("             plain %.2f s; replay %.2f s now, %.2f s after layout\n", pr->s.plain.seconds,
+                       pr->s.replay.seconds, pr->s.layout.seconds);
+        }
+        print_skipped(l);
 }
 
 /* The tests' failpoints: READSET_LAYOUT_FAILPOINT=kill:N (SIGKILL) or
@@ -323,10 +340,12 @@ static int failpoint(const char *v, struct layout_options *o)
 static void say_removed(void *userdata, const char *name)
 {
         struct json *j = userdata;
+        char buf[4 * PATH_MAX + 8];
+
         if (j)
                 json_string(j, NULL, name);
         else
-                printf("removed %s\n", name);
+                printf("removed %s\n", cmd_fit(name, 8, buf, sizeof(buf)));
 }
 
 /* --undo-leftovers: what a layout that stopped on a failed check pinned
@@ -335,6 +354,7 @@ static void say_removed(void *userdata, const char *name)
 static int undo_leftovers(const struct layout_fs *fs, bool json)
 {
         _cleanup_close_ int dir = open(fs->mnt, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        char mnt[4 * PATH_MAX + 8];
         struct json j;
         int n;
 
@@ -359,7 +379,8 @@ static int undo_leftovers(const struct layout_fs *fs, bool json)
         if (n < 0)
                 return log_errno(n, "cannot remove what a layout left in %s", fs->mnt);
         if (!json && n == 0)
-                printf("no leftovers on %s: a layout's donor space is unnamed and freed however it ends\n", fs->mnt);
+                cmd_printf_wrapped("  ", "no leftovers on %s: a layout's donor space is unnamed and freed however "
+                                   "it ends", printable_elided(fs->mnt, 60, mnt, sizeof(mnt)));
         return 0;
 }
 
@@ -465,7 +486,7 @@ static int say_decision(const struct layout *l, const struct layout_args *a, con
 {
         enum layout_verdict v = layout_verdict(l, pr->have && !pr->rotational, a->force);
         bool compresses = l->fs.ops->compresses;
-        char b1[32];
+        char b1[32], p1[4 * PATH_MAX + 8];
 
         if (compresses && !a->json)
                 layout_btrfs_print_survey(l, a);
@@ -483,13 +504,13 @@ static int say_decision(const struct layout *l, const struct layout_args *a, con
         if (compresses)
                 printf(a->dry ? "dry run: nothing rewritten\n" : "nothing rewritten: no file can be\n");
         else if (v == LAYOUT_VERDICT_NO_GAIN)
-                printf("nothing moved: the files already lie in %" PRIu64 " run%s of blocks in access order; "
-                       "moving them would not reduce that\n", l->pieces_now, l->pieces_now == 1 ? "" : "s");
+                cmd_printf_wrapped("  ", "nothing moved: the files already lie in %" PRIu64 " run%s of blocks in "
+                                   "access order; moving them would not reduce that", l->pieces_now, l->pieces_now == 1 ? "" : "s");
         else if (v == LAYOUT_VERDICT_NOTHING_MOVABLE)
                 printf("nothing moved: no file of the read set can be moved (see skipped)\n");
         else if (v == LAYOUT_VERDICT_SOLID_STATE)
-                printf("nothing moved: %s measures as solid state, where a layout gains little and costs %s of "
-                       "writes (--force moves anyway)\n", l->fs.mnt, format_bytes(l->move_blocks * l->fs.block_size, b1));
+                cmd_printf_wrapped("  ", "nothing moved: %s measures as solid state, where a layout gains little "
+                                   "and costs %s of writes (--force moves anyway)", cmd_fit(l->fs.mnt, 40, p1, sizeof(p1)), format_bytes(l->move_blocks * l->fs.block_size, b1));
         else
                 printf("dry run: nothing moved\n");
         return 1;
@@ -557,8 +578,8 @@ static void print_moved(const struct layout *l, const struct layout_args *a, con
         char b1[32];
 
         print_text(l, a->path, pr);
-        printf("  moved      %" PRIu64 " files (%s) into %" PRIu64 " run%s of blocks at %.1f%% of the "
-               "device, %" PRIu64 " verified from the device; now %" PRIu64 " runs (%.1f s)\n",
+        cmd_printf_wrapped("             ", "  moved      %" PRIu64 " files (%s) into %" PRIu64 " run%s of blocks "
+               "at %.1f%% of the device, %" PRIu64 " verified from the device; now %" PRIu64 " runs (%.1f s)",
                l->moved_files, format_bytes(l->moved_blocks * l->fs.block_size, b1), l->donor_runs,
                l->donor_runs == 1 ? "" : "s",
                l->fs.blocks ? 100.0 * (double)l->donor_physical / ((double)l->fs.blocks * l->fs.block_size) : 0,

@@ -73,7 +73,7 @@ enum { OPT_ORDER = 0x300, OPT_PORTABLE };
 static void say_counts(const struct portable_counts *c)
 {
         if (c->outside || c->unusable || c->not_files || c->not_read)
-                log_info("left out: %" PRIu64 " file(s) outside the tree, %" PRIu64 " changed or unreadable, %" PRIu64
+                cmd_info_wrapped("left out: %" PRIu64 " file(s) outside the tree, %" PRIu64 " changed or unreadable, %" PRIu64
                          " only read ahead, %" PRIu64 " metadata or unresolved", c->outside, c->unusable, c->not_read,
                          c->not_files);
 }
@@ -155,21 +155,37 @@ static int parse_args(int argc, char **argv, struct pack_args *a)
 static void say_tool_starts(const struct pack_make_options *o, void *userdata)
 {
         (void)userdata;
-        if (o->image == PACK_EROFS)
-                log_info("erofs-utils 1.5 cannot order an image's data: built in mkfs.erofs's own order");
+        if (o->image == PACK_EROFS) {
+                log_info("erofs-utils 1.5 cannot order an image's data:");
+                log_info("  it is built in mkfs.erofs's own order");
+        }
+}
+
+/* A portable read set written */
+static void say_portable(const char *out, size_t n_files, const char *root)
+{
+        char p1[4 * PATH_MAX + 8], p2[4 * PATH_MAX + 8];
+
+        cmd_info_wrapped("%s: %zu file(s), relative to %s", printable_elided(out, 50, p1, sizeof(p1)), n_files,
+                         printable_elided(root, 50, p2, sizeof(p2)));
 }
 
 /* What pack_make() did, or why not.  CMD_FAILED, or 0. */
 static int say_made(const struct pack_make_options *o, const struct pack_make_result *m)
 {
+        char out[4 * PATH_MAX + 8], side[4 * PATH_MAX + 8];
+
+        printable_elided(o->out, 50, out, sizeof(out));
+        printable_elided(m->side ? m->side : "", 60, side, sizeof(side));
         if (m->files_only)
-                log_info("%s keeps its metadata %s-compressed, which readset does not read: its read set "
-                         "replays the files, not the image", o->out, pack_compress_name(o->compress));
+                cmd_info_wrapped("%s keeps its metadata %s-compressed, which readset does not read: its read set "
+                                 "replays the files, not the image", out, pack_compress_name(o->compress));
         switch (m->failed) {
         case PACK_MAKE_DONE:
                 if (m->have_size)
-                        log_info("%s: %.1f MB, %s; its first %zu file(s) in the order the start reads them; %s", o->out,
-                                 (double)m->size / 1e6, pack_compress_name(o->compress), m->ordered, m->side);
+                        cmd_info_wrapped("%s: %.1f MB, %s; its first %zu file(s) in the order the start reads them; %s",
+                                         out,
+                                 (double)m->size / 1e6, pack_compress_name(o->compress), m->ordered, side);
                 return 0;
         case PACK_MAKE_INSIDE: return log_error("'%s' lies in the tree it would be made of", o->out);
         case PACK_MAKE_PRIVATE_DIR: return log_errno(m->error, "cannot make a directory beside '%s'", o->out);
@@ -211,7 +227,7 @@ static void print_json(const struct pack_args *a, const char *root, const struct
         json_u64(&j, "files_outside", c->outside);
         json_u64(&j, "files_unusable", c->unusable);
         json_u64(&j, "files_only_read_ahead", c->not_read);
-        json_u64(&j, "files_unresolved", c->not_files);
+        json_u64(&j, "unresolved_files", c->not_files);
         json_object_close(&j);
         json_end(&j);
 }
@@ -300,7 +316,7 @@ int cmd_pack(int argc, char **argv)
                 if (a.json)
                         print_json(&a, root, p, NULL, &pc);
                 else
-                        log_info("%s: %zu file(s), relative to %s", a.out, p->n_files, root);
+                        say_portable(a.out, p->n_files, root);
         } else if ((r = make_image(&a, root, rs, p, env ? (int64_t)epoch : -1, &pc)) < 0)
                 return r;
         if (!a.json)

@@ -46,37 +46,55 @@ static void probe_help(void)
                "  -h, --help           show this help\n");
 }
 
+/* What the reads measured */
+static void print_reads(const struct probe_result *res)
+{
+        char b1[32];
+
+        printf("per request:  %.0f us (4 KiB read at queue depth 1; p99 %.0f us)\n", res->lat_qd1_us,
+               res->lat_qd1_p99_us);
+        printf("random 4 KiB:");
+        for (int i = 0; i < 4; i++)
+                printf("%sQD%-2u %7.0f/s", i ? "  " : " ", probe_depths[i], res->iops[i]);
+        printf("\nsequential:   %.0f MB/s (1 MiB reads, 8 in flight)\n", res->seq_mbps);
+        printf("              start %.0f, middle %.0f, end %.0f MB/s\n", res->seq_zone_mbps[0],
+               res->seq_zone_mbps[1], res->seq_zone_mbps[2]);
+        /* two distances a line */
+        for (int i = 0; i < 4; i++)
+                printf("%s%9s: %6.0f us%s", i == 0 ? "seek cost:   " : i == 2 ? "             " : "   ",
+                       format_bytes(res->seek_dist[i], b1), res->seek_us[i], i % 2 ? "\n" : "");
+        printf("              -> %s\n", res->rotational ? "rotational (far reads cost more: sort by position)"
+                                                       : "not rotational (distance does not matter)");
+        if (res->fill_mbps > 0)
+                printf("page cache:   %.0f MB/s buffered fill\n", res->fill_mbps);
+}
+
 /* The profile as text on stdout. */
 static void print_text(const struct probe_report *p, bool cold)
 {
         const struct probe_result *res = &p->res;
-        char b1[32];
+        char b1[32], path[4 * PATH_MAX + 8];
 
-        if (!p->have_reads)
-                printf("probed:       %s (metadata only: %s)\n", p->target, p->why_no_reads);
-        else {
-                printf("probed:       %s (%s, %s)\n", p->target, p->kind, format_bytes(res->region_bytes, b1));
-                printf("per request:  %.0f us (4 KiB read at queue depth 1; p99 %.0f us)\n", res->lat_qd1_us,
-                       res->lat_qd1_p99_us);
-                printf("random 4 KiB: ");
-                for (int i = 0; i < 4; i++)
-                        printf("QD%-2u %7.0f/s  ", probe_depths[i], res->iops[i]);
-                printf("\nsequential:   %.0f MB/s (1 MiB reads, 8 in flight; start %.0f, middle %.0f, end %.0f)\n",
-                       res->seq_mbps, res->seq_zone_mbps[0], res->seq_zone_mbps[1], res->seq_zone_mbps[2]);
-                printf("seek cost:    ");
-                for (int i = 0; i < 4; i++)
-                        printf("%s: %.0f us  ", format_bytes(res->seek_dist[i], b1), res->seek_us[i]);
-                printf("\n              -> %s\n", res->rotational ? "rotational (far reads cost more: sort by position)"
-                                                                  : "not rotational (distance does not matter)");
-                if (res->fill_mbps > 0)
-                        printf("page cache:   %.0f MB/s buffered fill\n", res->fill_mbps);
+        if (!p->have_reads) {
+                printf("probed:       %s\n", cmd_fit(p->target, 14, path, sizeof(path)));
+                cmd_printf_wrapped("              ", "              (metadata only: %s)", p->why_no_reads);
+        } else {
+                char what[96];
+                int n = snprintf(what, sizeof(what), "(%s, %s)", p->kind, format_bytes(res->region_bytes, b1));
+                cmd_fit(p->target, 14, path, sizeof(path));
+                /* the path alone on its line where both do not fit */
+                if (14 + strlen(path) + 1 + (size_t)n <= CMD_COLUMNS && strcmp(path, p->target) == 0)
+                        printf("probed:       %s %s\n", path, what);
+                else
+                        printf("probed:       %s\n              %s\n", path, what);
+                print_reads(res);
         }
-        if (p->have_meta && p->meta.files > 0)
-                printf("metadata:     %.0f us per open + stat (p90 %.0f us), first 4 KiB read %.0f us (%u files%s)\n",
-                       p->meta.open_stat_us, p->meta.open_stat_p90_us, p->meta.first_read_us, p->meta.files,
-                       cold ? ", caches dropped" : "; --cold for cold figures");
-        else if (p->have_meta)
-                printf("metadata:     no files under %s\n", p->target);
+        if (p->have_meta && p->meta.files > 0) {
+                printf("metadata:     %.0f us per open + stat (p90 %.0f us), first 4 KiB read %.0f us\n",
+                       p->meta.open_stat_us, p->meta.open_stat_p90_us, p->meta.first_read_us);
+                printf("              (%u files%s)\n", p->meta.files, cold ? ", caches dropped" : "; --cold for cold figures");
+        } else if (p->have_meta)
+                printf("metadata:     no files under %s\n", cmd_fit(p->target, 29, path, sizeof(path)));
 }
 
 static int write_job(FILE *f, void *userdata)
@@ -119,7 +137,7 @@ int cmd_probe(int argc, char **argv)
         struct probe_report rep;
         struct probe_failure fail;
         struct progress pg;
-        char id[1024], save_path[PATH_MAX] = "";
+        char id[1024], save_path[PATH_MAX] = "", shown[4 * PATH_MAX + 8];
         struct stat st;
         uint64_t v;
         dev_t dev;
@@ -193,8 +211,10 @@ int cmd_probe(int argc, char **argv)
                 r = probe_report_save(save_path, &rep);
                 if (r < 0)
                         return log_errno(r, "cannot save the profile to '%s'", save_path);
-                log_info("saved as %s: replay, run and report now plan for %s", save_path,
-                         rep.res.rotational ? "a rotational device" : "a device where distance does not matter");
+                cmd_info_wrapped("saved as %s: replay, run and report now plan for %s",
+                                 printable_elided(save_path, 60, shown, sizeof(shown)),
+                                 rep.res.rotational ? "a rotational device" :
+                                 "a device where distance does not matter");
         }
         if (arg_json)
                 probe_report_write(stdout, &rep);

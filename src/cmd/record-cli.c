@@ -2,6 +2,7 @@
 #include "cmd/record-cli.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -104,7 +105,7 @@ void say_recorded(const struct readset *rs, const struct recorder_status *st, co
                   bool json)
 {
         struct readset_totals t;
-        char b1[32], b2[32];
+        char b1[32], b2[32], path[4 * PATH_MAX + 8];
         uint64_t known;
         double resolved;
 
@@ -130,20 +131,21 @@ void say_recorded(const struct readset *rs, const struct recorder_status *st, co
                 json_bool(&j, "lookups_traced", rs->rec_flags & RS_REC_LOOKUPS);
                 json_u64(&j, "lookups", t.lookups);
                 json_u64(&j, "lookups_failed", t.lookups_failed);
-                json_u64(&j, "lookups_lost", rs->lookups_lost);
-                json_u64(&j, "lookups_unresolved", rs->lookups_unresolved);
+                json_u64(&j, "lost_lookups", rs->lookups_lost);
+                json_u64(&j, "unresolved_lookups", rs->lookups_unresolved);
                 json_object_close(&j);
                 json_end(&j);
                 return;
         }
         if (quiet)
                 return;
-        log_info("recorded %" PRIu64 " files, %" PRIu64 " ranges, %s (%s metadata) in %.3f s", t.files, t.ranges,
-                 format_bytes(t.bytes, b1), format_bytes(t.blockdev_bytes, b2), rs->duration_us / 1e6);
-        log_info("resolved %.1f%% of bytes to paths (%" PRIu64 " files unresolved); %" PRIu64 " events lost%s",
-                 resolved, t.unresolved_files, rs->lost_events, rs->lost_events ? " (raise --buffer-size)" : "");
+        log_info("recorded %" PRIu64 " files, %" PRIu64 " ranges, %s in %.3f s", t.files, t.ranges,
+                 format_bytes(t.bytes, b1), rs->duration_us / 1e6);
+        log_info("  %s of it metadata; %" PRIu64 " events lost%s", format_bytes(t.blockdev_bytes, b2),
+                 rs->lost_events, rs->lost_events ? " (raise --buffer-size)" : "");
+        log_info("resolved %.1f%% of bytes to paths (%" PRIu64 " files unresolved)", resolved, t.unresolved_files);
         if (rs->rec_flags & RS_REC_LOOKUPS)
                 log_info("path lookups: %" PRIu64 " (%" PRIu64 " failed), %" PRIu64 " lost, %" PRIu64 " unresolved",
                          t.lookups, t.lookups_failed, rs->lookups_lost, rs->lookups_unresolved);
-        log_info("wrote '%s'", output);
+        log_info("wrote '%s'", cmd_fit(output, 17, path, sizeof(path)));
 }

@@ -34,19 +34,21 @@ void replay_args_free(struct replay_args *a)
 
 void say_skipped(const struct replay_result *res, const struct readset *rs)
 {
-        char buf[PATH_MAX + 64];
+        char buf[4 * PATH_MAX + 8];
 
         if (!res->skips)
                 return;
         for (size_t i = 0; i < rs->n_files; i++)
                 if (res->skips[i] != FS_SKIP_NONE)
-                        log_info("skipped '%s': %s", printable(rs->files[i].path, buf, sizeof(buf)),
+                        log_info("skipped '%s': %s", cmd_fit(rs->files[i].path,
+                                                             21 + strlen(fs_skip_name((enum fs_skip)res->skips[i])),
+                                                             buf, sizeof(buf)),
                                  fs_skip_name((enum fs_skip)res->skips[i]));
 }
 
 void json_skipped(struct json *j, const struct replay_result *res, const struct readset *rs)
 {
-        json_array_open(j, "skipped");
+        json_array_open(j, "skipped_files");
         for (size_t i = 0; res->skips && i < rs->n_files; i++) {
                 if (res->skips[i] == FS_SKIP_NONE)
                         continue;
@@ -211,7 +213,9 @@ static void print_plan_reads(const struct readset *rs, const struct plan *plan)
 void print_plan(const struct readset *rs, const struct device_profile *dev, const struct plan *plan,
                 const struct engine_options *eo, uint64_t plan_us, bool json, bool verbose)
 {
-        char b1[32], b2[32];
+        const char *kind = dev->rotational ? " (rotational" : " (solid-state";
+        const char *how = dev->measured ? ", as probe measured it)" : ")";
+        char b1[32], b2[32], name[4 * sizeof(dev->name) + 8];
 
         if (json) {
                 struct json j;
@@ -231,29 +235,32 @@ void print_plan(const struct readset *rs, const struct device_profile *dev, cons
                 json_end(&j);
                 return;
         }
-        printf("device:    %s (%s%s; %u threads, requests up to %s, gaps under %s read through)\n",
-               dev->name, dev->rotational ? "rotational" : "solid-state", dev->measured ? " as probe measured it" : "",
-               engine_threads(eo), format_bytes(dev->max_request, b1), format_bytes(dev->bridge_bytes, b2));
+        printf("device:    %s%s%s\n", cmd_fit(dev->name, 11 + strlen(kind) + strlen(how), name, sizeof(name)), kind,
+               how);
+        printf("reads:     up to %s, %u threads; gaps under %s read through\n", format_bytes(dev->max_request, b1),
+               engine_threads(eo), format_bytes(dev->bridge_bytes, b2));
         printf("plan:      %zu reads (%zu of metadata), %s; %s over the budget\n", plan->n_reads, plan->n_meta,
                format_bytes(plan->bytes, b1), format_bytes(plan->bytes_cut, b2));
-        printf("lookups:   %zu paths to stat%s", plan->n_lookups, eo->lookups ? "" : " (not done: --no-lookups)");
+        printf("lookups:   %zu paths to stat%s\n", plan->n_lookups, eo->lookups ? "" : " (not done: --no-lookups)");
         if (plan->lookups_thinned)
-                printf("; %zu more left out (one per directory in 64; --all-lookups)", plan->lookups_thinned);
-        printf("\n");
+                printf("           %zu more left out (one per directory in 64; --all-lookups)\n",
+                       plan->lookups_thinned);
         if (verbose)
                 print_plan_reads(rs, plan);
 }
 
 void say_replay_notes(const struct replay_result *res, int r, const struct replay_args *a)
 {
+        char root[4 * PATH_MAX + 8];
+
         say_device_note(&res->note);
         if (res->plan_error)
                 log_errno(res->plan_error, "%s", res->plan_what);
         if (res->pace_no_memory)
                 log_warning("out of memory: the lookups are not paced");
         if (res->image_other && a->verbose)
-                log_info("%s is mounted from another image than the read set was packed in: its files are replayed",
-                         a->image_root);
+                cmd_info_wrapped("%s is mounted from another image than the read set was packed in: its files are "
+                                 "replayed", printable_elided(a->image_root, 50, root, sizeof(root)));
         if (r == -ECHILD)
                 log_error("the replay's process was killed by signal %d (%s)", res->signal,
                           res->signal ? strsignal(res->signal) : "?");
@@ -262,12 +269,16 @@ void say_replay_notes(const struct replay_result *res, int r, const struct repla
 void say_paced(const struct replay_result *res)
 {
         const struct pace_stats *p = &res->pace;
-        log_info("paced %" PRIu64 " lookups on a share %s: %" PRIu64 " warmed (%" PRIu64 " again after they "
-                 "expired), %" PRIu64 " left to the start (listings, what it had at once when recorded%s); "
-                 "the start reached %" PRIu64 " of them (%" PRIu64 " of its lookups seen)", p->sequence,
-                 res->pace_followed ? "following the start's own" : "by the recorded timeline (no BPF here)",
-                 p->warmed, p->rewarmed, p->skipped,
-                 p->negatives_kept == 0 ? ", failed lookups: this client keeps none" : "", p->reached, p->observed);
+
+        log_info("paced %" PRIu64 " lookups on a share %s:", p->sequence,
+                 res->pace_followed ? "following the start's own" : "by the recorded timeline (no BPF here)");
+        log_info("  %" PRIu64 " warmed (%" PRIu64 " again after they expired), %" PRIu64 " left to the start",
+                 p->warmed, p->rewarmed, p->skipped);
+        log_info("  (left to it: listings, what it had at once when recorded)");
+        if (p->negatives_kept == 0)
+                log_info("  (failed lookups: this client keeps none)");
+        log_info("  the start reached %" PRIu64 " of them (%" PRIu64 " of its lookups seen)", p->reached,
+                 p->observed);
 }
 
 void json_pace(struct json *j, const struct replay_result *res)
@@ -339,35 +350,39 @@ void print_replay_stats(const struct replay_result *res, const struct replay_arg
         }
         if (st->fell_back)
                 log_warning("io_uring is unavailable: %s; replayed with readahead(2)", st->fell_back);
-        log_info("replayed %s in %" PRIu64 " requests from %" PRIu64 " files in %.1f ms; %s already cached; %" PRIu64
-                 " lookups", format_bytes(st->bytes, b1), st->reads, st->files_opened, st->elapsed_us / 1e3,
-                 format_bytes(st->bytes_cached, b2), st->lookups);
+        log_info("replayed %s in %" PRIu64 " requests from %" PRIu64 " files in %.1f ms", format_bytes(st->bytes, b1),
+                 st->reads, st->files_opened, st->elapsed_us / 1e3);
+        log_info("  %s cached already; %" PRIu64 " lookups", format_bytes(st->bytes_cached, b2), st->lookups);
         if (st->files_differ)
                 snprintf(differ, sizeof(differ), " (%" PRIu64 " in content)", st->files_differ);
+        if (st->image_verified || st->image_bytes)
+                log_info("read %s of the image the files are packed in, in its order:",
+                         format_bytes(st->image_bytes, b3));
         if (st->image_verified)
-                log_info("read %s of the image the files are packed in, in its order: the very image packed, its "
-                         "files not checked one by one once it was known", format_bytes(st->image_bytes, b3));
+                log_info("  the very image packed: its files not checked one by one");
         else if (st->image_bytes)
-                log_info("read %s of the image the files are packed in, in its order: not the image packed (its "
-                         "bytes differ): its files checked one by one", format_bytes(st->image_bytes, b3));
+                log_info("  not the image packed (its bytes differ): its files checked one by one");
         if (st->files_checked)
-                log_info("checked the content of %" PRIu64 " files: %s read for that (counted as cached above)",
+                log_info("checked the content of %" PRIu64 " files, reading %s (counted as cached)",
                          st->files_checked, format_bytes(st->bytes_checked, b3));
         if (res->paced)
                 say_paced(res);
-        if (st->files_changed || st->files_missing || st->files_not_regular || st->files_error || st->files_refused)
-                log_info("skipped %" PRIu64 " files (%s): %" PRIu64 " changed%s, %" PRIu64 " missing, %" PRIu64
-                         " no longer regular files, %" PRIu64 " unreadable, %" PRIu64 " refused (pseudo-files, "
-                         "no identity)%s",
-                         st->files_changed + st->files_missing + st->files_not_regular + st->files_error +
-                         st->files_refused, format_bytes(st->bytes_skipped, b3), st->files_changed,
-                         differ, st->files_missing, st->files_not_regular, st->files_error, st->files_refused,
-                         a->verbose ? "" : "; -v names them");
+        if (st->files_changed || st->files_missing || st->files_not_regular || st->files_error || st->files_refused) {
+                log_info("skipped %" PRIu64 " files (%s%s):", st->files_changed + st->files_missing +
+                         st->files_not_regular + st->files_error + st->files_refused,
+                         format_bytes(st->bytes_skipped, b3), a->verbose ? "" : "; -v names them");
+                log_info("  %" PRIu64 " changed%s, %" PRIu64 " missing, %" PRIu64 " unreadable", st->files_changed,
+                         differ, st->files_missing, st->files_error);
+                log_info("  %" PRIu64 " no longer regular, %" PRIu64 " refused (pseudo-files, no identity)",
+                         st->files_not_regular, st->files_refused);
+        }
         if (a->verbose)
                 say_skipped(res, rs);
-        if (res->cut)
-                log_info("left out %s over the memory budget (free memory and --max-evict %u%% of what others "
-                         "cache)", format_bytes(res->cut, b1), a->opts.policy.max_evict_percent);
+        if (res->cut) {
+                log_info("left out %s over the memory budget", format_bytes(res->cut, b1));
+                log_info("  (free memory and --max-evict %u%% of what others cache)",
+                         a->opts.policy.max_evict_percent);
+        }
         if (st->bytes_missing)
                 log_info("%s not resident after replay (memory pressure?)", format_bytes(st->bytes_missing, b1));
 }

@@ -181,9 +181,11 @@ int cmd_replay(int argc, char **argv)
         if (r == -ETIMEDOUT) {
                 replay_session_free(TAKE_PTR(s));
                 replay_args_free(&a);
-                if (!arg_background && (!arg_quiet || arg_json))
-                        log_warning("stopped at the deadline (%" PRIu64 " s) with a read that has not returned (a "
-                                    "share whose server is slow or gone?)", timeout_s);
+                if (!arg_background && (!arg_quiet || arg_json)) {
+                        log_warning("stopped at the deadline (%" PRIu64 " s) with a read that has not returned",
+                                    timeout_s);
+                        log_info("  (a share whose server is slow or gone?)");
+                }
                 if (arg_json && !arg_background)
                         printf("{\n  \"stopped_early\": true,\n  \"read_not_returned\": true\n}\n");
                 return 0;

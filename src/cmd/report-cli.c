@@ -4,13 +4,15 @@
 #include <errno.h>
 #include <limits.h>
 
+#include "cmd/cmd.h"
 #include "report/profiles.h"
 #include "util/log.h"
+#include "util/util.h"
 #include "util/banned.h"
 
 int say_local_profile(const char *dir, bool may_probe, struct cost_profile *ret)
 {
-        char path[PATH_MAX];
+        char path[PATH_MAX], p1[4 * PATH_MAX + 8], p2[4 * PATH_MAX + 8];
         const char *what;
         int err, r;
         enum report_local next = report_local_profile(dir, may_probe, path, sizeof(path), ret, &err);
@@ -26,10 +28,12 @@ int say_local_profile(const char *dir, bool may_probe, struct cost_profile *ret)
         case REPORT_LOCAL_NONE:
                 return err < 0 ? err : -ENOENT;
         case REPORT_LOCAL_PROBE_ONCE:
-                log_info("probing %s (about 3 s; not cached: no block device tells this file system apart)", dir);
+                cmd_info_wrapped("probing %s (about 3 s; not cached: no block device tells this file system apart)",
+                                 printable_elided(dir, 60, p1, sizeof(p1)));
                 break;
         case REPORT_LOCAL_PROBE_KEEP:
-                log_info("no profile of this device yet: probing %s (about 3 s; cached in %s)", dir, path);
+                cmd_info_wrapped("no profile of this device yet: probing %s (about 3 s; cached in %s)",
+                                 printable_elided(dir, 60, p1, sizeof(p1)), printable_elided(path, 60, p2, sizeof(p2)));
                 break;
         }
         r = report_probe_profile(dir, next == REPORT_LOCAL_PROBE_KEEP ? path : NULL, ret, &what);

@@ -159,8 +159,10 @@ int cmd_report(int argc, char **argv)
                 e = say_local_profile(*dir ? dir : "/", arg_probe, &cols[0].profile);
                 if (e >= 0)
                         doc.n_cols = 1;
-                else if (arg_probe)
-                        log_warning_errno(e, "no profile of this machine's device; reference device only");
+                else if (arg_probe) {
+                        log_warning_errno(e, "no profile of this machine's device");
+                        log_info("  (predicted for the reference device only)");
+                }
         }
         /* the device readset replay plans for here: --profile's verdict, else the one found */
         here_dev = here.opts.policy.have_device ? here.opts.policy.device : local_dev;

@@ -3,6 +3,7 @@
 #include "pack/portable.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,8 +47,10 @@ int run_auto_prepare(const char *dir, char *const *cmd, char **ret)
                 return r;
         }
         n = store_remove_left(dir, *ret);
-        if (n)
-                log_info("removed %u file%s in '%s' left by a run that was killed", n, n == 1 ? "" : "s", dir);
+        if (n) {
+                log_info("removed %u file%s left by a run that was killed", n, n == 1 ? "" : "s");
+                log_info("  in '%s'", cmd_fit(dir, 15, why, sizeof(why)));
+        }
         return 0;
 }
 
@@ -185,6 +188,35 @@ int run_plain(char **cmd, bool json)
         return code;
 }
 
+/* --stats as one JSON object, the last line of standard error */
+static void json_stats(const struct replay_result *res, const struct readset_usage *u, const struct readset *old,
+                       int code)
+{
+        const struct engine_stats *st = &res->st;
+        double hit = readset_usage_hit_ratio(u), used = 100.0 * readset_usage_used(u);
+        struct json j;
+
+        fflush(stderr);
+        json_begin(&j, stderr, false);
+        json_object_open(&j, NULL);
+        json_bool(&j, "replayed", old != NULL);
+        json_i64(&j, "exit_status", code);
+        json_u64(&j, "bytes_read", st->bytes);
+        json_u64(&j, "bytes_already_cached", st->bytes_cached);
+        json_u64(&j, "elapsed_us", st->elapsed_us);
+        json_bool(&j, "stopped_early", st->stopped);
+        json_u64(&j, "bytes_fetched_by_command", u->new_filled);
+        json_u64(&j, "bytes_accessed_by_command", u->new_accessed);
+        json_double(&j, "hit_ratio", old ? hit : 0.0);
+        if (old)
+                json_double(&j, "read_set_used", used / 100.0);
+        if (old)
+                json_skipped(&j, res, old);
+        json_pace(&j, res);
+        json_object_close(&j);
+        json_end(&j);
+}
+
 static void say_stats(const struct replay_result *res, const struct readset_usage *u, const struct readset *old,
                       const struct replay_args *a, bool json, int code)
 {
@@ -193,31 +225,13 @@ static void say_stats(const struct replay_result *res, const struct readset_usag
         char b1[32], b2[32], b3[32];
 
         if (json) {
-                struct json j;
-                fflush(stderr);
-                json_begin(&j, stderr, false);
-                json_object_open(&j, NULL);
-                json_bool(&j, "replayed", old != NULL);
-                json_i64(&j, "exit_status", code);
-                json_u64(&j, "bytes_read", st->bytes);
-                json_u64(&j, "bytes_already_cached", st->bytes_cached);
-                json_u64(&j, "elapsed_us", st->elapsed_us);
-                json_bool(&j, "stopped_early", st->stopped);
-                json_u64(&j, "bytes_fetched_by_command", u->new_filled);
-                json_u64(&j, "bytes_accessed_by_command", u->new_accessed);
-                json_double(&j, "hit_ratio", old ? hit : 0.0);
-                if (old)
-                        json_double(&j, "read_set_used", used / 100.0);
-                if (old)
-                        json_skipped(&j, res, old);
-                json_pace(&j, res);
-                json_object_close(&j);
-                json_end(&j);
+                json_stats(res, u, old, code);
                 return;
         }
-        log_info("replayed %s (%s already cached) in %.1f ms%s", format_bytes(st->bytes, b1),
-                 format_bytes(st->bytes_cached, b2), st->elapsed_us / 1e3,
-                 st->stopped ? ", stopped when the command exited" : "");
+        log_info("replayed %s (%s already cached) in %.1f ms", format_bytes(st->bytes, b1),
+                 format_bytes(st->bytes_cached, b2), st->elapsed_us / 1e3);
+        if (st->stopped)
+                log_info("  (the replay stopped when the command exited)");
         log_info("the command still fetched %s itself (misses); hit ratio %.1f%%", format_bytes(u->new_filled, b3),
                  old ? 100.0 * hit : 0.0);
         if (old)
@@ -230,6 +244,7 @@ static void say_stats(const struct replay_result *res, const struct readset_usag
 static void judge(const struct child *c, char *const *cmd, struct readset *cur, const struct readset *old,
                   const struct readset_usage *u, const char *auto_file, uint64_t stale_percent)
 {
+        char path[4 * PATH_MAX + 8];
         int r;
 
         /* a portable read set is made by pack, from the tree: a recording
@@ -250,11 +265,13 @@ static void judge(const struct child *c, char *const *cmd, struct readset *cur, 
                 r = store_keep(auto_file, cur);
         if (r < 0)
                 log_errno(r, "cannot save '%s'", auto_file);
-        else if (old)
-                log_info("read set was stale (%.0f%% used): recorded anew into '%s'", 100.0 * readset_usage_used(u),
-                         auto_file);
-        else
-                log_info("recorded '%s'; later runs replay it", auto_file);
+        else if (old) {
+                log_info("read set was stale (%.0f%% used): recorded anew into", 100.0 * readset_usage_used(u));
+                log_info("  '%s'", cmd_fit(auto_file, 14, path, sizeof(path)));
+        } else {
+                log_info("recorded '%s'", cmd_fit(auto_file, 20, path, sizeof(path)));
+                log_info("  (later runs replay it)");
+        }
 }
 
 bool run_record_finish(struct run_recording *rr, const struct child *c, char *const *cmd, bool ran,

@@ -203,10 +203,10 @@ static void run_wait_replay(struct replay_session *s, struct replay_args *a, str
 
         *res = *replay_session_results(s);
         say_replay_notes(res, r, a);
-        if (r == -ETIMEDOUT)
-                log_warning("the replay was left with a read that has not returned (a share whose server "
-                            "is slow or gone?)");
-        else if (r < 0 && r != -ECHILD)
+        if (r == -ETIMEDOUT) {
+                log_warning("the replay was left with a read that has not returned");
+                log_info("  (a share whose server is slow or gone?)");
+        } else if (r < 0 && r != -ECHILD)
                 log_warning_errno(r, "replay failed");
         else if (r >= 0 && !res->planned_ok && !res->left)
                 /* (not where the command ended before the plan was made:

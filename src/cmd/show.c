@@ -99,8 +99,8 @@ static void print_json(const struct readset *rs)
         json_u64(&j, "accessed_bytes", t.accessed_bytes);
         json_u64(&j, "regular_files", t.regular_files);
         json_u64(&j, "regular_bytes", t.regular_bytes);
-        json_u64(&j, "blockdev_files", t.blockdev_files);
-        json_u64(&j, "blockdev_bytes", t.blockdev_bytes);
+        json_u64(&j, "metadata_files", t.blockdev_files);
+        json_u64(&j, "metadata_bytes", t.blockdev_bytes);
         json_u64(&j, "unresolved_files", t.unresolved_files);
         json_u64(&j, "unresolved_bytes", t.unresolved_bytes);
         json_u64(&j, "deleted_files", t.deleted_files);
@@ -158,7 +158,7 @@ static void print_json(const struct readset *rs)
 static void print_table(const struct readset *rs, bool ranges, bool lookups)
 {
         struct readset_totals t;
-        char b1[32], b2[32], b3[32], when[64] = "unknown";
+        char b1[32], b2[32], b3[32], when[64] = "unknown", pre[96];
         static char pbuf[4 * 65536 + 8];
         time_t created = (time_t)rs->created_unix;
         struct tm tm;
@@ -166,10 +166,9 @@ static void print_table(const struct readset *rs, bool ranges, bool lookups)
         readset_totals(rs, &t);
         if (rs->created_unix && gmtime_r(&created, &tm))
                 strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
-        printf("command:   %s\n", rs->command && *rs->command ? printable(rs->command, pbuf, sizeof(pbuf)) : "(unknown)");
-        printf("recorded:  %s, %.3f s%s, %" PRIu64 " page events, %" PRIu64 " lost\n",
-               when, rs->duration_us / 1e6, rs->rec_flags & RS_REC_COLD ? " (cold)" : "",
-               rs->events, rs->lost_events);
+        printf("command:   %s\n", rs->command && *rs->command ? cmd_fit(rs->command, 11, pbuf, sizeof(pbuf)) : "(unknown)");
+        printf("recorded:  %s, %.3f s%s\n", when, rs->duration_us / 1e6, rs->rec_flags & RS_REC_COLD ? " (cold)" : "");
+        printf("events:    %" PRIu64 " page events, %" PRIu64 " lost\n", rs->events, rs->lost_events);
         printf("files:     %" PRIu64 " (%" PRIu64 " unresolved, %" PRIu64 " deleted, %" PRIu64 " block devices)\n",
                t.files, t.unresolved_files, t.deleted_files, t.blockdev_files);
         printf("ranges:    %" PRIu64 "\n", t.ranges);
@@ -178,7 +177,7 @@ static void print_table(const struct readset *rs, bool ranges, bool lookups)
         if (t.unresolved_bytes)
                 printf("unresolved: %s in %" PRIu64 " files\n", format_bytes(t.unresolved_bytes, b1), t.unresolved_files);
         if (rs->rec_flags & RS_REC_PORTABLE)
-                printf("portable:  paths below the root given when replayed (--root); files known by content\n");
+                printf("portable:  paths below the --root given at replay; files known by content\n");
         if (rs->image) {
                 uint64_t b = 0;
                 for (size_t i = 0; i < rs->image->n_spans; i++)
@@ -190,18 +189,21 @@ static void print_table(const struct readset *rs, bool ranges, bool lookups)
                 printf("lookups:   %" PRIu64 " (%" PRIu64 " failed)", t.lookups, t.lookups_failed);
                 if (rs->lookups_lost)
                         printf(", %" PRIu64 " lost", rs->lookups_lost);
-                if (rs->lookups_unresolved)
-                        printf(", %" PRIu64 " not kept (relative to a directory not known)", rs->lookups_unresolved);
                 printf("\n");
+                if (rs->lookups_unresolved)
+                        printf("           %" PRIu64 " not kept (relative to a directory not known)\n",
+                               rs->lookups_unresolved);
         }
+        /* the path last, elided in its middle to fit */
         printf("\n%10s %7s %10s  %s\n", "FIRST(ms)", "RANGES", "BYTES", "PATH");
         for (size_t i = 0; i < rs->n_files; i++) {
                 const struct rs_file *f = &rs->files[i];
                 const char *tag = f->kind == RS_FILE_BLOCKDEV ? " [metadata]" :
                                   f->kind == RS_FILE_UNRESOLVED ? " [unresolved]" :
                                   (f->flags & RS_FILE_DELETED) ? " [deleted]" : "";
-                printf("%10.3f %7zu %10s  %s%s\n", f->n_ranges ? f->ranges[0].time_us / 1e3 : 0.0,
-                       f->n_ranges, format_bytes(file_bytes(f), b1), printable(f->path, pbuf, sizeof(pbuf)), tag);
+                int n = snprintf(pre, sizeof(pre), "%10.3f %7zu %10s  ", f->n_ranges ? f->ranges[0].time_us / 1e3 : 0.0,
+                                 f->n_ranges, format_bytes(file_bytes(f), b1));
+                printf("%s%s%s\n", pre, cmd_fit(f->path, (size_t)n + strlen(tag), pbuf, sizeof(pbuf)), tag);
                 if (!ranges)
                         continue;
                 for (size_t k = 0; k < f->n_ranges; k++) {
@@ -215,8 +217,9 @@ static void print_table(const struct readset *rs, bool ranges, bool lookups)
                 printf("\n%10s %8s %-8s %-7s %s\n", "TIME(ms)", "PID", "OP", "RESULT", "PATH");
                 for (size_t i = 0; i < rs->n_lookups; i++) {
                         const struct rs_lookup *l = &rs->lookups[i];
-                        printf("%10.3f %8u %-8s %-7s %s\n", l->time_us / 1e3, l->pid,
-                               rs_lookup_op_name(l->op), errno_name(l->result), printable(l->path, pbuf, sizeof(pbuf)));
+                        int n = snprintf(pre, sizeof(pre), "%10.3f %8u %-8s %-7s ", l->time_us / 1e3, l->pid,
+                                         rs_lookup_op_name(l->op), errno_name(l->result));
+                        printf("%s%s\n", pre, cmd_fit(l->path, (size_t)n, pbuf, sizeof(pbuf)));
                 }
         }
 }

@@ -81,7 +81,7 @@ void report_write_json(FILE *f, const struct report_doc *o)
 
         json_begin(&j, f, true);
         json_object_open(&j, NULL);
-        json_string(&j, "readset", o->path);
+        json_string(&j, "read_set", o->path);
         json_string(&j, "command", rs->command ? rs->command : "");
         json_u64(&j, "created_unix", rs->created_unix);
         json_u64(&j, "duration_us", rs->duration_us);

@@ -121,20 +121,11 @@ static struct rp_rank *files_by(const struct readset *rs, const struct report *r
         return k;
 }
 
-/* The last `width` characters of a path or command, made printable, with
- * "..." in front when cut.  Always returns buf. */
+/* The last `width` columns of a path or command, made printable, with
+ * "..." in front when cut (printable_tail).  Always returns buf. */
 const char *rp_tail(const char *s, size_t width, char *buf, size_t size)
 {
-        char tmp[4 * PATH_MAX];
-        size_t n;
-
-        printable(s, tmp, sizeof(tmp));
-        n = strlen(tmp);
-        if (n <= width || width < 4)
-                snprintf(buf, size, "%s", tmp);
-        else
-                snprintf(buf, size, "...%s", tmp + n - (width - 3));
-        return buf;
+        return printable_tail(s, width, buf, size);
 }
 
 const char *rp_secs(double s, char buf[static 32])

@@ -190,6 +190,74 @@ const char *printable(const char *s, char *buf, size_t len)
         return buf;
 }
 
+/* bytes of buf up to its column col (its length when it is shorter) */
+static size_t column_offset(const char *buf, size_t col)
+{
+        size_t o = 0;
+
+        for (size_t c = 0; buf[o]; o++)
+                if (((unsigned char)buf[o] & 0xc0) != 0x80 && c++ == col)
+                        break;
+        return o;
+}
+
+/* s made printable, then cut to width columns with "..." where it gave
+ * some up: in its middle (its start and its end kept) or at its start.
+ * Made whole first, beside buf where buf is too small for all of it. */
+static const char *printable_cut(const char *s, size_t width, bool middle, char *buf, size_t len)
+{
+        _cleanup_free_ char *whole = NULL;
+        size_t need = 4 * strlen(s) + 8, cols = 0, n, head, tail;
+        char *w = buf;
+
+        if (need > len && (whole = malloc(need)))
+                w = whole;
+        printable(s, w, w == buf ? len : need);
+        for (const char *p = w; *p; p++)
+                cols += ((unsigned char)*p & 0xc0) != 0x80;
+        if (cols > width && width >= 5) {
+                /* the end is what tells paths apart: it gets the larger half */
+                head = middle ? (width - 3) / 2 : 0;
+                n = strlen(w);
+                tail = column_offset(w, cols - (width - 3 - head));
+                head = column_offset(w, head);
+                memmove(w + head + 3, w + tail, n - tail + 1);
+                memcpy(w + head, "...", 3);
+        }
+        if (w != buf)
+                printable(w, buf, len);
+        return buf;
+}
+
+const char *printable_elided(const char *s, size_t width, char *buf, size_t len)
+{
+        return printable_cut(s, width, true, buf, len);
+}
+
+const char *printable_tail(const char *s, size_t width, char *buf, size_t len)
+{
+        return printable_cut(s, width, false, buf, len);
+}
+
+size_t text_line_break(const char *s, size_t width, const char **next)
+{
+        size_t cols = 0, brk = 0, i;
+
+        for (i = 0; s[i]; i++) {
+                if (s[i] == ' ' && i > 0 && s[i - 1] != ' ')
+                        brk = i;
+                if (((unsigned char)s[i] & 0xc0) != 0x80 && ++cols > width && brk)
+                        break;
+        }
+        if (!s[i])
+                for (brk = i; brk > 0 && s[brk - 1] == ' '; brk--)
+                        ;
+        *next = s + brk;
+        while (**next == ' ')
+                (*next)++;
+        return brk;
+}
+
 const char *format_bytes(uint64_t n, char buf[static 32])
 {
         static const char *units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };

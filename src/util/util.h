@@ -80,6 +80,18 @@ static inline void qsort_safe(void *base, size_t n, size_t size, int (*cmp)(cons
  * Control characters and bytes that are not UTF-8 become \xNN; the result
  * is cut to fit len. */
 const char *printable(const char *s, char *buf, size_t len);
+/* s made printable, and where that is wider than width columns (a UTF-8
+ * character one column), its middle given up for "...": its start and its
+ * end (a path's file name) kept, width columns in all.  For a line of text
+ * output that must fit the terminal; len as for printable().  Returns buf. */
+const char *printable_elided(const char *s, size_t width, char *buf, size_t len);
+/* The same, its start given up instead ("...", then its last columns). */
+const char *printable_tail(const char *s, size_t width, char *buf, size_t len);
+/* The bytes of the first line of s (text without newlines) that fits width
+ * columns, broken between words (spaces that follow a word): a word wider
+ * than width is a line of its own.  *next: where the next line begins, the
+ * spaces between them skipped (at s's end: its NUL). */
+size_t text_line_break(const char *s, size_t width, const char **next);
 
 /* Human-readable byte count, e.g. "12.3 MiB". */
 const char *format_bytes(uint64_t n, char buf[static 32]);

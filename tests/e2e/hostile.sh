@@ -171,7 +171,7 @@ d = json.load(open(sys.argv[1]))
 h = sys.argv[2]
 want = {"f2": "not a regular file", "f3": "not a regular file", "f4": "not a regular file",
         "f5": "not a regular file", "f6": "not a regular file", "f7": "changed", "f8": "changed"}
-got = {s["path"][len(h) + 1:]: s["reason"] for s in d["skipped"]}
+got = {s["path"][len(h) + 1:]: s["reason"] for s in d["skipped_files"]}
 print("  skipped:", got)
 assert got == want, got
 assert d["files_opened"] == 1
@@ -183,7 +183,7 @@ bounded 30 $OPENS "$H" -- "$READSET" run -m read "$H/victims.readset" -- cat "$H
 [ "$rc" = 0 ] || fail "run over replaced files: exit $rc"
 said "run -m read over the same: the command ran, exit 0"
 bounded 60 "$READSET" run --stats --json "$H/victims.readset" -- cat "$H/f1"
-tail -1 "$TMP/err" | "$PY" -c "import json, sys; d = json.load(sys.stdin); assert len(d['skipped']) == 7, d" ||
+tail -1 "$TMP/err" | "$PY" -c "import json, sys; d = json.load(sys.stdin); assert len(d['skipped_files']) == 7, d" ||
         fail "run --stats --json does not name the skips: $(tail -1 "$TMP/err")"
 said "run --stats --json over the same: the 7 skips named in its JSON line"
 
@@ -209,9 +209,9 @@ bounded 30 "$READSET" replay --json "$H/pseudo.readset"
 "$PY" - "$TMP/out" <<'PYEOF' || fail "pseudo-files were not refused"
 import json, sys
 d = json.load(open(sys.argv[1]))
-print("  skipped:", d["skipped"])
+print("  skipped:", d["skipped_files"])
 assert d["files_opened"] == 0 and d["bytes_read"] == 0
-reasons = {s["path"]: s["reason"] for s in d["skipped"]}
+reasons = {s["path"]: s["reason"] for s in d["skipped_files"]}
 assert reasons.get("/proc/meminfo") == "on a pseudo filesystem", reasons
 assert all(r in ("on a pseudo filesystem", "recorded without identity", "not a regular file", "changed")
            for r in reasons.values()), reasons
@@ -253,9 +253,9 @@ fi
 "$PY" - "$TMP/out" <<'PYEOF' || fail "the files turned into FIFOs were not all skipped or replayed before"
 import json, sys
 d = json.load(open(sys.argv[1]))
-print(f"  opened {d['files_opened']}, skipped {len(d['skipped'])}")
-assert d["files_opened"] + len(d["skipped"]) == 3000
-assert all(s["reason"] in ("not a regular file", "missing") for s in d["skipped"]), d["skipped"][:5]
+print(f"  opened {d['files_opened']}, skipped {len(d['skipped_files'])}")
+assert d["files_opened"] + len(d["skipped_files"]) == 3000
+assert all(s["reason"] in ("not a regular file", "missing") for s in d["skipped_files"]), d["skipped_files"][:5]
 PYEOF
 said "3 000 files, half of them turned into FIFOs while the replay runs: no hang, every open by name O_PATH, each file replayed or skipped by name"
 
@@ -315,7 +315,7 @@ mkreadset.write(sys.argv[1] + ".over", [f])
 PYEOF
 bounded 30 "$READSET" replay --json "$H/odd.readset"
 [ "$rc" = 0 ] || fail "replay of odd entries: exit $rc: $(cat "$TMP/err")"
-"$PY" -c "import json, sys; d = json.load(open(sys.argv[1])); assert d['files_opened'] == 5 and not d['skipped'], d" "$TMP/out" ||
+"$PY" -c "import json, sys; d = json.load(open(sys.argv[1])); assert d['files_opened'] == 5 and not d['skipped_files'], d" "$TMP/out" ||
         fail "odd entries not replayed"
 bounded 30 "$READSET" show --json "$H/odd.readset"
 "$PY" -c "import json, sys; json.load(open(sys.argv[1]))" "$TMP/out" || fail "show --json is not JSON"
@@ -345,8 +345,8 @@ bounded 300 sh -c "ulimit -n 1024 && exec \"$READSET\" replay --json \"$H/big.re
 "$PY" - "$TMP/out" <<'PYEOF' || fail "100 000 files were not all replayed"
 import json, sys
 d = json.load(open(sys.argv[1]))
-print(f"  opened {d['files_opened']} in {d['open_file_windows']} windows, skipped {len(d['skipped'])}")
-assert d["files_opened"] == 100000 and not d["skipped"] and d["open_file_windows"] > 1
+print(f"  opened {d['files_opened']} in {d['open_file_windows']} windows, skipped {len(d['skipped_files'])}")
+assert d["files_opened"] == 100000 and not d["skipped_files"] and d["open_file_windows"] > 1
 PYEOF
 said "100 000 files with 1 024 descriptors: all opened, in windows, none lost"
 rm -rf "$H/big" "$H/big.readset"

@@ -93,7 +93,7 @@ rc=0; "$READSET" run --json "$TMP/s.readset" -- sh -c 'echo out; exit 3' > "$TMP
 [ "$rc" = 3 ] || fail "run --json: exit $rc: $(cat "$TMP/err")"
 [ "$(cat "$TMP/out")" = out ] || fail "run --json: the command's stdout: $(cat "$TMP/out")"
 lastjson "run --json" 'd["replayed"] is True' 'd["exit_status"] == 3' 'd["bytes_planned"] > 0' \
-        '"files_opened" in d and "skipped" in d'
+        '"files_opened" in d and "skipped_files" in d'
 rc=0; "$READSET" run -q -j "$TMP/missing.readset" -- sh -c 'exit 5' 2> "$TMP/err" || rc=$?
 [ "$rc" = 5 ] || fail "run -q -j missing: exit $rc: $(cat "$TMP/err")"
 [ "$(wc -l < "$TMP/err")" = 2 ] || fail "run -q -j missing: more than the warning and the JSON: $(cat "$TMP/err")"

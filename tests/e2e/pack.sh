@@ -262,7 +262,7 @@ mnt "$TMP/other.img" "$TMP/m3"
 jcheck "$TMP/r3.json" "replay on a changed image" \
         'd["files_opened"] == 10 and d["files_changed"] == 2 and d["files_content_differs"] == 1' \
         'd["image_bytes_read"] == 0' \
-        'sorted(s["reason"] for s in d["skipped"]) == ["changed", "content differs"]'
+        'sorted(s["reason"] for s in d["skipped_files"]) == ["changed", "content differs"]'
 "$READSET" replay --root "$TMP/m3" -v "$TMP/live.img.readset" 2>&1 | grep -q "$f1': content differs" ||
         fail "the file changed in place is not named"
 

@@ -124,7 +124,7 @@ static void test_json(const struct report_doc *d)
         CHECK_EQ(jv_parse(text, &v), 0);
         if (!v)
                 return;
-        CHECK(strcmp(jv_get(v, "readset")->s, "/x/sample.readset") == 0);
+        CHECK(strcmp(jv_get(v, "read_set")->s, "/x/sample.readset") == 0);
         CHECK(strcmp(jv_get(v, "command")->s, "start it") == 0);
         CHECK_EQ(jv_number(jv_get(jv_get(v, "totals"), "files"), -1), 5);
         CHECK_EQ(jv_number(jv_get(jv_get(v, "totals"), "ranges"), -1), 63);

@@ -128,6 +128,61 @@ static void test_invoking_uid(void)
         free(keep);
 }
 
+/* a line of text output fits its width: the middle of a long path goes */
+static void test_printable_elided(void)
+{
+        char buf[256];
+
+        CHECK(strcmp(printable_elided("/usr/lib/libc.so.6", 18, buf, sizeof(buf)), "/usr/lib/libc.so.6") == 0);
+        CHECK(strcmp(printable_elided("/usr/lib/x86_64/libc.so.6", 18, buf, sizeof(buf)), "/usr/li...ibc.so.6") == 0);
+        CHECK_EQ(strlen(buf), 18);
+        /* a control character is made printable first, then counted */
+        CHECK(strcmp(printable_elided("/a\nb/c", 40, buf, sizeof(buf)), "/a\\x0ab/c") == 0);
+        CHECK(strcmp(printable_elided("/a\tbcdefghij/klm", 12, buf, sizeof(buf)), "/a\\x...j/klm") == 0);
+        /* UTF-8: a character is one column, never cut in two */
+        CHECK(strcmp(printable_elided("/\xc3\xa9t\xc3\xa9/\xc3\xa9t\xc3\xa9/\xc3\xa9t\xc3\xa9", 9, buf, sizeof(buf)),
+                     "/\xc3\xa9t...\xc3\xa9t\xc3\xa9") == 0);
+        /* too narrow to say anything of it: left whole */
+        CHECK(strcmp(printable_elided("/abcdef", 4, buf, sizeof(buf)), "/abcdef") == 0);
+}
+
+/* the start given up instead, the end kept whole in a buffer too small
+ * for all of the path (a character never cut in two) */
+static void test_printable_tail(void)
+{
+        char small[24], path[200];
+
+        memset(path, 'a', sizeof(path));
+        memcpy(path + sizeof(path) - 12, "/\xc3\xa9tc/config", 12);
+        path[sizeof(path) - 1] = 0;
+        CHECK(strcmp(printable_tail(path, 12, small, sizeof(small)), "...\xc3\xa9tc/confi") == 0);
+        CHECK(strcmp(printable_elided(path, 12, small, sizeof(small)), "aaaa...confi") == 0);
+        CHECK(strcmp(printable_tail("/short", 20, small, sizeof(small)), "/short") == 0);
+}
+
+/* text broken into lines between words, never inside one */
+static void test_text_line_break(void)
+{
+        const char *next;
+
+        CHECK_EQ(text_line_break("aaa bbb ccc", 80, &next), 11);
+        CHECK(*next == 0);
+        CHECK_EQ(text_line_break("aaa bbb ccc", 7, &next), 7);
+        CHECK(strcmp(next, "ccc") == 0);
+        CHECK_EQ(text_line_break("aaa bbb ccc", 6, &next), 3);
+        CHECK(strcmp(next, "bbb ccc") == 0);
+        /* a word wider than a line: a line of its own */
+        CHECK_EQ(text_line_break("aaaaaaaaaa bb", 5, &next), 10);
+        CHECK(strcmp(next, "bb") == 0);
+        /* the indentation a line begins with is no place to break */
+        CHECK_EQ(text_line_break("  skipped    1 x", 10, &next), 9);
+        CHECK(strcmp(next, "1 x") == 0);
+        CHECK_EQ(text_line_break("ab  ", 10, &next), 2);
+        /* a UTF-8 character is one column */
+        CHECK_EQ(text_line_break("\xc3\xa9\xc3\xa9 \xc3\xa9\xc3\xa9", 2, &next), 4);
+        CHECK(strcmp(next, "\xc3\xa9\xc3\xa9") == 0);
+}
+
 int main(void)
 {
         uint64_t v = 0;
@@ -152,5 +207,8 @@ int main(void)
         test_parse_int();
         test_parse_dev();
         test_invoking_uid();
+        test_printable_elided();
+        test_printable_tail();
+        test_text_line_break();
         TESTS_DONE();
 }
