@@ -17,8 +17,45 @@
 #include "util/util.h"
 #include "util/banned.h"
 
+/* Each missing directory of path made, from the top: only below a directory
+ * the caller owns (root making ~/.cache in a user's home would leave it
+ * root's, and the user's programs without a cache). */
+static int make_parents(char *path)
+{
+        char *slash = strrchr(path, '/');
+        struct stat st;
+        int r;
+
+        if (!slash || slash == path)
+                return -ENOENT;
+        *slash = 0;
+        if (stat(path, &st) == 0)
+                r = !S_ISDIR(st.st_mode) ? -ENOTDIR : st.st_uid != geteuid() ? -ENOENT : 0;
+        else
+                r = errno == ENOENT ? make_parents(path) : -errno;
+        if (r == 0 && mkdir(path, 0755) < 0 && errno != EEXIST)
+                r = -errno;
+        *slash = '/';
+        return r;
+}
+
 int store_prepare(const char *dir)
 {
+        _cleanup_free_ char *copy = NULL;
+        int r;
+
+        if (mkdir(dir, 0755) == 0 || errno == EEXIST)
+                return 0;
+        if (errno != ENOENT)
+                return -errno;
+        copy = strdup(dir);
+        if (!copy)
+                return -ENOMEM;
+        while (strlen(copy) > 1 && copy[strlen(copy) - 1] == '/')
+                copy[strlen(copy) - 1] = 0;
+        r = make_parents(copy);
+        if (r < 0)
+                return r;
         return mkdir(dir, 0755) < 0 && errno != EEXIST ? -errno : 0;
 }
 

@@ -10,7 +10,9 @@
 
 #include "model/compare.h"
 
-/* The directory made if need be (0755); -errno. */
+/* The directory made if need be (0755), and its missing parents where the
+ * nearest one there is the caller's own (-ENOENT where it is another's);
+ * -errno. */
 int store_prepare(const char *dir);
 /* The read set's path in dir for the command cmd run from the current
  * directory; -ENOMEM. */

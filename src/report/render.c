@@ -264,12 +264,12 @@ void report_write_text(FILE *f, const struct report_doc *o)
                         snprintf(line + strlen(line), sizeof(line) - strlen(line), "; %" PRIu64 " pieces (%s) on "
                                  "other devices", r->other_dev_pieces, format_bytes(r->other_dev_bytes, b1));
                 if (o->extent_skipped)
-                        snprintf(line + strlen(line), sizeof(line) - strlen(line), "; %" PRIu64 " files without "
-                                 "positions", o->extent_skipped);
+                        snprintf(line + strlen(line), sizeof(line) - strlen(line), "; %" PRIu64 " file%s without "
+                                 "positions", o->extent_skipped, o->extent_skipped == 1 ? "" : "s");
                 if (o->unwritten)
-                        snprintf(line + strlen(line), sizeof(line) - strlen(line), "; %" PRIu64 " files with no "
+                        snprintf(line + strlen(line), sizeof(line) - strlen(line), "; %" PRIu64 " file%s with no "
                                  "position yet (not written back: costed as the plain start reads them)",
-                                 o->unwritten);
+                                 o->unwritten, o->unwritten == 1 ? "" : "s");
                 print_wrapped(f, "  ", line);
                 fprintf(f, "  moves of the head between pieces, by distance:\n");
                 for (int i = 0; i < _RP_HIST_MAX; i++)

@@ -151,12 +151,28 @@ struct finding_ctx {
         const struct rp_rank *by_cost;
 };
 
+/* "N files could not be named and M were deleted", each part only when
+ * there is one. */
+static const char *unwarmable(const struct readset_totals *t, char *buf, size_t size)
+{
+        uint64_t u = t->unresolved_files, d = t->deleted_files;
+
+        if (u && d)
+                snprintf(buf, size, "%" PRIu64 " file%s could not be named and %" PRIu64 " %s deleted", u,
+                         u == 1 ? "" : "s", d, d == 1 ? "was" : "were");
+        else if (u)
+                snprintf(buf, size, "%" PRIu64 " file%s could not be named", u, u == 1 ? "" : "s");
+        else
+                snprintf(buf, size, "%" PRIu64 " file%s deleted", d, d == 1 ? " was" : "s were");
+        return buf;
+}
+
 static size_t findings(const struct finding_ctx *c, char lines[REPORT_MAX_FINDINGS][REPORT_FINDING_MAX])
 {
         const struct readset *rs = c->rs;
         const struct report *r = c->r;
         size_t n = 0;
-        char b1[32], b2[32], b3[32];
+        char b1[96], b2[32], b3[32];
 
         if (c->ref && c->by_cost && c->ref->s.plain.seconds > 0) {
                 double total = c->ref->s.plain.seconds, acc = 0;
@@ -215,8 +231,8 @@ static size_t findings(const struct finding_ctx *c, char lines[REPORT_MAX_FINDIN
                          rp_secs(c->ref->s.replay.seconds, b2), c->ref->s.plain.seconds / c->ref->s.replay.seconds,
                          rp_secs(c->ref->s.layout.seconds, b3));
         if (r->totals.unresolved_files || r->totals.deleted_files)
-                snprintf(lines[n++], REPORT_FINDING_MAX, "%" PRIu64 " files could not be named and %" PRIu64 " were deleted: "
-                         "replay cannot warm them", r->totals.unresolved_files, r->totals.deleted_files);
+                snprintf(lines[n++], REPORT_FINDING_MAX, "%s: replay cannot warm %s", unwarmable(&r->totals, b1, sizeof(b1)),
+                         r->totals.unresolved_files + r->totals.deleted_files == 1 ? "it" : "them");
         if (moves == 0 && r->hist[RP_HIST_UNKNOWN] > 0)
                 snprintf(lines[n++], REPORT_FINDING_MAX, "positions on disk are unknown (no FIEMAP, the files changed or are not "
                          "written back yet): the estimates assume each file lies in one piece, reached by a "

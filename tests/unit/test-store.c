@@ -35,16 +35,41 @@ static void touch(const char *path)
 
 static void test_prepare(void)
 {
-        char d[128], deep[160];
+        char d[128], deep[160], theirs[128], below[160], file[160];
         struct stat st;
 
         snprintf(d, sizeof(d), "%s/store", dir);
-        snprintf(deep, sizeof(deep), "%s/no/store", dir);
+        snprintf(deep, sizeof(deep), "%s/no/store/", dir);
+        snprintf(file, sizeof(file), "%s/store/f/store", dir);
         CHECK_EQ(store_prepare(d), 0);
         CHECK_EQ(stat(d, &st), 0);
         CHECK(S_ISDIR(st.st_mode));
         CHECK_EQ(store_prepare(d), 0);
-        CHECK_EQ(store_prepare(deep), -ENOENT);
+        /* missing parents below the caller's own directory: made */
+        CHECK_EQ(store_prepare(deep), 0);
+        CHECK_EQ(stat(deep, &st), 0);
+        CHECK(S_ISDIR(st.st_mode) && st.st_uid == geteuid());
+        /* a file where a parent would be */
+        snprintf(theirs, sizeof(theirs), "%s/store/f", dir);
+        CHECK(close(open(theirs, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) == 0);
+        CHECK_EQ(store_prepare(file), -ENOTDIR);
+        unlink(theirs);
+        /* below another user's directory: not made (as root only: it takes
+         * root to give a directory away) */
+        if (geteuid() == 0) {
+                snprintf(theirs, sizeof(theirs), "%s/theirs", dir);
+                snprintf(below, sizeof(below), "%s/theirs/.cache/store", dir);
+                CHECK_EQ(mkdir(theirs, 0755), 0);
+                CHECK_EQ(chown(theirs, 65534, 65534), 0);
+                CHECK_EQ(store_prepare(below), -ENOENT);
+                snprintf(below, sizeof(below), "%s/theirs/.cache", dir);
+                CHECK(stat(below, &st) < 0 && errno == ENOENT);
+                rmdir(theirs);
+        }
+        snprintf(below, sizeof(below), "%s/no/store", dir);
+        rmdir(below);
+        snprintf(below, sizeof(below), "%s/no", dir);
+        rmdir(below);
         rmdir(d);
 }
 
