@@ -5,6 +5,7 @@
 #include <limits.h>
 
 #include "cmd/cmd.h"
+#include "cmd/progress.h"
 #include "report/profiles.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -14,6 +15,7 @@ int say_local_profile(const char *dir, bool may_probe, struct cost_profile *ret)
 {
         char path[PATH_MAX], p1[4 * PATH_MAX + 8], p2[4 * PATH_MAX + 8];
         const char *what;
+        struct progress pg;
         int err, r;
         enum report_local next = report_local_profile(dir, may_probe, path, sizeof(path), ret, &err);
 
@@ -36,7 +38,11 @@ int say_local_profile(const char *dir, bool may_probe, struct cost_profile *ret)
                                  printable_elided(dir, 60, p1, sizeof(p1)), printable_elided(path, 60, p2, sizeof(p2)));
                 break;
         }
-        r = report_probe_profile(dir, next == REPORT_LOCAL_PROBE_KEEP ? path : NULL, ret, &what);
+        /* (how far, on a terminal: as probe's own) */
+        progress_start(&pg, "probe", false);
+        r = report_probe_profile(dir, next == REPORT_LOCAL_PROBE_KEEP ? path : NULL, progress_report_to, &pg, ret,
+                                 &what);
+        progress_done(&pg);
         if (r < 0)
                 log_warning_errno(r, "cannot %s '%s'", what, dir);
         return r;

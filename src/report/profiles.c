@@ -82,9 +82,11 @@ enum report_local report_local_profile(const char *dir, bool may_probe, char *pa
 #define QUICK_SECONDS 2.0
 #define QUICK_SCRATCH (128ULL << 20)
 
-int report_probe_profile(const char *dir, const char *save_path, struct cost_profile *ret, const char **ret_what)
+int report_probe_profile(const char *dir, const char *save_path, progress_fn *progress, void *progress_userdata,
+                         struct cost_profile *ret, const char **ret_what)
 {
-        const struct probe_options o = { .seconds = QUICK_SECONDS, .scratch_bytes = QUICK_SCRATCH, .meta_files = 500 };
+        const struct probe_options o = { .seconds = QUICK_SECONDS, .scratch_bytes = QUICK_SCRATCH, .meta_files = 500,
+                                         .progress = progress, .progress_userdata = progress_userdata };
         struct probe_report pr;
         struct probe_failure f;
         _cleanup_free_ char *text = NULL;

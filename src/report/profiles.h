@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "report/costmodel.h"
+#include "util/progress.h"
 
 /* The profile file of a device's name (device/names.h: a kind is costed
  * as its reference, an alias such as "hdd" or a profile's stem is looked
@@ -36,4 +37,5 @@ enum report_local report_local_profile(const char *dir, bool may_probe, char *pa
 /* A quick probe of dir (about 3 s), saved at save_path (NULL: nowhere;
  * the directory is made), as this machine's profile.  *ret_what: what
  * failed, for the message. */
-int report_probe_profile(const char *dir, const char *save_path, struct cost_profile *ret, const char **ret_what);
+int report_probe_profile(const char *dir, const char *save_path, progress_fn *progress, void *progress_userdata,
+                         struct cost_profile *ret, const char **ret_what);

@@ -135,8 +135,11 @@ grep -q probing "$TMP/err" && fail "probed again although the profile was cached
 # a profile cached for another device that had these numbers: probed again
 id=$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["device_id"])' "$cached")
 "$PY" -c 'import json, sys; p = json.load(open(sys.argv[1])); p["device_id"] = "size=1"; json.dump(p, open(sys.argv[1], "w"))' "$cached"
-"$READSET" report "$TMP/r.readset" > /dev/null 2>"$TMP/err" || { cat "$TMP/err"; fail "report with a stale profile"; }
-grep -q "measured on another device.*probing this one" "$TMP/err" || { cat "$TMP/err"; fail "a stale profile was used"; }
+# (standard error a terminal: the probe's progress line drawn there, as probe's own)
+"$PY" "$SRCDIR/tests/e2e/ptyrun.py" "$TMP/err" "$READSET" report "$TMP/r.readset" > /dev/null ||
+        { cat -v "$TMP/err"; fail "report with a stale profile"; }
+grep -q "measured on another device.*probing this one" "$TMP/err" || { cat -v "$TMP/err"; fail "a stale profile was used"; }
+"$PY" "$SRCDIR/tests/e2e/ptyrun.py" --check "$TMP/err" probe || fail "report's probe drew no progress line on a terminal"
 [ "$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["device_id"])' "$cached")" = "$id" ] ||
         fail "the stale profile was not replaced"
 
