@@ -62,8 +62,10 @@ static void pack_help(void)
                "  -o, --output IMG      the image (written aside, then renamed into place)\n"
                "      --order           print the sort file and stop\n"
                "      --portable        write only the portable read set, to -o OUT\n"
-               "  -j, --json            what was made as JSON on stdout (image, bytes, files,\n"
-               "                        read_set)\n"
+               "  -j, --json            what was made as JSON on stdout (output, bytes,\n"
+               "                        files, image_read_set)\n"
+               "  -q, --quiet           no progress and no notes on stderr (errors and\n"
+               "                        warnings still)\n"
                "      --allow-untrusted as root, read a read set others can change\n"
                "  -h, --help            show this help\n");
 }
@@ -80,13 +82,14 @@ static void say_counts(const struct portable_counts *c)
 
 /* The options of readset pack, as getopt reads them (main.c lists them for
  * completion and the tests). */
-const char pack_short_options[] = "+i:c:b:o:jh";
+const char pack_short_options[] = "+i:c:b:o:jqh";
 const struct option pack_long_options[] = {
         { "image", required_argument, NULL, 'i' },
         { "compress", required_argument, NULL, 'c' },
         { "block-size", required_argument, NULL, 'b' },
         { "output", required_argument, NULL, 'o' },
         { "json", no_argument, NULL, 'j' },
+        { "quiet", no_argument, NULL, 'q' },
         { "order", no_argument, NULL, OPT_ORDER },
         { "portable", no_argument, NULL, OPT_PORTABLE },
         TRUST_LONG_OPTION,
@@ -124,6 +127,7 @@ static int parse_args(int argc, char **argv, struct pack_args *a)
                         break;
                 case 'o': a->out = optarg; break;
                 case 'j': a->json = true; break;
+                case 'q': log_set_quiet(true); break;
                 case OPT_ORDER: a->order = true; break;
                 case OPT_PORTABLE: a->portable = true; break;
                 case CMD_OPT_ALLOW_UNTRUSTED: trust_allow_untrusted(); break;
@@ -214,20 +218,21 @@ static void print_json(const struct pack_args *a, const char *root, const struct
         json_begin(&j, stdout, true);
         json_object_open(&j, NULL);
         json_string(&j, "root", root);
+        json_string(&j, "read_set", a->rs_arg);
+        json_string(&j, "output", a->out);
         if (m) {
-                json_string(&j, "image", a->out);
+                json_string(&j, "image_read_set", m->side);
                 json_string(&j, "image_type", a->image == PACK_EROFS ? "erofs" : "squashfs");
                 json_string(&j, "compress", pack_compress_name((enum pack_compress)a->compress));
                 json_u64(&j, "bytes", m->have_size ? m->size : 0);
                 json_u64(&j, "files_ordered", m->ordered);
                 json_bool(&j, "replays_image", !m->files_only);
         }
-        json_string(&j, "read_set", m ? m->side : a->out);
         json_u64(&j, "files", p->n_files);
         json_u64(&j, "files_outside", c->outside);
         json_u64(&j, "files_unusable", c->unusable);
         json_u64(&j, "files_only_read_ahead", c->not_read);
-        json_u64(&j, "unresolved_files", c->not_files);
+        json_u64(&j, "files_metadata_or_unresolved", c->not_files);
         json_object_close(&j);
         json_end(&j);
 }

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <fts.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 #include <errno.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "fs/checksum.h"
 #include "pack/squashfs.h"
 #include "util/child.h"
+#include "util/mounts.h"
 #include "util/util.h"
 #include "util/banned.h"
 
@@ -92,22 +94,30 @@ static void tell(struct watch *w, const char *step, enum progress_unit unit, uin
 }
 
 /* The regular files' bytes under the tree, as the tools read it: across
- * mounts, symbolic links not followed.  (A file linked twice is counted
- * twice, read once: the line then ends short of its total.) */
+ * mounts, symbolic links not followed, but not into a pseudo filesystem
+ * (a /proc below the tree: /proc/kcore's size is not data).  (A file
+ * linked twice is counted twice, read once: the line then ends short of
+ * its total.)  The tool walks the same tree next, warm. */
 static void tree_bytes(struct watch *w)
 {
         char *argv[2] = { (char *)w->b->tree, NULL };
         FTS *fts = fts_open(argv, FTS_PHYSICAL | FTS_NOCHDIR, NULL);
         FTSENT *e;
+        struct statfs sf;
 
         if (!fts)
                 return;
-        while ((e = fts_read(fts)))
-                if (e->fts_info == FTS_F && S_ISREG(e->fts_statp->st_mode)) {
+        while ((e = fts_read(fts))) {
+                if (e->fts_info == FTS_D && e->fts_level > 0 && e->fts_parent->fts_statp &&
+                    e->fts_statp->st_dev != e->fts_parent->fts_statp->st_dev &&
+                    (statfs(e->fts_accpath, &sf) < 0 || mounts_is_pseudo((long)sf.f_type, e->fts_statp->st_dev)))
+                        (void)fts_set(fts, e, FTS_SKIP);
+                else if (e->fts_info == FTS_F && S_ISREG(e->fts_statp->st_mode)) {
                         w->total += (uint64_t)e->fts_statp->st_size;
                         if (++w->files % 256 == 0 && now_ns() - w->last_ns >= 50000000)
                                 tell(w, "looking through the tree", PROGRESS_FILES, w->files, 0);
                 }
+        }
         fts_close(fts);
 }
 

@@ -37,10 +37,8 @@ cp "$RS" "$S/plan.readset"
 printf '1 %s replay+record 2000000 4000000 4000000 934 0 3 2 replayed\n' "$(date +%s)" > "$S/history"
 verb_json boot-status "$READSET" boot status --json --state "$S"
 FIX=${SRCDIR:?}/tests/fixtures
-verb_json build "$READSET" build --json --no-walk -p "$FIX/small.paths" -o "$TMP/b.readset" "$FIX/small.trace"
-if "$READSET" --list-options | grep -q "^pack .* --json "; then
-        verb_json pack "$READSET" pack --json --portable -o "$TMP/p.readset" "$TMP/data" "$RS"
-fi
+verb_json build "$READSET" build --json --no-walk --paths "$FIX/small.paths" -o "$TMP/b.readset" "$FIX/small.trace"
+verb_json pack "$READSET" pack --json --portable -o "$TMP/p.readset" "$TMP/data" "$RS"
 
 "$PY" - "$SRCDIR" "$J" <<'PYEOF' || FAILED=1
 import glob, json, os, re, sys

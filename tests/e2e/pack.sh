@@ -83,12 +83,17 @@ tr -d '\r' < "$TMP/pack.err" | cmp -s - "$TMP/pack.err" || fail "a progress line
 "$PY" "$SRCDIR/tests/e2e/ptyrun.py" "$TMP/tty" "$READSET" pack --image squashfs --compress gzip -o "$TMP/tty.img" \
         "$T" "$TMP/t.readset" || fail "pack on a terminal: $(cat -v "$TMP/tty")"
 "$PY" "$SRCDIR/tests/e2e/ptyrun.py" --check "$TMP/tty" pack || fail "no progress line on a terminal"
+"$PY" "$SRCDIR/tests/e2e/ptyrun.py" "$TMP/tty-q" "$READSET" pack -q --image squashfs --compress gzip -o "$TMP/tty-q.img" \
+        "$T" "$TMP/t.readset" || fail "pack -q on a terminal: $(cat -v "$TMP/tty-q")"
+[ -f "$TMP/tty-q.img" ] || fail "pack -q made no image"
+! grep -q "$(printf '\r')" "$TMP/tty-q" || fail "pack -q drew a progress line: $(cat -v "$TMP/tty-q")"
 "$READSET" pack --image squashfs --compress gzip -j -o "$TMP/again.img" "$T" "$TMP/t.readset" > "$TMP/again.json" \
         2>/dev/null || fail "pack again"
 cmp -s "$TMP/live.img" "$TMP/again.img" || fail "the same tree and read set packed twice differ"
 # --json: what was made, in the names other verbs use
 "$READSET" show --json "$TMP/again.img.readset" > "$TMP/again-show.json" || fail "show the image's read set"
-jcheck "$TMP/again.json" "pack --json" "d['image'] == '$TMP/again.img'" "d['read_set'] == '$TMP/again.img.readset'" \
+jcheck "$TMP/again.json" "pack --json" "d['output'] == '$TMP/again.img'" "d['image_read_set'] == '$TMP/again.img.readset'" \
+        "d['read_set'] == '$TMP/t.readset'" \
         "d['bytes'] == $(stat -c %s "$TMP/again.img")" "d['image_type'] == 'squashfs' and d['compress'] == 'gzip'" \
         "d['files'] == len(json.load(open('$TMP/again-show.json'))['files']) > 0" "d['files_ordered'] > 0"
 rc=0; "$READSET" pack --order -j "$T" "$TMP/t.readset" > /dev/null 2>&1 || rc=$?
@@ -234,7 +239,7 @@ jcheck "$TMP/re.json" "replay on the clamped image" 'd["image_verified"] and d["
 # --portable: the same read set, without an image
 "$READSET" pack --portable --json -o "$TMP/only.readset" "$T" "$TMP/t.readset" > "$TMP/only-made.json" 2>/dev/null ||
         fail "pack --portable"
-jcheck "$TMP/only-made.json" "pack --portable --json" "d['read_set'] == '$TMP/only.readset'" "'image' not in d" \
+jcheck "$TMP/only-made.json" "pack --portable --json" "d['output'] == '$TMP/only.readset'" "'image_read_set' not in d" \
         "d['files'] > 0"
 "$READSET" show --json "$TMP/only.readset" > "$TMP/only.json" || fail "show --portable's"
 "$PY" - "$TMP/only.json" "$TMP/p.json" <<'PYEOF' || fail "pack --portable"
