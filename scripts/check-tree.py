@@ -40,6 +40,7 @@ CMD_STATIC_OK = {
     ("src/cmd/layout.c", "print_json"): "JSON output",
     ("src/cmd/pack.c", "parse_args"): "option parsing",
     ("src/cmd/run.c", "run_parse"): "option parsing",
+    ("src/cmd/pack.c", "pack_help"): "help text",
     ("src/cmd/replay.c", "replay_help"): "help text",
     ("src/cmd/run.c", "run_help"): "help text",
     ("src/cmd/show.c", "print_json"): "JSON output",

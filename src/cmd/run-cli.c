@@ -24,10 +24,10 @@ int run_auto_prepare(const char *dir, char *const *cmd, char **ret)
 {
         char why[512];
         unsigned n;
-        int r = store_prepare(dir);
+        int r = store_prepare(dir, why, sizeof(why));
 
         if (r < 0) {
-                log_warning_errno(r, "cannot create '%s'; the command runs without readset", dir);
+                log_warning("cannot create '%s': %s; the command runs without readset", dir, why);
                 return r;
         }
         r = trust_check_dir(dir, why, sizeof(why));

@@ -14,49 +14,114 @@
 #include <zlib.h>
 
 #include "model/format.h"
+#include "util/trust.h"
 #include "util/util.h"
 #include "util/banned.h"
 
-/* Each missing directory of path made, from the top: only below a directory
- * the caller owns (root making ~/.cache in a user's home would leave it
- * root's, and the user's programs without a cache). */
-static int make_parents(char *path)
+/* Whether uid may own the directory a store is made below: the caller, or
+ * the user who invoked readset through sudo (whose ~/.cache it is). */
+static bool may_make_below(uid_t uid)
 {
-        char *slash = strrchr(path, '/');
-        struct stat st;
-        int r;
-
-        if (!slash || slash == path)
-                return -ENOENT;
-        *slash = 0;
-        if (stat(path, &st) == 0)
-                r = !S_ISDIR(st.st_mode) ? -ENOTDIR : st.st_uid != geteuid() ? -ENOENT : 0;
-        else
-                r = errno == ENOENT ? make_parents(path) : -errno;
-        if (r == 0 && mkdir(path, 0755) < 0 && errno != EEXIST)
-                r = -errno;
-        *slash = '/';
-        return r;
+        return uid == geteuid() || (geteuid() == 0 && uid == invoking_uid());
 }
 
-int store_prepare(const char *dir)
+/* The missing directories of dir made one by one below the descriptor of
+ * the nearest one there (at, checked), not through any link: each new one
+ * owned as that one is (a user's ~/.cache made under sudo stays theirs). */
+static int make_below(int at, const struct stat *top, const char *rest)
 {
-        _cleanup_free_ char *copy = NULL;
+        _cleanup_close_ int fd = dup(at);
+        char name[NAME_MAX + 1];
+
+        if (fd < 0)
+                return -errno;
+        while (*rest) {
+                size_t n = strcspn(rest, "/");
+                int next;
+
+                if (n > NAME_MAX)
+                        return -ENAMETOOLONG;
+                memcpy(name, rest, n);
+                name[n] = 0;
+                rest += n + strspn(rest + n, "/");
+                if (n == 0 || strcmp(name, ".") == 0)
+                        continue;
+                if (strcmp(name, "..") == 0)
+                        return -EINVAL;
+                if (mkdirat(fd, name, 0755) < 0 && errno != EEXIST)
+                        return -errno;
+                next = openat(fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (next < 0)
+                        return -errno;
+                if (top->st_uid != geteuid() && fchownat(fd, name, top->st_uid, top->st_gid, AT_SYMLINK_NOFOLLOW) < 0) {
+                        int e = -errno;
+                        close(next);
+                        return e;
+                }
+                close(fd);
+                fd = next;
+        }
+        return 0;
+}
+
+int store_prepare(const char *dir, char *why, size_t why_len)
+{
+        _cleanup_free_ char *top = strdup(dir);
+        _cleanup_close_ int fd = -1;
+        struct stat st;
+        char *cut = NULL;
         int r;
 
-        if (mkdir(dir, 0755) == 0 || errno == EEXIST)
-                return 0;
-        if (errno != ENOENT)
-                return -errno;
-        copy = strdup(dir);
-        if (!copy)
+        if (!top)
                 return -ENOMEM;
-        while (strlen(copy) > 1 && copy[strlen(copy) - 1] == '/')
-                copy[strlen(copy) - 1] = 0;
-        r = make_parents(copy);
+        snprintf(why, why_len, "%s", strerror(ENOENT));
+        /* the nearest directory there: dir itself, or one above it */
+        for (;;) {
+                if (stat(top, &st) == 0)
+                        break;
+                if (errno != ENOENT)
+                        return -errno;
+                cut = strrchr(top, '/');
+                while (cut && cut > top && cut[-1] == '/')
+                        cut--;
+                if (!cut) {     /* a relative path whose first name is missing: below "." */
+                        free(top);
+                        top = strdup(".");
+                        if (!top)
+                                return -ENOMEM;
+                        if (stat(top, &st) < 0)
+                                return -errno;
+                        break;
+                }
+                *cut = 0;
+                if (cut == top) {       /* below "/" */
+                        free(top);
+                        top = strdup("/");
+                        if (!top)
+                                return -ENOMEM;
+                }
+        }
+        if (!S_ISDIR(st.st_mode)) {
+                snprintf(why, why_len, "'%s' is not a directory", top);
+                return -ENOTDIR;
+        }
+        if (strcmp(top, dir) == 0)
+                return 0;       /* there already: the caller's checks judge it */
+        if (!may_make_below(st.st_uid)) {
+                snprintf(why, why_len, "'%s' is not yours (owned by uid %u): nothing is made in it", top,
+                         (unsigned)st.st_uid);
+                return -EPERM;
+        }
+        r = trust_check_dir(top, why, why_len);
         if (r < 0)
                 return r;
-        return mkdir(dir, 0755) < 0 && errno != EEXIST ? -errno : 0;
+        fd = open(top, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0 || fstat(fd, &st) < 0 || !may_make_below(st.st_uid))
+                return fd < 0 ? -errno : -EPERM;
+        r = make_below(fd, &st, dir + (strcmp(top, ".") == 0 ? 0 : strlen(top)));
+        if (r < 0)
+                snprintf(why, why_len, "%s", strerror(-r));
+        return r;
 }
 
 int store_path(const char *dir, char *const *cmd, char **ret)

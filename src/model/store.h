@@ -10,10 +10,14 @@
 
 #include "model/compare.h"
 
-/* The directory made if need be (0755), and its missing parents where the
- * nearest one there is the caller's own (-ENOENT where it is another's);
- * -errno. */
-int store_prepare(const char *dir);
+/* The directory made if need be (0755), and its missing parents, one by
+ * one through no symbolic link, below the nearest directory there, which
+ * must be the caller's own (or, as root under sudo, the invoking user's:
+ * what is made is then theirs) and pass trust_check_dir() (util/trust.h):
+ * nothing is made below another user's or a directory others could change.
+ * 0, or -errno with why (why_len bytes) saying what is wrong (-EPERM: an
+ * owner; -ENOTDIR: a file in the way). */
+int store_prepare(const char *dir, char *why, size_t why_len);
 /* The read set's path in dir for the command cmd run from the current
  * directory; -ENOMEM. */
 int store_path(const char *dir, char *const *cmd, char **ret);

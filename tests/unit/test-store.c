@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -35,42 +36,76 @@ static void touch(const char *path)
 
 static void test_prepare(void)
 {
-        char d[128], deep[160], theirs[128], below[160], file[160];
+        char d[128], p[200], q[200], why[512];
         struct stat st;
+        int cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 
         snprintf(d, sizeof(d), "%s/store", dir);
-        snprintf(deep, sizeof(deep), "%s/no/store/", dir);
-        snprintf(file, sizeof(file), "%s/store/f/store", dir);
-        CHECK_EQ(store_prepare(d), 0);
-        CHECK_EQ(stat(d, &st), 0);
-        CHECK(S_ISDIR(st.st_mode));
-        CHECK_EQ(store_prepare(d), 0);
-        /* missing parents below the caller's own directory: made */
-        CHECK_EQ(store_prepare(deep), 0);
-        CHECK_EQ(stat(deep, &st), 0);
-        CHECK(S_ISDIR(st.st_mode) && st.st_uid == geteuid());
-        /* a file where a parent would be */
-        snprintf(theirs, sizeof(theirs), "%s/store/f", dir);
-        CHECK(close(open(theirs, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) == 0);
-        CHECK_EQ(store_prepare(file), -ENOTDIR);
-        unlink(theirs);
-        /* below another user's directory: not made (as root only: it takes
-         * root to give a directory away) */
+        CHECK_EQ(store_prepare(d, why, sizeof(why)), 0);
+        CHECK(stat(d, &st) == 0 && S_ISDIR(st.st_mode));
+        CHECK_EQ(store_prepare(d, why, sizeof(why)), 0);        /* there already */
+        /* missing parents below the caller's own directory: made (a
+         * trailing slash and a doubled one too) */
+        snprintf(p, sizeof(p), "%s/no//store/", dir);
+        CHECK_EQ(store_prepare(p, why, sizeof(why)), 0);
+        CHECK(stat(p, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid());
+        /* relative, its first name missing: below the working directory */
+        CHECK(cwd >= 0 && chdir(dir) == 0);
+        CHECK_EQ(store_prepare("rel/store", why, sizeof(why)), 0);
+        CHECK(stat("rel/store", &st) == 0 && S_ISDIR(st.st_mode));
+        CHECK(cwd >= 0 && fchdir(cwd) == 0);
+        /* a file in the way */
+        snprintf(p, sizeof(p), "%s/f", d);
+        touch(p);
+        snprintf(q, sizeof(q), "%s/f/x/store", d);
+        CHECK_EQ(store_prepare(q, why, sizeof(why)), -ENOTDIR);
+        unlink(p);
         if (geteuid() == 0) {
-                snprintf(theirs, sizeof(theirs), "%s/theirs", dir);
-                snprintf(below, sizeof(below), "%s/theirs/.cache/store", dir);
-                CHECK_EQ(mkdir(theirs, 0755), 0);
-                CHECK_EQ(chown(theirs, 65534, 65534), 0);
-                CHECK_EQ(store_prepare(below), -ENOENT);
-                snprintf(below, sizeof(below), "%s/theirs/.cache", dir);
-                CHECK(stat(below, &st) < 0 && errno == ENOENT);
-                rmdir(theirs);
+                /* below another user's directory: nothing made, not even
+                 * the last one */
+                snprintf(p, sizeof(p), "%s/theirs", dir);
+                CHECK_EQ(mkdir(p, 0755), 0);
+                CHECK_EQ(chown(p, 65534, 65534), 0);
+                snprintf(q, sizeof(q), "%s/theirs/store", dir);
+                CHECK_EQ(store_prepare(q, why, sizeof(why)), -EPERM);
+                CHECK(strstr(why, "not yours") != NULL);
+                CHECK(!exists(q));
+                snprintf(q, sizeof(q), "%s/theirs/.cache/store", dir);
+                CHECK_EQ(store_prepare(q, why, sizeof(why)), -EPERM);
+                snprintf(q, sizeof(q), "%s/theirs/.cache", dir);
+                CHECK(!exists(q));
+                /* unless they invoked readset through sudo: theirs then */
+                CHECK_EQ(setenv("SUDO_UID", "65534", 1), 0);
+                snprintf(q, sizeof(q), "%s/theirs/.cache/store", dir);
+                CHECK_EQ(store_prepare(q, why, sizeof(why)), 0);
+                CHECK(stat(q, &st) == 0 && st.st_uid == 65534);
+                snprintf(q, sizeof(q), "%s/theirs/.cache", dir);
+                CHECK(stat(q, &st) == 0 && st.st_uid == 65534);
+                CHECK_EQ(unsetenv("SUDO_UID"), 0);
+                /* a symbolic link of theirs on the way (to a directory of
+                 * root's): refused, nothing made where it leads */
+                snprintf(p, sizeof(p), "%s/link", dir);
+                CHECK_EQ(symlink(d, p), 0);
+                CHECK_EQ(lchown(p, 65534, 65534), 0);
+                snprintf(q, sizeof(q), "%s/link/a/store", dir);
+                CHECK_EQ(store_prepare(q, why, sizeof(why)), -EPERM);
+                snprintf(q, sizeof(q), "%s/a", d);
+                CHECK(!exists(q));
+                unlink(p);
+                snprintf(q, sizeof(q), "%s/theirs/.cache/store", dir);
+                rmdir(q);
+                snprintf(q, sizeof(q), "%s/theirs/.cache", dir);
+                rmdir(q);
+                snprintf(p, sizeof(p), "%s/theirs", dir);
+                rmdir(p);
         }
-        snprintf(below, sizeof(below), "%s/no/store", dir);
-        rmdir(below);
-        snprintf(below, sizeof(below), "%s/no", dir);
-        rmdir(below);
-        rmdir(d);
+        for (const char *const *r = (const char *const[]){ "rel/store", "rel", "no/store", "no", "store", NULL }; *r;
+             r++) {
+                snprintf(p, sizeof(p), "%s/%s", dir, *r);
+                CHECK_EQ(rmdir(p), 0);
+        }
+        if (cwd >= 0)
+                close(cwd);
 }
 
 /* One name per command line and working directory, of characters that
