@@ -32,8 +32,11 @@ int say_cannot_read(const char *path, int r, const char *why)
  * or "--name=value"); optopt is 0 when no option has that name (or
  * several start so), else the val of the one named.  A short option
  * refused inside a group ("-xv") leaves optind on its word: the word
- * before may then be a long option, or a value starting "--", but never
- * with optopt 0 or naming an option of val optopt. */
+ * before may then be a long option, or a value starting "--", even one
+ * whose val is optopt (a long-only option's val may be a letter the verb
+ * has not).  So a long option named is the one refused only where it
+ * could be: "--name=value" of one taking none, or "--name" needing a
+ * value as the last word. */
 int cmd_option_error(const char *verb, int argc, char **argv, const char *short_options,
                      const struct option *long_options)
 {
@@ -72,7 +75,8 @@ int cmd_option_error(const char *verb, int argc, char **argv, const char *short_
                 if (n == 1 && optopt == hit->val) {
                         if (name[len] == '=' && hit->has_arg == no_argument)
                                 return log_usage(verb, "option '--%s' takes no value", hit->name);
-                        return log_usage(verb, "option '--%s' needs a value", hit->name);
+                        if (name[len] != '=' && hit->has_arg == required_argument && optind == argc)
+                                return log_usage(verb, "option '--%s' needs a value", hit->name);
                 }
         }
         s = optopt > 0 && optopt != ':' && optopt != '+' ? strchr(short_options, optopt) : NULL;

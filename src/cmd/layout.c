@@ -109,7 +109,9 @@ static int choose_profile(const char *arg_profile, const char *mnt, const char *
 
         if (arg_profile) {
                 if ((e = report_profile_path(arg_profile, path, sizeof(path))) < 0)
-                        return log_errno(e, "cannot find the profile '%s'", arg_profile);
+                        return log_errno(e, "cannot find the profile '%s'%s", arg_profile,
+                                         e == -ENOENT ? " (a reference profile: not installed in " READSET_PROFILEDIR ")" :
+                                                        "");
                 e = report_profile_load(path, arg_profile, &cp, why, sizeof(why));
                 if (e == -EPERM && why[0])
                         return say_cannot_read(path, e, why);

@@ -81,7 +81,10 @@ size_t progress_format(char *buf, size_t size, unsigned width, const char *what,
                 put_duration(b, sizeof(b), r->total - done, true, true);
                 snprintf(left, sizeof(left), ", %s left", b);
         } else if (r->total && per_s > 0) {
-                put_duration(b, sizeof(b), (uint64_t)((double)(r->total - done) / per_s * 1e6), false, true);
+                /* (a crawl's estimate held under 100 days: the cast of a
+                 * larger double is undefined) */
+                double us = (double)(r->total - done) / per_s * 1e6;
+                put_duration(b, sizeof(b), us < 8.64e12 ? (uint64_t)us : (uint64_t)8.64e12, false, true);
                 snprintf(left, sizeof(left), ", %s left", b);
         }
         if (r->files_total && r->unit != PROGRESS_FILES)

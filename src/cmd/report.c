@@ -125,7 +125,8 @@ int cmd_report(int argc, char **argv)
 
         /* the reference first: a bad option fails before any work */
         if ((e = report_profile_path(arg_device, path, sizeof(path))) < 0)
-                return log_errno(e, "cannot find the profile '%s'", arg_device);
+                return log_errno(e, "cannot find the profile '%s'%s", arg_device,
+                                 e == -ENOENT ? " (a reference profile: not installed in " READSET_PROFILEDIR ")" : "");
         e = report_profile_load(path, arg_device, &cols[1].profile, why, sizeof(why));
         if (e == -EPERM && why[0])
                 return say_cannot_read(path, e, why);
@@ -143,7 +144,9 @@ int cmd_report(int argc, char **argv)
                 return CMD_FAILED;
         if (arg_profile) {
                 if ((e = report_profile_path(arg_profile, path, sizeof(path))) < 0)
-                        return log_errno(e, "cannot find the profile '%s'", arg_profile);
+                        return log_errno(e, "cannot find the profile '%s'%s", arg_profile,
+                                         e == -ENOENT ? " (a reference profile: not installed in " READSET_PROFILEDIR ")" :
+                                                        "");
                 e = report_profile_load(path, "this machine", &cols[0].profile, why, sizeof(why));
                 if (e == -EPERM && why[0])
                         return say_cannot_read(path, e, why);

@@ -223,6 +223,13 @@ int device_name_profile(const struct device_name *n, struct device_profile *ret,
                         device_profile_solid(ret);
                 return 0;
         case DEVICE_NAME_REFERENCE:
+                if (!n->path[0]) {      /* not installed: planned as its kind */
+                        if (n->rotational)
+                                device_profile_rotational(ret);
+                        else
+                                device_profile_solid(ret);
+                        return 0;
+                }
                 r = load_probe(n->path, NULL, ret, why, why_len);
                 ret->measured = false;          /* a datasheet's, not this machine's */
                 return r;

@@ -112,11 +112,11 @@ int device_name_parse(const char *arg, struct device_name *ret)
                         continue;
                 ret->type = names[i].type;
                 ret->rotational = names[i].rotational;
-                if (find_profile(names[i].file, ret->path, sizeof(ret->path)) == 0)
-                        return 0;
-                ret->path[0] = 0;
-                /* a kind plans without its reference profile */
-                return names[i].type == DEVICE_NAME_KIND ? 0 : -ENOENT;
+                /* (not installed: path "", the name still known; the
+                 * planner needs only the kind, the cost model the file) */
+                if (find_profile(names[i].file, ret->path, sizeof(ret->path)) < 0)
+                        ret->path[0] = 0;
+                return 0;
         }
         if (strchr(arg, '/') || (len >= 5 && strcmp(arg + len - 5, ".json") == 0))
                 return as_given(arg, ret);

@@ -22,14 +22,15 @@ struct device_name {
         enum device_name_type type;
         bool rotational;          /* DEVICE_NAME_KIND: which */
         char path[PATH_MAX];      /* the profile's file (a kind's: the reference it is costed
-                                   * as, "" when that is not installed) */
+                                   * as); "" for a name of the table whose profile is not
+                                   * installed */
 };
 
 /* arg resolved: a name of the table (its reference profile looked up in
  * $READSET_PROFILE_DIR, the installed directory and, run from a build
- * tree, the sources' profiles/), a path as given (a '/' in it, or ending
- * in ".json"), the stem of another profile found there, else a file of
- * that name.  -ENOENT: none of them (nor the table's profile installed);
+ * tree, the sources' profiles/; path "" where it is not installed), a
+ * path as given (a '/' in it, or ending in ".json"), the stem of another
+ * profile found there, else a file of that name.  -ENOENT: none of them;
  * -ENAMETOOLONG. */
 int device_name_parse(const char *arg, struct device_name *ret);
 /* The table's names, for --help and for the message refusing one:

@@ -73,6 +73,14 @@ for v in $verbs build; do
                 usage_error "$v" "option '$o' needs a value"
         fi
 done
+# a letter refused in a group after a long option whose val is that letter
+# (replay's --max-bytes is 'B' inside, -B is no option of replay's)
+rc=0; "$READSET" replay --max-bytes=1M -Bv x 2>"$TMP/e" || rc=$?
+[ "$rc" = 2 ] || fail "replay --max-bytes=1M -Bv: exit $rc"
+usage_error replay "unknown option '-B'"
+rc=0; "$READSET" replay --quiet=x -q x 2>"$TMP/e" || rc=$?
+[ "$rc" = 2 ] || fail "replay --quiet=x: exit $rc"
+usage_error replay "option '--quiet' takes no value"
 rc=0; "$READSET" frobnicate 2>"$TMP/e" || rc=$?
 [ "$rc" = 2 ] && grep -q "unknown verb 'frobnicate'" "$TMP/e" || fail "unknown verb"
 rc=0; "$READSET" --bogus 2>"$TMP/e" || rc=$?

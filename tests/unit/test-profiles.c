@@ -106,6 +106,16 @@ static void test_device_names(const char *profiles)
         CHECK_EQ(device_name_parse("", &n), -ENOENT);
         CHECK_EQ(device_name_parse("my.json", &n), 0);
         CHECK(n.type == DEVICE_NAME_FILE && strcmp(n.path, "my.json") == 0);
+        /* a name of the table whose profile is not installed: still a name
+         * (planned as its kind), only the cost model lacks its file */
+        setenv("READSET_PROFILE_DIR", "/nonexistent", 1);
+        if (access(READSET_PROFILEDIR "/hdd-7200.json", F_OK) < 0 && device_name_parse("hdd", &n) == 0) {
+                CHECK(n.type == DEVICE_NAME_REFERENCE && n.rotational && !n.path[0]);
+                CHECK_EQ(device_name_profile(&n, &d, why, sizeof(why)), 0);
+                CHECK(d.rotational);
+                CHECK_EQ(report_profile_path("hdd", buf, sizeof(buf)), -ENOENT);
+        } else
+                CHECK(access(READSET_PROFILEDIR "/hdd-7200.json", F_OK) == 0);   /* installed: nothing to check */
         unsetenv("READSET_PROFILE_DIR");
 }
 
