@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "device/names.h"
+#include "pack/image.h"
 #include "record/tracer.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -93,7 +95,7 @@ static void list_options(void)
 
 /* What completes an option's value, by the option's long name (verb NULL:
  * in any verb): a file name unless this table says otherwise. */
-enum value_kind { VALUE_FILE, VALUE_DIR, VALUE_NONE, VALUE_WORDS, VALUE_METHOD };
+enum value_kind { VALUE_FILE, VALUE_DIR, VALUE_NONE, VALUE_WORDS, VALUE_METHOD, VALUE_DEVICE, VALUE_PACK_COMPRESS };
 static const struct {
         const char *verb, *option;
         enum value_kind kind;
@@ -101,7 +103,8 @@ static const struct {
 } option_values[] = {
         { NULL, "method", VALUE_METHOD, NULL },
         { "pack", "image", VALUE_WORDS, "squashfs erofs" },
-        { "pack", "compress", VALUE_WORDS, "zstd xz lz4 gzip" },
+        { "pack", "compress", VALUE_PACK_COMPRESS, NULL },
+        { NULL, "device", VALUE_DEVICE, NULL }, { NULL, "profile", VALUE_DEVICE, NULL },
         { "layout", "compress", VALUE_WORDS, "zstd lzo zlib" },
         { "layout", "move", VALUE_WORDS, "auto files ranges" },
         { "layout", "io-priority", VALUE_WORDS, "idle best-effort" },
@@ -146,6 +149,23 @@ static void complete_value(const struct verb *v, const struct option *o)
                         printf("%s%s", m ? " " : "", engine_method_name((enum engine_method)m));
                 printf("\" -- \"$cur\"))");
                 break;
+        case VALUE_PACK_COMPRESS:
+                printf("COMPREPLY=($(compgen -W \"");
+                for (int c = 0; c < _PACK_COMPRESS_MAX; c++)
+                        printf("%s%s", c ? " " : "", pack_compress_name((enum pack_compress)c));
+                printf("\" -- \"$cur\"))");
+                break;
+        case VALUE_DEVICE: {
+                /* the table's names and aliases (device/names.h), or a profile file */
+                char list[512], *save = NULL;
+                const char *sep = "";
+                printf("COMPREPLY=($(compgen -W \"");
+                device_names_list(list, sizeof(list));
+                for (char *t = strtok_r(list, " ,()", &save); t; t = strtok_r(NULL, " ,()", &save), sep = " ")
+                        printf("%s%s", sep, t);
+                printf("\" -- \"$cur\") $(compgen -f -- \"$cur\"))");
+                break;
+        }
         }
         printf("; return ;;\n");
 }

@@ -86,6 +86,15 @@ for v in $verbs; do
         done
 done
 
+# a device's value: every name of the one table (device/names.h), in every
+# verb that takes one
+for vo in "replay --device" "run --device" "report --device" "report --profile" "layout --profile"; do
+        words=$(offered readset $vo "")
+        for n in rotational solid hdd hdd-7200 usb sd nvme share share-2ms; do
+                echo "$words" | grep -qx -- "$n" || check_fail "readset $vo <TAB>: '$n' not offered"
+        done
+done
+
 # boot <TAB>: its subcommands, each a real one; after one, none again
 subs=$(offered readset boot "")
 [ -n "$subs" ] || check_fail "readset boot <TAB>: nothing offered"
