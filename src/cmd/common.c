@@ -180,38 +180,40 @@ const char *cmd_fit(const char *s, size_t used, char *buf, size_t size)
         return printable_elided(s, used + 20 < CMD_COLUMNS ? CMD_COLUMNS - used : 20, buf, size);
 }
 
-void cmd_printf_wrapped(const char *indent, const char *fmt, ...)
+/* fmt's text broken between words: the first line width columns, the
+ * others indent and width less it; on stdout, or said with log_info(). */
+static void __attribute__((format(printf, 4, 0)))
+put_wrapped(bool info, size_t width, const char *indent, const char *fmt, va_list ap)
 {
         _cleanup_free_ char *s = NULL;
-        const char *p, *next;
+        const char *next;
+
+        if (vasprintf(&s, fmt, ap) < 0)
+                return;
+        for (const char *p = s; *p; p = next) {
+                size_t n = text_line_break(p, p == s ? width : width - strlen(indent), &next);
+
+                if (info)
+                        log_info("%s%.*s", p == s ? "" : indent, (int)n, p);
+                else
+                        printf("%s%.*s\n", p == s ? "" : indent, (int)n, p);
+        }
+}
+
+void cmd_printf_wrapped(const char *indent, const char *fmt, ...)
+{
         va_list ap;
-        int r;
 
         va_start(ap, fmt);
-        r = vasprintf(&s, fmt, ap);
+        put_wrapped(false, CMD_COLUMNS, indent, fmt, ap);
         va_end(ap);
-        if (r < 0)
-                return;
-        for (p = s; *p; p = next) {
-                size_t n = text_line_break(p, p == s ? CMD_COLUMNS : CMD_COLUMNS - strlen(indent), &next);
-                printf("%s%.*s\n", p == s ? "" : indent, (int)n, p);
-        }
 }
 
 void cmd_info_wrapped(const char *fmt, ...)
 {
-        _cleanup_free_ char *s = NULL;
-        const char *p, *next;
         va_list ap;
-        int r;
 
         va_start(ap, fmt);
-        r = vasprintf(&s, fmt, ap);
+        put_wrapped(true, CMD_LOG_COLUMNS, "  ", fmt, ap);
         va_end(ap);
-        if (r < 0)
-                return;
-        for (p = s; *p; p = next) {
-                size_t n = text_line_break(p, p == s ? CMD_LOG_COLUMNS : CMD_LOG_COLUMNS - 2, &next);
-                log_info("%s%.*s", p == s ? "" : "  ", (int)n, p);
-        }
 }
