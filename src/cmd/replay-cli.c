@@ -368,9 +368,10 @@ void print_replay_stats(const struct replay_result *res, const struct replay_arg
         if (res->paced)
                 say_paced(res);
         if (st->files_changed || st->files_missing || st->files_not_regular || st->files_error || st->files_refused) {
-                log_info("skipped %" PRIu64 " files (%s%s):", st->files_changed + st->files_missing +
-                         st->files_not_regular + st->files_error + st->files_refused,
-                         format_bytes(st->bytes_skipped, b3), a->verbose ? "" : "; -v names them");
+                uint64_t n = st->files_changed + st->files_missing + st->files_not_regular + st->files_error +
+                             st->files_refused;
+                log_info("skipped %" PRIu64 " file%s (%s%s):", n, n == 1 ? "" : "s", format_bytes(st->bytes_skipped, b3),
+                         a->verbose ? "" : "; -v names them");
                 log_info("  %" PRIu64 " changed%s, %" PRIu64 " missing, %" PRIu64 " unreadable", st->files_changed,
                          differ, st->files_missing, st->files_error);
                 log_info("  %" PRIu64 " no longer regular, %" PRIu64 " refused (pseudo-files, no identity)",
