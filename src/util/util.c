@@ -414,6 +414,20 @@ static bool in_invokers_dir(const char *path)
         return stat(dir, &st) == 0 && st.st_uid == invoking_uid();
 }
 
+/* The temporary file write_file_atomic() writes beside path, made (its
+ * name in *ret, the caller's to free): the descriptor, or -errno. */
+static int temp_beside(const char *path, char **ret)
+{
+        int fd;
+
+        if (asprintf(ret, "%s.tmp.XXXXXX", path) < 0) {
+                *ret = NULL;
+                return -ENOMEM;
+        }
+        fd = mkostemp(*ret, O_CLOEXEC);
+        return fd < 0 ? -errno : fd;
+}
+
 int write_file_atomic_check(const char *path)
 {
         _cleanup_free_ char *tmp = NULL;
@@ -422,13 +436,9 @@ int write_file_atomic_check(const char *path)
 
         if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
                 return -EISDIR;
-        if (asprintf(&tmp, "%s.tmp.XXXXXX", path) < 0) {
-                tmp = NULL;
-                return -ENOMEM;
-        }
-        fd = mkostemp(tmp, O_CLOEXEC);
+        fd = temp_beside(path, &tmp);
         if (fd < 0)
-                return -errno;
+                return fd;
         close(fd);
         (void)unlink(tmp);
         return 0;
@@ -440,13 +450,9 @@ int write_file_atomic(const char *path, mode_t mode, int (*write_fn)(FILE *f, vo
         FILE *f;
         int fd, e;
 
-        if (asprintf(&tmp, "%s.tmp.XXXXXX", path) < 0) {
-                tmp = NULL;
-                return -ENOMEM;
-        }
-        fd = mkostemp(tmp, O_CLOEXEC);
+        fd = temp_beside(path, &tmp);
         if (fd < 0)
-                return -errno;
+                return fd;
         f = fdopen(fd, "w");
         if (!f) {
                 e = -errno;

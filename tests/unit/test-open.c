@@ -26,17 +26,6 @@ static void path_in(char *buf, size_t size, const char *name)
         snprintf(buf, size, "%s/%s", dir, name);
 }
 
-static void make_file(const char *path, const char *text)
-{
-        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-        CHECK(fd >= 0);
-        if (fd >= 0) {
-                CHECK_EQ(write(fd, text, strlen(text)), (long long)strlen(text));
-                close(fd);
-        }
-}
-
 static struct rs_range one_range = { .offset = 0, .length = 4096, .flags = RS_RANGE_ACCESSED };
 
 /* f as a recording of path would have it now: a regular file with its
@@ -79,7 +68,7 @@ static void test_regular_opens(void)
         int fd, fl;
 
         path_in(p, sizeof(p), "regular");
-        make_file(p, "hello");
+        test_write_text(p, "hello");
         record(&f, p);
         fd = fs_open_recorded(&f, O_RDONLY, &why);
         CHECK(fd >= 0);
@@ -115,11 +104,11 @@ static void test_changed(void)
 
         path_in(p, sizeof(p), "changed");
         path_in(q, sizeof(q), "other");
-        make_file(p, "12345");
+        test_write_text(p, "12345");
         record(&f, p);
 
         /* a byte more */
-        make_file(p, "123456");
+        test_write_text(p, "123456");
         record(&f, p);
         f.size = 5;
         CHECK_EQ(try_open(&f, O_RDONLY, &why), -ESTALE);
@@ -134,7 +123,7 @@ static void test_changed(void)
         /* another inode of the same size and mtime renamed over it */
         record(&f, p);
         CHECK_EQ(stat(p, &st), 0);
-        make_file(q, "abcdef");
+        test_write_text(q, "abcdef");
         ts[0] = st.st_atim;
         ts[1] = st.st_mtim;
         CHECK_EQ(utimensat(AT_FDCWD, q, ts, 0), 0);
@@ -158,7 +147,7 @@ static void test_no_identity(void)
         enum fs_skip why;
 
         path_in(p, sizeof(p), "noidentity");
-        make_file(p, "x");
+        test_write_text(p, "x");
         record(&f, p);
         f.size = 0;
         f.mtime_ns = 0;
@@ -177,13 +166,13 @@ static void test_missing(void)
         enum fs_skip why;
 
         path_in(p, sizeof(p), "gone");
-        make_file(p, "x");
+        test_write_text(p, "x");
         record(&f, p);
         unlink(p);
         CHECK_EQ(try_open(&f, O_RDONLY, &why), -ENOENT);
         CHECK_EQ(why, FS_SKIP_MISSING);
         /* a file where a directory of the path was */
-        make_file(p, "x");
+        test_write_text(p, "x");
         snprintf(q, sizeof(q), "%s/below", p);
         f.path = q;
         CHECK_EQ(try_open(&f, O_RDONLY, &why), -ENOTDIR);
@@ -200,7 +189,7 @@ static void test_fifo(void)
         enum fs_skip why;
 
         path_in(p, sizeof(p), "fifo");
-        make_file(p, "x");
+        test_write_text(p, "x");
         record(&f, p);
         unlink(p);
         CHECK_EQ(mkfifo(p, 0644), 0);
@@ -219,7 +208,7 @@ static void test_socket(void)
         int s;
 
         path_in(sa.sun_path, sizeof(sa.sun_path), "socket");
-        make_file(sa.sun_path, "x");
+        test_write_text(sa.sun_path, "x");
         record(&f, sa.sun_path);
         unlink(sa.sun_path);
         s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -243,7 +232,7 @@ static void test_symlink(void)
 
         path_in(p, sizeof(p), "target");
         path_in(q, sizeof(q), "link");
-        make_file(p, "x");
+        test_write_text(p, "x");
         record(&f, p);
         CHECK_EQ(symlink(p, q), 0);
         f.path = q;
@@ -281,7 +270,7 @@ static void test_device(void)
                 return;
         }
         path_in(p, sizeof(p), "null");
-        make_file(p, "x");
+        test_write_text(p, "x");
         record(&f, p);
         unlink(p);
         CHECK_EQ(mknod(p, S_IFCHR | 0666, makedev(1, 3)), 0);
@@ -365,7 +354,7 @@ static void test_by_content(void)
                 return;
         }
         path_in(p, sizeof(p), "content");
-        make_file(p, "the bytes recorded");
+        test_write_text(p, "the bytes recorded");
         record(&f, p);
         CHECK_EQ(stat(p, &st), 0);
         /* kept to the second, device and inode another copy's */
@@ -379,7 +368,7 @@ static void test_by_content(void)
         CHECK_EQ(why, FS_SKIP_NONE);
 
         /* the same size and mtime, other bytes */
-        make_file(p, "the bytes RECORDED");
+        test_write_text(p, "the bytes RECORDED");
         ts[0] = st.st_atim;
         ts[1] = st.st_mtim;
         CHECK_EQ(utimensat(AT_FDCWD, p, ts, 0), 0);
@@ -411,7 +400,7 @@ static void test_by_content_no_symlink(void)
         CHECK_EQ(mkdir(d, 0755), 0);
         CHECK_EQ(symlink(d, p), 0);
         snprintf(q, sizeof(q), "%s/file", d);
-        make_file(q, "x");
+        test_write_text(q, "x");
         record(&f, q);
         f.flags = RS_FILE_BY_CONTENT;
         f.mtime_ns -= f.mtime_ns % 1000000000LL;

@@ -30,17 +30,10 @@ static void path_of(char *buf, size_t size, const char *name)
 
 static void make_file(const char *name, size_t size, char fill)
 {
-        char path[PATH_MAX], block[4096];
-        int fd;
+        char path[PATH_MAX];
 
         path_of(path, sizeof(path), name);
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        CHECK(fd >= 0);
-        memset(block, fill, sizeof(block));
-        for (size_t done = 0; fd >= 0 && done < size; done += sizeof(block))
-                CHECK(write(fd, block, MIN(size - done, sizeof(block))) > 0);
-        if (fd >= 0)
-                close(fd);
+        test_fill_file(path, size, fill);
 }
 
 static void set_mtime(const char *name, time_t s)

@@ -16,19 +16,6 @@
 
 static char dir[] = "/tmp/readset-test-pack.XXXXXX";
 
-static void make_file(const char *path, size_t size, char fill)
-{
-        char buf[4096];
-        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-        memset(buf, fill, sizeof(buf));
-        CHECK(fd >= 0);
-        for (size_t done = 0; fd >= 0 && done < size; done += sizeof(buf))
-                CHECK_EQ(write(fd, buf, MIN(sizeof(buf), size - done)), (long long)MIN(sizeof(buf), size - done));
-        if (fd >= 0)
-                close(fd);
-}
-
 /* path as a recording would name it now. */
 static struct rs_file *add_recorded(struct readset *rs, const char *path)
 {
@@ -63,10 +50,10 @@ static void test_make(void)
         snprintf(gone, sizeof(gone), "%s/tree/gone", dir);
         snprintf(page, sizeof(page), "%s/tree", dir);
         CHECK_EQ(mkdir(page, 0755), 0);
-        make_file(a, 3 * 4096, 'a');
-        make_file(b, 4096, 'b');
-        make_file(c, 4096, 'c');
-        make_file(gone, 4096, 'g');
+        test_fill_file(a, 3 * 4096, 'a');
+        test_fill_file(b, 4096, 'b');
+        test_fill_file(c, 4096, 'c');
+        test_fill_file(gone, 4096, 'g');
         rs->page_size = 4096;
         rs->rec_flags = RS_REC_COLD;
         /* a: read at its second page, read ahead at its third */

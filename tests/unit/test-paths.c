@@ -18,17 +18,6 @@
 
 static char dir[] = "/tmp/readset-test-paths.XXXXXX";
 
-static void write_text(const char *path, const char *text)
-{
-        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-        CHECK(fd >= 0);
-        if (fd >= 0) {
-                CHECK_EQ(write(fd, text, strlen(text)), (long long)strlen(text));
-                close(fd);
-        }
-}
-
 static void test_kdev(void)
 {
         CHECK_EQ(paths_kdev_to_dev(KDEV(8, 1)), makedev(8, 1));
@@ -87,7 +76,7 @@ static void test_list(void)
         CHECK_EQ(paths_open(&p, false), 0);
         if (!p)
                 return;
-        write_text(list, "# made by hand\n\n8:1 42 /a b/c\n259:3 7 /d\n");
+        test_write_text(list, "# made by hand\n\n8:1 42 /a b/c\n259:3 7 /d\n");
         CHECK_EQ(paths_learn_list(p, list, &line), 0);
         CHECK_EQ(paths_resolve(p, KDEV(8, 1), 42, &id), 0);
         CHECK(id.path && strcmp(id.path, "/a b/c") == 0);
@@ -95,13 +84,13 @@ static void test_list(void)
         CHECK(id.path && strcmp(id.path, "/d") == 0);
 
         /* which line is not one */
-        write_text(list, "8:1 42 /ok\nnot a line\n");
+        test_write_text(list, "8:1 42 /ok\nnot a line\n");
         CHECK_EQ(paths_learn_list(p, list, &line), -EBADMSG);
         CHECK_EQ(line, 2);
-        write_text(list, "\n\n8:1 42 relative\n");
+        test_write_text(list, "\n\n8:1 42 relative\n");
         CHECK_EQ(paths_learn_list(p, list, &line), -EBADMSG);
         CHECK_EQ(line, 3);
-        write_text(list, "8 42 /no-minor\n");
+        test_write_text(list, "8 42 /no-minor\n");
         CHECK_EQ(paths_learn_list(p, list, &line), -EBADMSG);
         CHECK_EQ(line, 1);
         unlink(list);

@@ -13,17 +13,6 @@
 #include "tests.h"
 #include "util/util.h"
 
-static void write_text(const char *path, const char *text)
-{
-        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-        CHECK(fd >= 0);
-        if (fd >= 0) {
-                CHECK_EQ(write(fd, text, strlen(text)), (long long)strlen(text));
-                close(fd);
-        }
-}
-
 static bool ends_with(const char *s, const char *end)
 {
         size_t n = strlen(s), k = strlen(end);
@@ -65,7 +54,7 @@ static void test_reference_names(const char *profiles)
                 return;
         }
         snprintf(own, sizeof(own), "%s/hdd-7200.json", dir);
-        write_text(own, "{}");
+        test_write_text(own, "{}");
         setenv("READSET_PROFILE_DIR", dir, 1);
         CHECK_EQ(report_profile_path("hdd", buf, sizeof(buf)), 0);
         CHECK(strcmp(buf, own) == 0);
@@ -155,14 +144,14 @@ static void test_load_refused(void)
         snprintf(bad, sizeof(bad), "%s/bad.json", dir);
         snprintf(empty, sizeof(empty), "%s/empty.json", dir);
         snprintf(tmpf, sizeof(tmpf), "%s/p.json", tdir);
-        write_text(bad, "{ \"latency_qd1_us\": ");
-        write_text(empty, "{ \"rotational\": true }");
+        test_write_text(bad, "{ \"latency_qd1_us\": ");
+        test_write_text(empty, "{ \"rotational\": true }");
         CHECK_EQ(report_profile_load(bad, "bad", &p, why, sizeof(why)), -EINVAL);
         CHECK_EQ(report_profile_load(empty, "empty", &p, why, sizeof(why)), -EINVAL);
         if (geteuid() == 0) {
                 unsetenv("SUDO_UID");
                 CHECK_EQ(chmod(tdir, 0777), 0);
-                write_text(tmpf, "{ \"latency_qd1_us\": 80, \"sequential_mbps\": 100 }");
+                test_write_text(tmpf, "{ \"latency_qd1_us\": 80, \"sequential_mbps\": 100 }");
                 why[0] = 0;
                 CHECK_EQ(report_profile_load(tmpf, "tmp", &p, why, sizeof(why)), -EPERM);
                 CHECK(why[0] != 0);

@@ -22,16 +22,6 @@ static int try_open(const char *path)
         return fd >= 0 ? 0 : fd;
 }
 
-static void write_small(const char *path)
-{
-        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        CHECK(fd >= 0);
-        if (fd >= 0) {
-                CHECK_EQ(write(fd, "{}\n", 3), 3);
-                close(fd);
-        }
-}
-
 int main(void)
 {
         char dir[] = "/var/lib/readset-test-trust.XXXXXX", tdir[] = "/tmp/readset-test-trust.XXXXXX";
@@ -58,10 +48,10 @@ int main(void)
         snprintf(link_via_f, sizeof(link_via_f), "%s/via/r.json", dir);
         snprintf(nob, sizeof(nob), "%s/nobody", dir);
         snprintf(nob_up, sizeof(nob_up), "%s/nobody/../r.json", dir);
-        write_small(f);
-        write_small(tf);
+        test_write_text(f, "{}\n");
+        test_write_text(tf, "{}\n");
         CHECK_EQ(mkdir(sub, 0755), 0);
-        write_small(subf);
+        test_write_text(subf, "{}\n");
 
         /* root's file in root's directories */
         CHECK_EQ(try_open(f), 0);

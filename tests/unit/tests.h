@@ -3,9 +3,11 @@
 #pragma once
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int tests_failed;
 
@@ -43,6 +45,34 @@ static int tests_failed;
 
 /* How many entries a directory holds (. and .. aside), -1 when it cannot
  * be listed: what a test left behind, or a module did. */
+/* path made (or emptied) holding text, checked. */
+static inline void test_write_text(const char *path, const char *text)
+{
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+        CHECK(fd >= 0);
+        if (fd >= 0) {
+                CHECK_EQ(write(fd, text, strlen(text)), (long long)strlen(text));
+                close(fd);
+        }
+}
+
+/* path made (or emptied) holding size bytes of fill, checked. */
+static inline void test_fill_file(const char *path, size_t size, char fill)
+{
+        char buf[4096];
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+        memset(buf, fill, sizeof(buf));
+        CHECK(fd >= 0);
+        for (size_t done = 0; fd >= 0 && done < size; done += sizeof(buf)) {
+                size_t n = size - done < sizeof(buf) ? size - done : sizeof(buf);
+                CHECK_EQ(write(fd, buf, n), (long long)n);
+        }
+        if (fd >= 0)
+                close(fd);
+}
+
 static inline int test_dir_entries(const char *path)
 {
         DIR *d = opendir(path);
