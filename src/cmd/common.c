@@ -105,28 +105,33 @@ static const struct {
         { "build", "--paths", "--profile", 'p', false },
 };
 
-bool cmd_old_letter(const char *verb, int letter)
+/* letter's row of old_letters in verb, or -1 */
+static int old_letter_at(const char *verb, int letter)
 {
         for (size_t i = 0; i < ARRAY_SIZE(old_letters); i++)
                 if (old_letters[i].letter == letter && strcmp(old_letters[i].verb, verb) == 0)
-                        return true;
-        return false;
+                        return (int)i;
+        return -1;
+}
+
+bool cmd_old_letter(const char *verb, int letter)
+{
+        return old_letter_at(verb, letter) >= 0;
 }
 
 void say_old_letter(const char *verb, int letter)
 {
-        for (size_t i = 0; i < ARRAY_SIZE(old_letters); i++) {
-                if (old_letters[i].letter != letter || strcmp(old_letters[i].verb, verb) != 0)
-                        continue;
-                if (old_letters[i].mine)
-                        log_warning("-%c will mean %s in the next release; use %s", letter, old_letters[i].now,
-                                    old_letters[i].was);
-                else
-                        log_warning("-%c will no longer mean %s in the next release (-%c is %s in every verb "
-                                    "that has it); use %s", letter, old_letters[i].was, letter, old_letters[i].now,
-                                    old_letters[i].was);
+        int i = old_letter_at(verb, letter);
+
+        if (i < 0)
                 return;
-        }
+        if (old_letters[i].mine)
+                log_warning("-%c will mean %s in the next release; use %s", letter, old_letters[i].now,
+                            old_letters[i].was);
+        else
+                log_warning("-%c will no longer mean %s in the next release (-%c is %s in every verb "
+                            "that has it); use %s", letter, old_letters[i].was, letter, old_letters[i].now,
+                            old_letters[i].was);
 }
 
 /* The names every option taking a device accepts (device/names.h), and
