@@ -29,6 +29,8 @@ static const struct {
         { "sd-card", "sd", "sd-card", DEVICE_NAME_REFERENCE, false },
         { "nvme", NULL, "nvme", DEVICE_NAME_REFERENCE, false },
         { "share-2ms", "share", "share-2ms", DEVICE_NAME_REFERENCE, false },
+        { "share-2ms-smb", NULL, "share-2ms-smb", DEVICE_NAME_REFERENCE, false },
+        { "share-2ms-nfs", NULL, "share-2ms-nfs", DEVICE_NAME_REFERENCE, false },
 };
 
 void device_names_list(char *buf, size_t size)

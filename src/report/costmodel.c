@@ -15,6 +15,26 @@
  * not a seek. */
 #define ROT_SKIP_BYTES (1024 * 1024)
 
+/* docs/SLOWDEV.md, "Client models": the table there and why each lifetime
+ * is what it is.  strict is the misbehaving client of the field report
+ * (docs/FIELD.md): nothing kept past a second, no failed lookup kept, every
+ * access(2) asked. */
+static const struct cost_client clients[] = {
+        { "strict", 1, 1, 1, 0, false, false },
+        { "smb", 1, 1, 1, 1, true, true },
+        { "nfs", 30, 3, 30, 30, true, true },
+};
+
+int cost_client_by_name(const char *name, struct cost_client *ret)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(clients); i++)
+                if (strcmp(name, clients[i].name) == 0) {
+                        *ret = clients[i];
+                        return 0;
+                }
+        return -EINVAL;
+}
+
 int cost_profile_parse(const char *json, const char *name, struct cost_profile *ret)
 {
         _cleanup_jv_ struct jv *root = NULL;
@@ -69,6 +89,11 @@ int cost_profile_parse(const char *json, const char *name, struct cost_profile *
         /* A profile without sequential figures measured only metadata: a
          * read-only directory, in practice a network share. */
         p.remote = !jv_get(root, "random_4k_iops") && p.open_stat_us > 0;
+        v = jv_get(root, "client");
+        if (v && (v->type != JV_STRING || cost_client_by_name(v->s, &p.client) < 0))
+                return -EINVAL;
+        if (!v)
+                cost_client_by_name("strict", &p.client);
         /* a profile without both (a metadata-only probe of a read-only
          * directory) cannot cost reads */
         if (!(p.lat_us >= 0.1 && p.lat_us < 1e7) || !(p.seq_bps >= 1e3 && p.seq_bps < 1e12))
@@ -196,7 +221,7 @@ void cost_estimate(const struct cost_profile *p, const struct cost_req *reqs, si
                 /* an open without a measured figure: a lookup and an open */
                 double per = p->open_stat_us > 0 ? p->open_stat_us : 2 * p->lat_us;
                 c.metadata_s = ((double)meta->opens * per + (double)meta->lookups * p->lat_us) / 1e6 /
-                               (double)MAX(meta->parallel, 1u);
+                               (double)MAX(meta->parallel, 1u) + meta->counted_s;
         }
         if (p->rotational || queue_depth == 1) {
                 /* one request at a time (a disk's head serves one anyway) */

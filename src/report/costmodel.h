@@ -12,6 +12,22 @@
 #define COST_POS_UNKNOWN UINT64_MAX
 #define COST_MAX_SEEK 8
 
+/* The caches of a network file system's client: how long it keeps each
+ * answer, in seconds (0: not kept).  The models are docs/SLOWDEV.md's,
+ * from the clients' documented defaults (mount.cifs(8), nfs(5)). */
+struct cost_client {
+        char name[16];               /* "strict", "smb", "nfs" */
+        double names_s;              /* a name found (a positive lookup) */
+        double file_attrs_s;         /* a file's attributes */
+        double dir_attrs_s;          /* a directory's */
+        double negative_s;           /* a failed lookup */
+        bool listing_attrs;          /* a listing brings its entries' names and attributes */
+        bool access_cached;          /* access(2) answered from the attributes, not asked */
+};
+
+/* The model of that name: -EINVAL when there is none. */
+int cost_client_by_name(const char *name, struct cost_client *ret);
+
 struct cost_profile {
         char name[96];
         double lat_us;               /* one small random read at queue depth 1 */
@@ -25,6 +41,8 @@ struct cost_profile {
         bool rotational;             /* positioning depends on distance */
         bool remote;                 /* every open and stat is a round trip (network share) */
         double open_stat_us;         /* open + stat of a file not seen before; 0 = not measured */
+        struct cost_client client;   /* remote: what its client keeps ("client" in the profile;
+                                      * strict when it names none) */
 };
 
 /* One read request: where it starts on the device (COST_POS_UNKNOWN when
@@ -91,6 +109,7 @@ struct cost_meta {
         uint64_t opens;       /* files opened: open_stat_us each */
         uint64_t lookups;     /* other paths looked up: one round trip each */
         uint32_t parallel;    /* served this many at a time */
+        double counted_s;     /* round trips counted by the caller (report/client.h), as they are */
 };
 
 /* Requests served in the given order with up to queue_depth in flight,

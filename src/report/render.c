@@ -51,6 +51,37 @@ static void print_scenarios_json(struct json *j, const char *key, const struct c
         json_object_close(j);
 }
 
+static const char *const ask_keys[_CLIENT_ASK_MAX] = {
+        [CLIENT_NAME] = "names", [CLIENT_ATTR] = "attributes", [CLIENT_FAILED] = "failed",
+        [CLIENT_OPEN] = "opens", [CLIENT_LISTING] = "listings", [CLIENT_ACCESS] = "access",
+        [CLIENT_READLINK] = "readlinks",
+};
+
+static void print_lookups_json(struct json *j, const struct cost_profile *p, const struct rp_scenarios *sc)
+{
+        json_object_open(j, "run");
+        json_double(j, "seconds", sc->run.seconds);
+        json_double(j, "round_trips_s", sc->run.metadata_s);
+        json_object_close(j);
+        json_object_open(j, "lookups");
+        json_bool(j, "costed", sc->lookups_costed);
+        if (sc->lookups_costed) {
+                json_string(j, "client", p->client.name);
+                json_u64(j, "lookups", sc->lookups_plain.lookups);
+                json_u64(j, "round_trips", sc->lookups_plain.round_trips);
+                json_double(j, "seconds", sc->lookups_plain.seconds);
+                json_object_open(j, "asked");
+                for (int k = 0; k < _CLIENT_ASK_MAX; k++)
+                        json_u64(j, ask_keys[k], sc->lookups_plain.trips[k]);
+                json_object_close(j);
+                json_u64(j, "replay_round_trips", sc->lookups_replay.round_trips);
+                json_double(j, "replay_s", sc->lookups_replay.seconds);
+                json_u64(j, "run_round_trips", sc->lookups_warmed.round_trips);
+                json_double(j, "run_s", sc->lookups_warmed.seconds);
+        }
+        json_object_close(j);
+}
+
 /* Wrap s at 76 columns with a 4-space hanging indent. */
 static void print_wrapped(FILE *f, const char *first, const char *s)
 {
@@ -181,6 +212,7 @@ void report_write_json(FILE *f, const struct report_doc *o)
                 json_u64(&j, "replay_bytes_without_position", sc->replay_unpositioned_bytes);
                 print_scenarios_json(&j, "layout", &sc->layout, sc->layout_bytes);
                 print_scenarios_json(&j, "sequential", &sc->sequential, sc->sequential_bytes);
+                print_lookups_json(&j, &o->cols[i].profile, sc);
                 json_object_close(&j);
         }
         json_array_close(&j);
@@ -307,6 +339,15 @@ void report_write_text(FILE *f, const struct report_doc *o)
                         snprintf(line, sizeof(line), "%s: %" PRIu64 " requests plain (%" PRIu64 " metadata), %"
                                  PRIu64 " replayed", rp_tail(o->cols[i].profile.name, 28, pb, sizeof(pb)), s->plain.requests,
                                  s->plain_meta_requests, s->replay.requests);
+                        print_wrapped(f, "  ", line);
+                        if (!s->lookups_costed)
+                                continue;
+                        snprintf(line, sizeof(line), "%s: lookups ask its %s client %" PRIu64 " round trips (%s) "
+                                 "plain, %" PRIu64 " replayed, %" PRIu64 " (%s) with readset run",
+                                 rp_tail(o->cols[i].profile.name, 28, pb, sizeof(pb)), o->cols[i].profile.client.name,
+                                 s->lookups_plain.round_trips, rp_secs(s->lookups_plain.seconds, b1),
+                                 s->lookups_replay.round_trips, s->lookups_warmed.round_trips,
+                                 rp_secs(s->lookups_warmed.seconds, b2));
                         print_wrapped(f, "  ", line);
                 }
         }

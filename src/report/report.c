@@ -7,6 +7,7 @@
 
 #include "replay/planner.h"
 #include "replay/policy.h"
+#include "util/mounts.h"
 #include "util/util.h"
 #include "util/banned.h"
 
@@ -18,6 +19,8 @@ void report_free(struct report *r)
                 return;
         free(r->pieces);
         free(r->files);
+        free(r->share_root);
+        free(r->lookup_trips);
         free(r);
 }
 
@@ -314,7 +317,7 @@ static int cmp_req_pos(const void *a, const void *b)
  * the same bytes as one file read in order, the kernel keeping the next
  * readahead window in flight.  s is the caller's (emptied here). */
 static int predict_layout(const struct report *r, const struct readset *rs, const struct cost_profile *p,
-                          const struct device_profile *dev, bool main_only, const struct cost_meta *rm,
+                          const struct device_profile *dev, const uint8_t *off, const struct cost_meta *rm,
                           struct req_sink *s, struct rp_scenarios *ret)
 {
         _cleanup_free_ uint64_t *unplaced = calloc(rs->n_files ? rs->n_files : 1, sizeof(*unplaced));
@@ -326,7 +329,7 @@ static int predict_layout(const struct report *r, const struct readset *rs, cons
         s->n = 0;
         for (size_t i = 0; i < r->n_pieces && e >= 0; i++) {
                 const struct rp_piece *q = &r->pieces[i];
-                if (main_only && q->other_dev)
+                if (off[q->file])
                         continue;
                 bytes += q->length;
                 if (q->other_dev || q->phys == COST_POS_UNKNOWN)
@@ -366,10 +369,19 @@ int report_predict(struct report *r, const struct readset *rs, const struct rp_l
         struct req_sink s = {};
         struct piece_sink ps = {};
         uint64_t opens = 0, prev_end = 0, unpositioned = 0;
+        /* the column's device: with main_only, the main device's files (a
+         * remote profile's: the share's, where one was found) */
+        bool on_share = main_only && p->remote && r->share_root;
+        _cleanup_free_ uint8_t *off = calloc(rs->n_files ? rs->n_files : 1, 1);
         int e = 0;
 
+        if (!off)
+                return -ENOMEM;
+        for (size_t i = 0; i < rs->n_files && main_only; i++)
+                off[i] = on_share ? rs->files[i].kind == RS_FILE_UNRESOLVED || rs->files[i].dev != r->share_dev :
+                                    on_other_device(rs, r, (uint32_t)i);
         for (size_t i = 0; i < rs->n_files; i++)
-                if (rs->files[i].kind == RS_FILE_REGULAR && !(main_only && on_other_device(rs, r, (uint32_t)i)))
+                if (rs->files[i].kind == RS_FILE_REGULAR && !off[i])
                         opens++;
         ret->plain_bytes = 0;
         for (size_t i = 0; i < r->n_pieces; i++)
@@ -388,12 +400,12 @@ int report_predict(struct report *r, const struct readset *rs, const struct rp_l
                 const struct rp_piece *q = &r->pieces[i];
                 uint64_t len = q->length;
                 size_t j = i + 1;
-                if ((main_only && q->other_dev) || (!p->rotational && !q->waited)) {
+                if (off[q->file] || (!p->rotational && !q->waited)) {
                         i++;
                         continue;
                 }
                 while (j < r->n_pieces && r->pieces[j].file == q->file && r->pieces[j].offset == q->offset + len &&
-                       !(main_only && r->pieces[j].other_dev) &&
+                       !off[r->pieces[j].file] &&
                        (q->phys == COST_POS_UNKNOWN ? r->pieces[j].phys == COST_POS_UNKNOWN
                                                     : r->pieces[j].phys == q->phys + len))
                         len += r->pieces[j++].length;
@@ -402,9 +414,26 @@ int report_predict(struct report *r, const struct readset *rs, const struct rp_l
         }
         if (e < 0)
                 goto out;
-        /* the program opens its files one after the other; the dentry cache
-         * absorbs most of its other lookups (not counted) */
+        /* on a share whose lookups were recorded, what its client asks for
+         * them (client.h); else the program opens its files one after the
+         * other, and the dentry cache absorbs most of its other lookups (not
+         * counted) */
+        ret->lookups_costed = p->remote && (rs->rec_flags & RS_REC_LOOKUPS);
+        if (ret->lookups_costed) {
+                const char *root = on_share ? r->share_root : "/";
+                if (file_shares && !r->lookup_trips && rs->n_lookups &&
+                    !(r->lookup_trips = calloc(rs->n_lookups, sizeof(*r->lookup_trips)))) {
+                        e = -ENOMEM;
+                        goto out;
+                }
+                e = client_cost(rs, plan, p, root, file_shares ? r->lookup_trips : NULL, &ret->lookups_plain,
+                                &ret->lookups_replay, &ret->lookups_warmed);
+                if (e < 0)
+                        goto out;
+        }
         struct cost_meta pm = { .opens = opens, .parallel = 1 };
+        if (ret->lookups_costed)
+                pm = (struct cost_meta){ .counted_s = ret->lookups_plain.seconds, .parallel = 1 };
         cost_estimate(p, s.q, s.n, 1, &pm, &ret->plain);
         ret->plain_meta_requests = 0;
         for (size_t i = 0; i < s.n; i++)
@@ -429,7 +458,7 @@ int report_predict(struct report *r, const struct readset *rs, const struct rp_l
         for (size_t i = 0; i < plan->n_reads && e >= 0; i++) {
                 const struct plan_read *pr = &plan->reads[i];
                 bool other = on_other_device(rs, r, pr->file);
-                if (main_only && other)
+                if (off[pr->file])
                         continue;
                 ps.n = 0;
                 e = map_range(rs, layouts, pr->file, pr->offset, pr->length, 0, &ps, NULL, NULL);
@@ -450,7 +479,9 @@ int report_predict(struct report *r, const struct readset *rs, const struct rp_l
                 goto out;
         /* the replay opens every file and looks up every other path it
          * recorded (the plan's lookups leave out its files), with its threads */
-        struct cost_meta rm = { opens, plan->n_lookups, COST_REPLAY_THREADS };
+        struct cost_meta rm = { opens, plan->n_lookups, COST_REPLAY_THREADS, 0 };
+        if (ret->lookups_costed)
+                rm = (struct cost_meta){ .counted_s = ret->lookups_replay.seconds, .parallel = 1 };
         cost_estimate(p, s.q, s.n, dev->queue_depth, &rm, &ret->replay);
         ret->replay_bytes = plan->bytes;
         ret->replay.host_s = (COST_REPLAY_FIXED_US + COST_REPLAY_FILE_US * (double)opens +
@@ -467,7 +498,15 @@ int report_predict(struct report *r, const struct readset *rs, const struct rp_l
                                       (double)(ret->replay.bytes - MIN(unpositioned, ret->replay.bytes)) /
                                       (double)ret->replay.bytes;
 
-        e = predict_layout(r, rs, p, dev, main_only, &rm, &s, ret);
+        /* readset run: the start waits for the replay at most, and for what
+         * its client asks anyway, one round trip after another */
+        ret->run = (struct cost_result){ .seconds = ret->replay.seconds };
+        if (ret->lookups_costed) {
+                ret->run.metadata_s = ret->lookups_warmed.seconds;
+                ret->run.seconds = MAX(ret->replay.seconds, ret->lookups_warmed.seconds);
+        }
+
+        e = predict_layout(r, rs, p, dev, off, &rm, &s, ret);
 out:
         free(s.q);
         free(s.file);
@@ -488,6 +527,36 @@ int report_predict_replay(struct report *r, const struct readset *rs, const stru
         return report_predict(r, rs, layouts, p, plan, dev, main_only, file_shares, ret);
 }
 
+/* The share most recorded lookups went to (replay_on_share(): a network
+ * file system's mount, or FUSE's), where it is mounted now. */
+static int find_share_root(const struct readset *rs, struct report *r)
+{
+        _cleanup_(mounts_free) struct mounts mt = {};
+        _cleanup_free_ uint64_t *hits = NULL;
+        size_t best = SIZE_MAX;
+
+        if (rs->n_lookups == 0 || mounts_read(&mt) < 0 || mt.n == 0)
+                return 0;       /* not known: the lookups are not told apart */
+        hits = calloc(mt.n, sizeof(*hits));
+        if (!hits)
+                return -ENOMEM;
+        for (size_t i = 0; i < rs->n_lookups; i++) {
+                const char *p = rs->lookups[i].path;
+                const struct mount_ent *m;
+                if (p[0] != '/' || !replay_on_share(&mt, p))
+                        continue;
+                m = mounts_holding(&mt, p, strlen(p));
+                hits[m - mt.m]++;
+                if (best == SIZE_MAX || hits[m - mt.m] > hits[best])
+                        best = (size_t)(m - mt.m);
+        }
+        if (best == SIZE_MAX)
+                return 0;
+        r->share_root = strdup(mt.m[best].mnt);
+        r->share_dev = mt.m[best].dev;
+        return r->share_root ? 0 : -ENOMEM;
+}
+
 int report_analyse(const struct readset *rs, uint64_t request_bytes, struct rp_layout **ret_layouts,
                    struct extents_counts *ret_counts, struct report **ret)
 {
@@ -501,6 +570,10 @@ int report_analyse(const struct readset *rs, uint64_t request_bytes, struct rp_l
         if (e < 0)
                 return e;
         e = report_build(rs, layouts, request_bytes, ret);
+        if (e >= 0 && (e = find_share_root(rs, *ret)) < 0) {
+                report_free(*ret);
+                *ret = NULL;
+        }
         if (e < 0) {
                 extents_table_free(layouts, rs->n_files);
                 return e;

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "report/client.h"
 #include "report/costmodel.h"
 #include "device/device.h"
 #include "fs/extents.h"
@@ -61,6 +62,14 @@ struct rp_scenarios {
          * bytes costed: with main_only, those on the main device) */
         uint64_t plain_bytes, replay_bytes, layout_bytes, sequential_bytes;
         uint64_t replay_unpositioned_bytes;  /* of replay.bytes, those without a position */
+        /* the start replayed by readset run: it waits for the replay's reads
+         * at most, and for the round trips its client asks anyway */
+        struct cost_result run;
+        /* on a share whose lookups were recorded: the round trips its
+         * client asks for them (client.h); lookups_costed false: opens
+         * costed at the profile's open_stat_us each, other lookups not */
+        bool lookups_costed;
+        struct client_cost lookups_plain, lookups_replay, lookups_warmed;
 };
 
 struct rp_alternation {
@@ -85,6 +94,15 @@ struct report {
         struct rp_file_stats *files;
         struct rp_alternation alt;  /* the pair of files that alternates most, if any */
         uint64_t request_bytes;     /* the program's request size used for the plain estimate */
+        /* the network share the most recorded lookups went to, as it is
+         * mounted now (report_analyse(); NULL: none): a remote profile's
+         * "this machine" column costs it, its lookups and its files */
+        char *share_root;
+        uint64_t share_dev;
+        /* the round trips each recorded lookup made (rs->n_lookups), on the
+         * profile report_predict() was last asked for file_shares on a
+         * share: NULL when none */
+        uint32_t *lookup_trips;
 };
 
 /* Analyse rs with the given layouts (one per file, n = rs->n_files; may be

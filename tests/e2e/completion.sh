@@ -90,7 +90,7 @@ done
 # verb that takes one
 for vo in "replay --device" "run --device" "report --device" "report --profile" "layout --profile"; do
         words=$(offered readset $vo "")
-        for n in rotational solid hdd hdd-7200 usb sd nvme share share-2ms; do
+        for n in rotational solid hdd hdd-7200 usb sd nvme share share-2ms share-2ms-smb share-2ms-nfs; do
                 echo "$words" | grep -qx -- "$n" || check_fail "readset $vo <TAB>: '$n' not offered"
         done
 done

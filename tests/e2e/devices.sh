@@ -20,7 +20,7 @@ rc=0; "$READSET" replay -n --device floppy "$TMP/s.readset" 2> "$TMP/err" || rc=
 list=$(sed -n "s/^readset replay: unknown --device 'floppy' (\(.*\))\$/\1/p" "$TMP/err")
 [ -n "$list" ] || fail "replay --device floppy does not list the names: $(cat "$TMP/err")"
 names=$(echo "$list" | sed 's/, or a profile file.*//; s/[(),]/ /g')
-for n in rotational solid hdd usb sd nvme share hdd-7200 usb2-bridge sd-card share-2ms; do
+for n in rotational solid hdd usb sd nvme share hdd-7200 usb2-bridge sd-card share-2ms share-2ms-smb share-2ms-nfs; do
         echo " $names " | grep -q " $n " || fail "'$n' not among the names: $list"
 done
 

@@ -1,0 +1,436 @@
+/* SPDX-License-Identifier: MIT */
+#include "report/client.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/util.h"
+#include "util/banned.h"
+
+#define NONE UINT32_MAX
+
+/* A name on the share (a path below its root, or the root itself) and
+ * what the client holds of it, in seconds on the start's clock (-INFINITY:
+ * nothing). */
+struct entry {
+        char *path;
+        uint32_t parent, first_child, next_sibling;
+        uint32_t children;
+        bool dir;
+        double name_until, attr_until, neg_until;
+};
+
+struct names {
+        struct entry *e;
+        size_t n, cap;
+        uint32_t *slots;          /* open addressing: index into e, or NONE */
+        size_t n_slots;
+        /* each lookup's names, from the root down (the last is the name
+         * looked up): comps[off[i] .. off[i + 1]); on the share or not */
+        uint32_t *comps;
+        size_t n_comps, cap_comps;
+        size_t *off;
+};
+
+static uint64_t hash_bytes(const char *s, size_t len)
+{
+        uint64_t h = 1469598103934665603ULL;   /* FNV-1a */
+        for (size_t i = 0; i < len; i++)
+                h = (h ^ (uint8_t)s[i]) * 1099511628211ULL;
+        return h;
+}
+
+static int grow_slots(struct names *t)
+{
+        size_t cap = t->n_slots ? t->n_slots * 2 : 1024;
+        uint32_t *s = malloc(cap * sizeof(*s));
+
+        if (!s)
+                return -ENOMEM;
+        for (size_t i = 0; i < cap; i++)
+                s[i] = NONE;
+        for (size_t i = 0; i < t->n; i++) {
+                size_t k = hash_bytes(t->e[i].path, strlen(t->e[i].path)) & (cap - 1);
+                while (s[k] != NONE)
+                        k = (k + 1) & (cap - 1);
+                s[k] = (uint32_t)i;
+        }
+        free(t->slots);
+        t->slots = s;
+        t->n_slots = cap;
+        return 0;
+}
+
+/* The entry of path[0 .. len) (made, a child of parent, when new). */
+static int intern(struct names *t, const char *path, size_t len, uint32_t parent, uint32_t *ret)
+{
+        size_t k;
+
+        if ((t->n + 1) * 2 > t->n_slots && grow_slots(t) < 0)
+                return -ENOMEM;
+        if (t->n >= NONE - 1)
+                return -E2BIG;
+        k = hash_bytes(path, len) & (t->n_slots - 1);
+        for (; t->slots[k] != NONE; k = (k + 1) & (t->n_slots - 1)) {
+                const char *p = t->e[t->slots[k]].path;
+                if (strncmp(p, path, len) == 0 && p[len] == 0) {
+                        *ret = t->slots[k];
+                        return 0;
+                }
+        }
+        if (grow_array(&t->e, &t->cap, t->n + 1, sizeof(*t->e)) < 0)
+                return -ENOMEM;
+        t->e[t->n] = (struct entry){ .path = strndup(path, len), .parent = parent, .first_child = NONE,
+                                     .next_sibling = NONE, .name_until = -INFINITY, .attr_until = -INFINITY,
+                                     .neg_until = -INFINITY };
+        if (!t->e[t->n].path)
+                return -ENOMEM;
+        if (parent != NONE) {
+                struct entry *pe = &t->e[parent];
+                pe->dir = true;
+                t->e[t->n].next_sibling = pe->first_child;
+                pe->first_child = (uint32_t)t->n;
+                pe->children++;
+        }
+        t->slots[k] = (uint32_t)t->n;
+        *ret = (uint32_t)t->n++;
+        return 0;
+}
+
+static void names_free(struct names *t)
+{
+        for (size_t i = 0; i < t->n; i++)
+                free(t->e[i].path);
+        free(t->e);
+        free(t->slots);
+        free(t->comps);
+        free(t->off);
+}
+
+static bool has_prefix(const char *s, const char *prefix)
+{
+        return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+bool client_on_share(const char *root, const char *path)
+{
+        static const char *const pseudo[] = { "/proc", "/sys", "/dev", "/run" };
+        size_t n = strlen(root);
+
+        if (path[0] != '/')
+                return false;
+        for (size_t i = 0; i < ARRAY_SIZE(pseudo); i++)
+                if (has_prefix(path, pseudo[i]) && (path[strlen(pseudo[i])] == '/' || !path[strlen(pseudo[i])]))
+                        return false;
+        while (n > 0 && root[n - 1] == '/')
+                n--;
+        return strncmp(path, root, n) == 0 && (path[n] == '/' || path[n] == 0);
+}
+
+/* Every lookup's names below root, from root down ("." dropped; ".."
+ * kept as a name: the recorder makes paths absolute, it does not resolve
+ * them). */
+static int names_build(struct names *t, const struct readset *rs, const char *root)
+{
+        char buf[PATH_MAX];
+        size_t rlen = strlen(root);
+        uint32_t top;
+        int e;
+
+        while (rlen > 0 && root[rlen - 1] == '/')
+                rlen--;
+        if (rlen >= sizeof(buf))
+                return -ENAMETOOLONG;
+        t->off = malloc((rs->n_lookups + 1) * sizeof(*t->off));
+        if (!t->off)
+                return -ENOMEM;
+        /* the root is always there: a mount point's name is pinned */
+        memcpy(buf, root, rlen);
+        buf[rlen] = 0;
+        e = intern(t, buf, rlen, NONE, &top);
+        if (e < 0)
+                return e;
+        t->e[top].name_until = INFINITY;
+        t->e[top].attr_until = t->e[top].neg_until = -INFINITY;
+        t->e[top].dir = true;
+        for (size_t i = 0; i < rs->n_lookups; i++) {
+                const char *p = rs->lookups[i].path;
+                size_t len = rlen;
+                uint32_t at = top;
+
+                t->off[i] = t->n_comps;
+                if (!client_on_share(root, p))
+                        continue;
+                if (grow_array(&t->comps, &t->cap_comps, t->n_comps + 1, sizeof(*t->comps)) < 0)
+                        return -ENOMEM;
+                t->comps[t->n_comps++] = top;
+                for (const char *c = p + rlen; *c;) {
+                        size_t k;
+                        uint32_t id;
+                        while (*c == '/')
+                                c++;
+                        k = strcspn(c, "/");
+                        if (k == 0 || (k == 1 && c[0] == '.')) {
+                                c += k;
+                                continue;
+                        }
+                        if (len + 1 + k >= sizeof(buf))
+                                break;          /* longer than a path can be: the rest not costed */
+                        buf[len] = '/';
+                        memcpy(buf + len + 1, c, k);
+                        len += 1 + k;
+                        buf[len] = 0;
+                        e = intern(t, buf, len, at, &id);
+                        if (e < 0)
+                                return e;
+                        if (grow_array(&t->comps, &t->cap_comps, t->n_comps + 1, sizeof(*t->comps)) < 0)
+                                return -ENOMEM;
+                        t->comps[t->n_comps++] = at = id;
+                        c += k;
+                }
+                if (rs->lookups[i].op == RS_LOOKUP_READDIR && rs->lookups[i].result == 0)
+                        t->e[at].dir = true;
+        }
+        t->off[rs->n_lookups] = t->n_comps;
+        return 0;
+}
+
+/* Nothing known but the root's name: each pass starts from here. */
+static void names_reset(struct names *t)
+{
+        for (size_t i = 1; i < t->n; i++)
+                t->e[i].name_until = t->e[i].attr_until = t->e[i].neg_until = -INFINITY;
+        t->e[0].attr_until = t->e[0].neg_until = -INFINITY;
+}
+
+/* A listing's round trips: its entries (those the start named: a lower
+ * bound) in chunks. */
+static uint64_t listing_trips(const struct names *t, uint32_t dir, const struct cost_client *c)
+{
+        uint64_t bytes = (uint64_t)t->e[dir].children * (c->listing_attrs ? CLIENT_ENTRY_ATTR_BYTES : CLIENT_ENTRY_BYTES);
+        return MAX(1u, (bytes + CLIENT_LISTING_CHUNK - 1) / CLIENT_LISTING_CHUNK);
+}
+
+struct clock {
+        double t, rtt;
+        struct client_cost *c;
+        uint32_t trips;
+};
+
+static void ask(struct clock *k, enum client_ask what, uint64_t n)
+{
+        k->c->trips[what] += n;
+        k->c->round_trips += n;
+        k->trips += (uint32_t)MIN(n, (uint64_t)UINT32_MAX - k->trips);
+        k->t += k->rtt * (double)n;
+}
+
+static double attrs_for(const struct entry *e, const struct cost_client *c)
+{
+        return e->dir ? c->dir_attrs_s : c->file_attrs_s;
+}
+
+/* The name e is walked through, or looked up: asked when the client no
+ * longer holds it (a lookup brings its attributes). */
+static void walk(struct clock *k, struct entry *e, const struct cost_client *c)
+{
+        if (e->name_until >= k->t)
+                return;
+        ask(k, CLIENT_NAME, 1);
+        e->name_until = k->t + c->names_s;
+        e->attr_until = k->t + attrs_for(e, c);
+        e->neg_until = -INFINITY;
+}
+
+/* One recorded lookup through the client's caches at clock k->t. */
+static void one_lookup(struct names *t, const struct rs_lookup *l, const uint32_t *comps, size_t n,
+                       const struct cost_client *c, struct clock *k)
+{
+        struct entry *f = &t->e[comps[n - 1]];
+
+        for (size_t j = 0; j + 1 < n; j++)
+                walk(k, &t->e[comps[j]], c);
+        if (l->result < 0) {
+                if (l->result != -ENOENT) {
+                        ask(k, CLIENT_NAME, 1);        /* refused: asked, nothing kept */
+                        return;
+                }
+                if (c->negative_s > 0 && f->neg_until >= k->t)
+                        return;
+                ask(k, CLIENT_FAILED, 1);
+                f->neg_until = c->negative_s > 0 ? k->t + c->negative_s : -INFINITY;
+                f->name_until = f->attr_until = -INFINITY;
+                return;
+        }
+        walk(k, f, c);
+        switch (l->op) {
+        case RS_LOOKUP_STAT:
+        case RS_LOOKUP_ACCESS:
+                if (l->op == RS_LOOKUP_ACCESS && !c->access_cached) {
+                        ask(k, CLIENT_ACCESS, 1);
+                        break;
+                }
+                if (f->attr_until < k->t) {
+                        ask(k, CLIENT_ATTR, 1);
+                        f->attr_until = k->t + attrs_for(f, c);
+                }
+                break;
+        case RS_LOOKUP_READLINK:
+                ask(k, CLIENT_READLINK, 1);
+                break;
+        case RS_LOOKUP_OPEN:
+        case RS_LOOKUP_EXEC:
+                ask(k, CLIENT_OPEN, 1);
+                break;
+        case RS_LOOKUP_READDIR:
+                ask(k, CLIENT_LISTING, listing_trips(t, comps[n - 1], c));
+                if (c->listing_attrs)
+                        for (uint32_t ch = f->first_child; ch != NONE; ch = t->e[ch].next_sibling) {
+                                struct entry *x = &t->e[ch];
+                                x->name_until = k->t + c->names_s;
+                                x->attr_until = k->t + attrs_for(x, c);
+                                x->neg_until = -INFINITY;
+                        }
+                break;
+        }
+}
+
+/* What the start asks anyway after the pacer (the warmed start). */
+static void warmed_lookup(const struct names *t, const struct rs_lookup *l, uint32_t last,
+                          const struct cost_client *c, struct clock *k)
+{
+        if (l->result < 0) {
+                if (c->negative_s <= 0 || l->result != -ENOENT)
+                        ask(k, CLIENT_FAILED, 1);
+                return;
+        }
+        switch (l->op) {
+        case RS_LOOKUP_ACCESS:
+                if (!c->access_cached)
+                        ask(k, CLIENT_ACCESS, 1);
+                break;
+        case RS_LOOKUP_READLINK:
+                ask(k, CLIENT_READLINK, 1);
+                break;
+        case RS_LOOKUP_OPEN:
+        case RS_LOOKUP_EXEC:
+                ask(k, CLIENT_OPEN, 1);
+                break;
+        case RS_LOOKUP_READDIR:
+                ask(k, CLIENT_LISTING, listing_trips(t, last, c));
+                break;
+        }
+}
+
+struct planned {
+        const char *path;
+        bool opened;
+};
+
+static int cmp_planned(const void *a, const void *b)
+{
+        return strcmp(((const struct planned *)a)->path, ((const struct planned *)b)->path);
+}
+
+/* The replay: each file of the plan opened once, each of its lookups made
+ * once, at the start (one lifetime covers it), through a cold client. */
+static int replay_cost(struct names *t, const struct readset *rs, const struct plan *plan,
+                       const struct cost_profile *p, const char *root, struct client_cost *ret)
+{
+        const struct cost_client *c = &p->client;
+        struct clock k = { 0, 0, ret, 0 };   /* all at once: the clock stands */
+        _cleanup_free_ struct planned *files = malloc((rs->n_files ? rs->n_files : 1) * sizeof(*files));
+        _cleanup_free_ uint8_t *seen = calloc(rs->n_files ? rs->n_files : 1, 1);
+        size_t n_files = 0;
+
+        if (!files || !seen)
+                return -ENOMEM;
+        names_reset(t);
+        for (size_t i = 0; plan && i < plan->n_reads; i++) {
+                uint32_t f = plan->reads[i].file;
+                if (!seen[f] && rs->files[f].kind == RS_FILE_REGULAR && client_on_share(root, rs->files[f].path)) {
+                        seen[f] = 1;
+                        files[n_files++] = (struct planned){ rs->files[f].path, false };
+                }
+        }
+        qsort_safe(files, n_files, sizeof(*files), cmp_planned);
+        /* a file's path is walked as a recorded lookup of it is (its
+         * names), then opened; one without a recorded lookup is one name
+         * and one open */
+        for (size_t i = 0; i < rs->n_lookups; i++) {
+                const struct rs_lookup *l = &rs->lookups[i];
+                const struct planned key = { l->path, false };
+                struct planned *hit;
+                size_t n = t->off[i + 1] - t->off[i];
+                if (n == 0 || l->result < 0 || !(l->op == RS_LOOKUP_OPEN || l->op == RS_LOOKUP_EXEC))
+                        continue;
+                hit = n_files ? bsearch(&key, files, n_files, sizeof(*files), cmp_planned) : NULL;
+                if (!hit || hit->opened)
+                        continue;
+                hit->opened = true;
+                for (size_t j = 0; j < n; j++)
+                        walk(&k, &t->e[t->comps[t->off[i] + j]], c);
+                ask(&k, CLIENT_OPEN, 1);
+        }
+        for (size_t i = 0; i < n_files; i++)
+                if (!files[i].opened) {
+                        ask(&k, CLIENT_NAME, 1);
+                        ask(&k, CLIENT_OPEN, 1);
+                }
+        for (size_t i = 0; plan && i < plan->n_lookups; i++) {
+                uint32_t li = plan->lookups[i];
+                const struct rs_lookup *l = &rs->lookups[li];
+                size_t n = t->off[li + 1] - t->off[li];
+                struct rs_lookup as_made = *l;
+                if (n == 0)
+                        continue;
+                ret->lookups++;
+                /* replay stats what the start looked up, lists what it listed */
+                if (as_made.op != RS_LOOKUP_READDIR)
+                        as_made.op = RS_LOOKUP_STAT;
+                one_lookup(t, &as_made, t->comps + t->off[li], n, c, &k);
+        }
+        ret->seconds = (double)ret->round_trips * p->lat_us / 1e6 / COST_REPLAY_THREADS;
+        return 0;
+}
+
+int client_cost(const struct readset *rs, const struct plan *plan, const struct cost_profile *p, const char *root,
+                uint32_t *per_lookup, struct client_cost *ret_plain, struct client_cost *ret_replay,
+                struct client_cost *ret_warmed)
+{
+        struct names t = {};
+        const struct cost_client *c = &p->client;
+        double rtt = p->lat_us / 1e6, delay = 0;
+        int e;
+
+        *ret_plain = *ret_replay = *ret_warmed = (struct client_cost){};
+        e = names_build(&t, rs, root);
+        if (e < 0)
+                goto out;
+        for (size_t i = 0; i < rs->n_lookups; i++) {
+                const struct rs_lookup *l = &rs->lookups[i];
+                size_t n = t.off[i + 1] - t.off[i];
+                struct clock k = { (double)l->time_us / 1e6 + delay, rtt, ret_plain, 0 };
+                struct clock w = { 0, rtt, ret_warmed, 0 };
+
+                if (per_lookup)
+                        per_lookup[i] = 0;
+                if (n == 0)
+                        continue;
+                ret_plain->lookups++;
+                ret_warmed->lookups++;
+                one_lookup(&t, l, t.comps + t.off[i], n, c, &k);
+                delay += rtt * k.trips;
+                if (per_lookup)
+                        per_lookup[i] = k.trips;
+                warmed_lookup(&t, l, t.comps[t.off[i] + n - 1], c, &w);
+        }
+        ret_plain->seconds = (double)ret_plain->round_trips * rtt;
+        ret_warmed->seconds = (double)ret_warmed->round_trips * rtt;
+        e = replay_cost(&t, rs, plan, p, root, ret_replay);
+out:
+        names_free(&t);
+        return e;
+}
