@@ -688,6 +688,7 @@ static int write_lookups(FILE *f, const struct readset *rs, const struct plot *p
         _cleanup_free_ struct svg_lookup_bucket *bk = NULL;
         uint64_t failed = 0, most = 1;
         size_t m = rs->n_lookups;
+        struct svg_axis ax;
         char b1[32], b2[32];
 
         for (size_t i = 0; i < rs->n_lookups; i++)
@@ -711,6 +712,12 @@ static int write_lookups(FILE *f, const struct readset *rs, const struct plot *p
         }
         fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#f7f7f7\" stroke=\"#888\"/>\n",
                 PX, LY, PW, LH);
+        /* the time axis's lines across the band too */
+        svg_axis_time(0, (double)pl->tmax, X_TICKS, &ax);
+        for (unsigned k = 0; k < ax.n; k++) {
+                double x = plot_x(pl, (uint64_t)(svg_axis_value(&ax, k) + 0.5));
+                fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#e4e4e4\"/>", x, x, LY, LY + LH);
+        }
         for (int k = 0; k < SVG_ROWS; k++) {
                 if (k > 0)
                         fprintf(f, "<line x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\" stroke=\"#ccc\"/>", PX, PX + PW,
