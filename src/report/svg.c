@@ -759,11 +759,11 @@ static int write_lookups(FILE *f, const struct readset *rs, const struct plot *p
                 fputs("</title></rect>\n", f);
         }
         /* the band's legend, on the line of the time axis's name */
-        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\">%zu lookups, %" PRIu64 " failed</text>\n"
+        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\">%zu lookup%s, %" PRIu64 " failed</text>\n"
                 "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"%s\"/><text x=\"%d\" y=\"%d\" "
                 "font-size=\"11\">found</text><rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"%s\"/>"
                 "<text x=\"%d\" y=\"%d\" font-size=\"11\">failed</text>\n</g>\n",
-                PX, XT + 15, rs->n_lookups, failed, PX + PW - 110, XT + 6, COLOUR_FOUND, PX + PW - 96, XT + 15,
+                PX, XT + 15, rs->n_lookups, rs->n_lookups == 1 ? "" : "s", failed, PX + PW - 110, XT + 6, COLOUR_FOUND, PX + PW - 96, XT + 15,
                 PX + PW - 50, XT + 6, COLOUR_FAILED, PX + PW - 36, XT + 15);
         return 0;
 }
