@@ -17,9 +17,15 @@
 #define PX 90            /* plot left */
 #define PW 820           /* plot width */
 #define AY 50            /* access panel top */
-#define AH 380           /* access panel height */
+#define AH 336           /* access panel height */
 #define UY (AY + AH + 8) /* the "position unknown" strip */
 #define UH 12
+#define LY (UY + UH + 6) /* the lookup band: SVG_ROWS rows, each a half for */
+#define LROW 12          /* the successful lookups over one for the failed */
+#define LH (SVG_ROWS * LROW)
+#define LMARK_W 2        /* a lookup's mark this wide; bucketed, a column */
+#define LCELL_W 4        /* of this many pixels each (<= 1230 marks, ~0.3 MB) */
+#define XT (LY + LH + 13) /* the time axis's labels */
 #define CY 500           /* cumulative panel top */
 #define CH 120
 #define BAND_MIN 30      /* a band of the position axis is at least this high */
@@ -37,6 +43,8 @@ static const char *const colours[N_COLOURS] = {
 };
 #define COLOUR_OTHER "#9a9a9a"
 #define COLOUR_META "#222222"
+#define COLOUR_FOUND "#495057"
+#define COLOUR_FAILED "#e03131"
 
 /* XML text: escape the five characters, drop control characters and bytes
  * that are not UTF-8 text (paths are arbitrary bytes). */
@@ -325,6 +333,62 @@ size_t svg_bands(struct svg_band *x, size_t n, struct svg_band bands[static SVG_
         return nb;
 }
 
+unsigned svg_lookup_row(uint32_t op)
+{
+        switch (op) {
+        case RS_LOOKUP_STAT:
+        case RS_LOOKUP_ACCESS:
+        case RS_LOOKUP_READLINK:
+                return SVG_ROW_ATTR;
+        case RS_LOOKUP_READDIR:
+                return SVG_ROW_LIST;
+        }
+        return SVG_ROW_OPEN;
+}
+
+uint64_t svg_bucket_start(uint32_t i, uint64_t tmax, uint32_t columns)
+{
+        /* ceil(i * tmax / columns) in parts that cannot overflow */
+        uint64_t q = tmax / columns, r = tmax % columns;
+        return (uint64_t)i * q + ((uint64_t)i * r + columns - 1) / columns;
+}
+
+uint32_t svg_bucket_of(uint64_t t, uint64_t tmax, uint32_t columns)
+{
+        uint32_t lo = 0, hi = columns - 1;
+
+        /* the last bucket that starts at or before t */
+        while (lo < hi) {
+                uint32_t mid = lo + (hi - lo + 1) / 2;
+                if (svg_bucket_start(mid, tmax, columns) <= t)
+                        lo = mid;
+                else
+                        hi = mid - 1;
+        }
+        return lo;
+}
+
+size_t svg_lookup_buckets(const struct rs_lookup *l, size_t n, uint64_t tmax, uint32_t columns,
+                          struct svg_lookup_bucket *out)
+{
+        size_t cells = (size_t)columns * SVG_ROWS * 2, m = 0;
+
+        /* one cell per column, row and outcome, then the empty ones dropped */
+        for (size_t k = 0; k < cells; k++)
+                out[k] = (struct svg_lookup_bucket){ (uint32_t)(k / (SVG_ROWS * 2)), (uint8_t)(k / 2 % SVG_ROWS),
+                                                     k % 2 == 1, 0, 0 };
+        for (size_t i = 0; i < n; i++) {
+                size_t k = ((size_t)svg_bucket_of(l[i].time_us, tmax, columns) * SVG_ROWS + svg_lookup_row(l[i].op)) * 2 +
+                           (l[i].result < 0);
+                if (out[k].count++ == 0)
+                        out[k].first = (uint32_t)i;
+        }
+        for (size_t k = 0; k < cells; k++)
+                if (out[k].count)
+                        out[m++] = out[k];
+        return m;
+}
+
 /* The position axis: the bands, each drawn from y0 (its bottom) up px
  * pixels, its extent widened to its first and last round tick. */
 struct band_geo {
@@ -586,6 +650,124 @@ static void piece_title(FILE *f, const struct readset *rs, const struct rp_piece
         fputs("</title>", f);
 }
 
+static const char *const row_names[SVG_ROWS] = { "open", "attr", "list" };
+
+static void lookup_result(FILE *f, int32_t result)
+{
+        switch (-result) {
+        case 0: fputs("found", f); break;
+        case ENOENT: fputs("ENOENT", f); break;
+        case ENOTDIR: fputs("ENOTDIR", f); break;
+        case EACCES: fputs("EACCES", f); break;
+        default: fprintf(f, "errno %d", -result);
+        }
+}
+
+/* The bits n needs (0 for 0): a count's shade grows with its magnitude. */
+static unsigned bit_length(uint64_t n)
+{
+        unsigned b = 0;
+
+        for (; n; n >>= 1)
+                b++;
+        return b;
+}
+
+/* The lookup band, under the access panel on its time axis: a row per
+ * kind (svg_lookup_row), the successful lookups in its upper half, the
+ * failed ones in its lower half and red.  One mark per lookup at its time
+ * (data-t-us), or past SVG_LOOKUP_SINGLE one per bucket of LCELL_W pixels,
+ * row and outcome ([data-t0-us, data-t1-us), data-count), shaded by its
+ * count. */
+static int write_lookups(FILE *f, const struct readset *rs, const struct plot *pl)
+{
+        static const char *const labels[SVG_ROWS] = { "opens", "attributes", "listings" };
+        static const char *const nouns[SVG_ROWS] = { "opens and execs", "attribute calls", "listings" };
+        const uint32_t columns = PW / LCELL_W;
+        bool bucketed = rs->n_lookups > SVG_LOOKUP_SINGLE;
+        _cleanup_free_ struct svg_lookup_bucket *bk = NULL;
+        uint64_t failed = 0, most = 1;
+        size_t m = rs->n_lookups;
+        struct svg_axis ax;
+        char b1[32], b2[32];
+
+        for (size_t i = 0; i < rs->n_lookups; i++)
+                failed += rs->lookups[i].result < 0;
+        if (bucketed) {
+                bk = malloc((size_t)columns * SVG_ROWS * 2 * sizeof(*bk));
+                if (!bk)
+                        return -ENOMEM;
+                m = svg_lookup_buckets(rs->lookups, rs->n_lookups, pl->tmax, columns, bk);
+                for (size_t k = 0; k < m; k++)
+                        most = MAX(most, bk[k].count);
+        }
+        fprintf(f, "<g id=\"lookups\" data-lookups=\"%zu\" data-failed=\"%" PRIu64 "\" data-marks=\"%zu\" "
+                "data-bucketed=\"%d\" data-columns=\"%u\" data-tmax-us=\"%" PRIu64 "\">\n",
+                rs->n_lookups, failed, rs->n_lookups ? m : 0, bucketed, bucketed ? columns : 0, pl->tmax);
+        if (rs->n_lookups == 0) {
+                fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-size=\"10\" fill=\"#777\">%s</text>\n"
+                        "</g>\n", PX + PW / 2, LY + LH / 2 + 3,
+                        rs->rec_flags & RS_REC_LOOKUPS ? "no lookups recorded" : "lookups not traced");
+                return 0;
+        }
+        fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#f7f7f7\" stroke=\"#888\"/>\n",
+                PX, LY, PW, LH);
+        /* the time axis's lines across the band too */
+        svg_axis_time(0, (double)pl->tmax, X_TICKS, &ax);
+        for (unsigned k = 0; k < ax.n; k++) {
+                double x = plot_x(pl, (uint64_t)(svg_axis_value(&ax, k) + 0.5));
+                fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#e4e4e4\"/>", x, x, LY, LY + LH);
+        }
+        for (int k = 0; k < SVG_ROWS; k++) {
+                if (k > 0)
+                        fprintf(f, "<line x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\" stroke=\"#ccc\"/>", PX, PX + PW,
+                                LY + k * LROW, LY + k * LROW);
+                fprintf(f, "<text class=\"lookuprow\" x=\"%d\" y=\"%d\" text-anchor=\"end\" font-size=\"9\">%s</text>\n",
+                        PX - 4, LY + k * LROW + 9, labels[k]);
+        }
+        for (size_t i = 0; !bucketed && i < rs->n_lookups; i++) {
+                const struct rs_lookup *l = &rs->lookups[i];
+                unsigned row = svg_lookup_row(l->op);
+                double x = plot_x(pl, l->time_us) - LMARK_W / 2.0;
+                x = MAX((double)PX, MIN(x, (double)(PX + PW - LMARK_W)));
+                label_time(b1, (double)l->time_us);
+                fprintf(f, "<rect class=\"lookup\" x=\"%.1f\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" "
+                        "fill-opacity=\"0.7\" data-row=\"%s\" data-failed=\"%d\" data-t-us=\"%" PRIu64 "\" "
+                        "data-op=\"%s\" data-result=\"%" PRId32 "\"><title>%s ",
+                        x, LY + (int)row * LROW + (l->result < 0) * LROW / 2, LMARK_W, LROW / 2,
+                        l->result < 0 ? COLOUR_FAILED : COLOUR_FOUND, row_names[row], l->result < 0, l->time_us,
+                        rs_lookup_op_name(l->op), l->result, rs_lookup_op_name(l->op));
+                put_text(f, l->path);
+                fputs(": ", f);
+                lookup_result(f, l->result);
+                fprintf(f, " at %s</title></rect>\n", b1);
+        }
+        for (size_t k = 0; bucketed && k < m; k++) {
+                const struct svg_lookup_bucket *c = &bk[k];
+                uint64_t t0 = svg_bucket_start(c->column, pl->tmax, columns);
+                uint64_t t1 = svg_bucket_start(c->column + 1, pl->tmax, columns);
+                double shade = 0.3 + 0.7 * bit_length(c->count) / bit_length(most);
+                label_time(b1, (double)t0);
+                label_time(b2, (double)t1);
+                fprintf(f, "<rect class=\"lookup\" x=\"%u\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" "
+                        "fill-opacity=\"%.2f\" data-row=\"%s\" data-failed=\"%d\" data-t0-us=\"%" PRIu64 "\" "
+                        "data-t1-us=\"%" PRIu64 "\" data-count=\"%" PRIu32 "\"><title>%" PRIu32 " %s%s from %s "
+                        "to %s, first ", PX + c->column * LCELL_W, LY + c->row * LROW + c->failed * LROW / 2,
+                        LCELL_W, LROW / 2, c->failed ? COLOUR_FAILED : COLOUR_FOUND, shade, row_names[c->row],
+                        c->failed, t0, t1, c->count, c->count, c->failed ? "failed " : "", nouns[c->row], b1, b2);
+                put_text(f, rs->lookups[c->first].path);
+                fputs("</title></rect>\n", f);
+        }
+        /* the band's legend, on the line of the time axis's name */
+        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\">%zu lookup%s, %" PRIu64 " failed</text>\n"
+                "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"%s\"/><text x=\"%d\" y=\"%d\" "
+                "font-size=\"11\">found</text><rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"%s\"/>"
+                "<text x=\"%d\" y=\"%d\" font-size=\"11\">failed</text>\n</g>\n",
+                PX, XT + 15, rs->n_lookups, rs->n_lookups == 1 ? "" : "s", failed, PX + PW - 110, XT + 6, COLOUR_FOUND, PX + PW - 96, XT + 15,
+                PX + PW - 50, XT + 6, COLOUR_FAILED, PX + PW - 36, XT + 15);
+        return 0;
+}
+
 static int write_svg(FILE *f, const struct readset *rs, const struct report *r)
 {
         _cleanup_free_ int *fg = calloc(rs->n_files ? rs->n_files : 1, sizeof(int));
@@ -610,6 +792,8 @@ static int write_svg(FILE *f, const struct readset *rs, const struct report *r)
                 pl.tmax = MAX(pl.tmax, r->pieces[i].time_us);
                 total += r->pieces[i].length;
         }
+        for (size_t i = 0; i < rs->n_lookups; i++)
+                pl.tmax = MAX(pl.tmax, rs->lookups[i].time_us);
         pl.tmax = tmax = MAX(pl.tmax, rs->duration_us);
 
         fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -672,10 +856,10 @@ static int write_svg(FILE *f, const struct readset *rs, const struct report *r)
                 double x = plot_x(&pl, (uint64_t)(svg_axis_value(&ax, k) + 0.5));
                 fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#e4e4e4\"/>"
                         "<text class=\"xtick\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" font-size=\"10\">%s</text>\n",
-                        x, x, AY, AY + AH, x, UY + UH + 14, svg_axis_label(&ax, k, b1));
+                        x, x, AY, AY + AH, x, XT, svg_axis_label(&ax, k, b1));
         }
         fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">time of first access</text>\n",
-                PX + PW / 2, UY + UH + 30);
+                PX + PW / 2, XT + 15);
         write_head(f, r, &pl);
 
         fputs("<g id=\"marks\">\n", f);
@@ -734,6 +918,10 @@ static int write_svg(FILE *f, const struct readset *rs, const struct report *r)
         if (e < 0)
                 return e;
         fputs("</g>\n", f);
+
+        e = write_lookups(f, rs, &pl);
+        if (e < 0)
+                return e;
 
         /* the cumulative panel: bytes and reads against time */
         fprintf(f, "<g id=\"cumulative\">\n<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#f7f7f7\" "

@@ -2,6 +2,7 @@
 /* The disk access graph of readset report --svg. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -13,7 +14,11 @@
  * from each piece to the next, with a second panel of cumulative bytes and
  * reads.  The position axis shows only the bands of the device the pieces
  * lie in, the gaps between them drawn as breaks.  Dense read sets are
- * aggregated so that the file stays small.  Returns 0 or a negative errno. */
+ * aggregated so that the file stays small.  Below the access panel, on the
+ * same time axis, a band of the recorded path lookups: a row each for
+ * opens, attribute calls and listings, failed ones apart; one mark per
+ * lookup, or, past SVG_LOOKUP_SINGLE of them, one per time bucket and row
+ * carrying its count.  Returns 0 or a negative errno. */
 int report_svg_write(const char *path, const struct readset *rs, const struct report *r);
 
 /* The pure parts, for the tests. */
@@ -53,3 +58,32 @@ struct svg_band {
  * at most SVG_MAX_BANDS bands.  Returns how many (bands in position order);
  * 0 when n is 0. */
 size_t svg_bands(struct svg_band *x, size_t n, struct svg_band bands[static SVG_MAX_BANDS]);
+
+/* The lookup band's rows: opens and execs; attribute calls (stat, access,
+ * readlink); listings (readdir). */
+enum { SVG_ROW_OPEN, SVG_ROW_ATTR, SVG_ROW_LIST, SVG_ROWS };
+unsigned svg_lookup_row(uint32_t op);
+
+#define SVG_LOOKUP_SINGLE 2000  /* lookups drawn one by one up to this many */
+
+/* Time buckets: [0, tmax] cut into columns buckets of equal width (tmax > 0,
+ * columns > 0); bucket i holds the times t with i <= t * columns / tmax <
+ * i + 1, the last one also tmax and beyond.  Its first time (whole us),
+ * and the bucket of t: exact, whatever the magnitudes. */
+uint64_t svg_bucket_start(uint32_t i, uint64_t tmax, uint32_t columns);
+uint32_t svg_bucket_of(uint64_t t, uint64_t tmax, uint32_t columns);
+
+/* A mark of the bucketed band: the lookups of one bucket, row and outcome. */
+struct svg_lookup_bucket {
+        uint32_t column;
+        uint8_t row;            /* SVG_ROW_* */
+        bool failed;
+        uint32_t count;
+        uint32_t first;         /* the index of its first lookup */
+};
+
+/* Count the lookups l[0 .. n) (any order) into buckets; out has room for
+ * columns * SVG_ROWS * 2.  Returns how many are not empty (out[0 .. that),
+ * by column, row, then successful before failed). */
+size_t svg_lookup_buckets(const struct rs_lookup *l, size_t n, uint64_t tmax, uint32_t columns,
+                          struct svg_lookup_bucket *out);

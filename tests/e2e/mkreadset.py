@@ -9,7 +9,7 @@ not only the format's.
   FILE:   {"path": "...", or "path_hex": "2f746d70...", "kind": 0|1|2,
            "identity": "stat" (dev, ino, size, mtime from the path now) or "dev", "ino", "size", "mtime_ns",
            "ranges": [[offset, length], ...] (default [[0, 4096]]), "flags": 0}
-  LOOKUP: {"path": "...", "op": 2, "result": 0}
+  LOOKUP: {"path": "...", "op": 2, "result": 0, "time_us": 0 (default: the previous one's)}
 Or from Python: import mkreadset; mkreadset.write(out, files, lookups).
 """
 import json, os, sys, zlib
@@ -65,8 +65,11 @@ def write(out, files, lookups=(), command="crafted"):
     meta += string(command)
     fbody = varint(len(files)) + b"".join(file_entry(f) for f in files)
     lbody = varint(len(lookups))
+    last = 0
     for lk in lookups:
-        lbody += zigzag(0) + varint(lk.get("op", 2)) + zigzag(lk.get("result", 0)) + varint(1) + string(lk["path"])
+        t = lk.get("time_us", last)
+        lbody += zigzag(t - last) + varint(lk.get("op", 2)) + zigzag(lk.get("result", 0)) + varint(1) + string(lk["path"])
+        last = t
     payload = section(1, meta) + section(2, fbody) + section(3, lbody) + b"\0"
     hdr = MAGIC + (1).to_bytes(2, "little") + (0).to_bytes(2, "little") + (0).to_bytes(4, "little")
     hdr += len(payload).to_bytes(8, "little") + len(payload).to_bytes(8, "little")

@@ -5,7 +5,8 @@
 # bad options and profiles refused without hanging, and the disk access graph
 # rendered by a real browser (headless Chromium), also for 100 000 ranges,
 # its axes (the bands touched, round ticks) and the head's path: a thrash
-# between two places far apart is a zigzag.
+# between two places far apart is a zigzag; its lookup band holds the read
+# set's lookups, one mark each or, for 6 000, one per bucket with counts.
 . "$(dirname "$0")/lib.sh"
 need_root; need_tracefs; need_loop; need_python
 
@@ -177,12 +178,50 @@ ok = ok and any("hive-a" in t for t in titles) and any("hive-b" in t for t in ti
 print("svg:", len(marks), "marks for", sys.argv[2], "pieces")
 sys.exit(0 if ok else 1)
 PYEOF
-# the axes: round ticks in one unit; the head's path
-"$PY" "$SRCDIR/tests/e2e/svggraph.py" "$TMP/r.svg" || fail "svg axes"
+# the axes: round ticks in one unit; the head's path; the lookup band, one
+# mark per lookup the recording holds (python3's own and the 40 opens of
+# the small files), each at its time
+"$PY" -c "
+import json, sys
+s = json.load(open('$TMP/show.json'))
+print('lookups recorded:', len(s['lookups']), 'of which failed:', s['totals']['lookups_failed'])
+sys.exit(0 if sum(1 for l in s['lookups'] if '/lib/sub/m' in l['path']) >= 40 else 1)" || fail "the recording's lookups"
+"$PY" "$SRCDIR/tests/e2e/svggraph.py" "$TMP/r.svg" --lookups "$TMP/show.json" || fail "svg axes"
 # (the hives' directory is the largest group: the first colour)
 "$PY" "$SRCDIR/tests/e2e/svgcheck.py" "$TMP/r.svg" "$TMP/r.png" --expect-id access --expect-id marks \
-        --expect-id cumulative --expect-id legend --expect-id head --min-marks 100 --expect-colour "#1f77b4" ||
-        fail "Chromium: the graph"
+        --expect-id cumulative --expect-id legend --expect-id head --expect-id lookups --lookups "$TMP/show.json" \
+        --min-marks 100 --expect-colour "#1f77b4" || fail "Chromium: the graph"
+
+# the lookup band of a dense walk: 6 000 lookups over a second, every kind, a
+# third failed, in bursts: one mark per time bucket, row and outcome, their
+# counts the read set's, each bucket where the axis puts its times; and a
+# read set without lookups: no band, and it says so
+"$PY" - "$MNT/hive-a" "$TMP" "$SRCDIR/tests/e2e" <<'PYEOF' || fail "the walk's read sets"
+import random, sys
+sys.path.insert(0, sys.argv[3])
+import mkreadset
+random.seed(29)
+files = [{"path": sys.argv[1], "identity": "stat", "ranges": [[0, 1 << 20]]}]
+lookups, t = [], 0
+for i in range(6000):
+    t += random.choice([0, 1, 5, 40, 400]) if i % 500 else 50000
+    lookups.append({"path": "/srv/tree/d%d/f%d" % (i % 37, i % 211), "op": random.choice([1, 2, 2, 2, 3, 4, 5, 6]),
+                    "result": -2 if i % 3 == 0 else -20 if i % 17 == 0 else 0, "time_us": t})
+mkreadset.write(sys.argv[2] + "/walk.readset", files, lookups, command="walk")
+mkreadset.write(sys.argv[2] + "/still.readset", files, [], command="still")
+PYEOF
+for w in walk still; do
+        "$READSET" show --json "$TMP/$w.readset" > "$TMP/$w.json" || fail "show $w"
+        "$READSET" report --no-probe --svg "$TMP/$w.svg" "$TMP/$w.readset" > /dev/null || fail "--svg of $w"
+        "$PY" "$SRCDIR/tests/e2e/svggraph.py" "$TMP/$w.svg" --lookups "$TMP/$w.json" || fail "the $w's lookup band"
+        "$PY" "$SRCDIR/tests/e2e/svgcheck.py" "$TMP/$w.svg" "$TMP/$w.png" --expect-id access --expect-id lookups \
+                --lookups "$TMP/$w.json" || fail "Chromium: the $w's lookup band"
+done
+grep -q 'data-bucketed="1"' "$TMP/walk.svg" || fail "6 000 lookups not bucketed"
+grep -q '>no lookups recorded<' "$TMP/still.svg" || fail "no lookups and the graph does not say so"
+size=$(stat -c %s "$TMP/walk.svg")
+echo "walk: $size bytes of SVG"
+[ "$size" -lt 600000 ] || fail "the walk's SVG is $size bytes"
 
 # 6. 100 000 ranges: aggregated, under 2 MB, still a picture
 for i in 1 2 3 4; do fallocate -l 200M "$MNT/big$i"; done

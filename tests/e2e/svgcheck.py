@@ -2,6 +2,10 @@
 """Render an SVG in a real browser (headless chromium) and check the picture.
 
 usage: svgcheck.py SVG PNG_OUT [--expect-id ID ...] [--min-marks N] [--expect-colour #RRGGBB ...]
+                   [--lookups SHOW_JSON]
+
+--lookups: the lookup band of the DOM the browser parsed shows the read
+set's lookups (readset show --json), counted and timed (svglookups.py).
 
 Exits 0 with a one-line summary when the picture passes, 1 with a reason when
 it does not, 77 (automake/meson "skip") when no chromium is installed.
@@ -83,6 +87,8 @@ def main():
     ap.add_argument("--min-marks", type=int, default=0, metavar="N")
     ap.add_argument("--expect-colour", action="append", default=[], metavar="#RRGGBB",
                     help="at least 20 pixels of exactly this colour in the top half (marks drawn)")
+    ap.add_argument("--lookups", metavar="SHOW_JSON",
+                    help="the lookup band holds these lookups (readset show --json), checked in the browser's DOM")
     a = ap.parse_args()
 
     chromium = find_chromium()
@@ -122,6 +128,18 @@ def main():
     for i in a.expect_id:
         if not re.search(r'\bid="%s"' % re.escape(i), dom):
             fail("no element with id %r in the rendered DOM" % i)
+    # the lookup band, as the browser parsed it: count and times
+    if a.lookups:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import json, svglookups
+        try:
+            dom_root = ET.fromstring(dom)
+        except ET.ParseError as e:
+            fail("the browser's DOM is not XML: %s" % e)
+        bad, summary = svglookups.check(dom_root, json.load(open(a.lookups)))
+        if bad:
+            fail("lookup band: " + "; ".join(bad[:5]))
+        print("svgcheck: lookup band in the browser: " + summary)
     # 3. enough marks (class list containing "mark")
     marks = len(re.findall(r'\bclass="(?:[^"]*\s)?mark(?:\s[^"]*)?"', dom))
     if marks < a.min_marks:

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Check the axes and the head's path of readset report --svg's graph.
 
-usage: svggraph.py SVG [--min-bands N] [--max-shown F] [--exact-path] [--min-seeks N]
+usage: svggraph.py SVG [--min-bands N] [--max-shown F] [--exact-path] [--min-seeks N] [--lookups SHOW_JSON]
 
 The position axis shows the bands the pieces touch (data-lo/hi), at most
 F of the known positions' span (--max-shown), with a break between two
@@ -9,7 +9,9 @@ bands; every band's tick labels are unique and in one unit, and so are the
 time axis's, at round steps (1, 2, 5 times a power of ten); the head's path
 has one segment per pair of consecutive pieces of known position
 (--exact-path: counted from the marks), and at least N of its segments
-cross a third of the panel (--min-seeks: a thrash is a zigzag).
+cross a third of the panel (--min-seeks: a thrash is a zigzag); the lookup
+band holds the read set's lookups, counted and timed (--lookups, the read
+set's show --json: svglookups.py).
 Exits 0 with a summary, 1 with the reasons."""
 import argparse, re, sys
 import xml.etree.ElementTree as ET
@@ -62,6 +64,7 @@ def main():
     ap.add_argument("--max-shown", type=float, default=None)
     ap.add_argument("--exact-path", action="store_true")
     ap.add_argument("--min-seeks", type=int, default=0)
+    ap.add_argument("--lookups", metavar="SHOW_JSON")
     a = ap.parse_args()
     root = ET.parse(a.svg).getroot()
     access = root.find(".//%sg[@id='access']" % NS)
@@ -118,12 +121,20 @@ def main():
         seeks = sum(1 for p, q in zip(ys, ys[1:]) if abs(q - p) >= panel / 3)
         check(seeks >= a.min_seeks, "%d long seeks drawn, want at least %d" % (seeks, a.min_seeks))
 
+    # the lookup band
+    lookups = ""
+    if a.lookups:
+        import json, svglookups
+        more, summary = svglookups.check(root, json.load(open(a.lookups)))
+        bad.extend("lookup band: " + m for m in more)
+        lookups = "; lookups: " + summary
+
     if bad:
         for m in bad:
             print("svggraph: FAIL: " + m, file=sys.stderr)
         sys.exit(1)
-    print("svggraph: ok %s: %d bands (%.0f%% of the span), time %s, %d long seeks drawn"
-          % (a.svg, len(bands), 100 * fraction, ", ".join("%g %s" % t for t in xt), seeks))
+    print("svggraph: ok %s: %d bands (%.0f%% of the span), time %s, %d long seeks drawn%s"
+          % (a.svg, len(bands), 100 * fraction, ", ".join("%g %s" % t for t in xt), seeks, lookups))
 
 
 if __name__ == "__main__":
