@@ -19,6 +19,7 @@ struct entry {
         uint32_t parent, first_child, next_sibling;
         uint32_t children;
         bool dir;
+        bool exists;              /* a lookup found it, or walked through it */
         double name_until, attr_until, neg_until;
 };
 
@@ -132,7 +133,8 @@ bool client_on_share(const char *root, const char *path)
 /* Every lookup's names below root, from root down ("." dropped; ".."
  * kept as a name: the recorder makes paths absolute, it does not resolve
  * them). */
-static int names_build(struct names *t, const struct readset *rs, const char *root)
+static int names_build(struct names *t, const struct readset *rs, const char *root,
+                       const struct client_exists *ex)
 {
         char buf[PATH_MAX];
         size_t rlen = strlen(root);
@@ -152,8 +154,8 @@ static int names_build(struct names *t, const struct readset *rs, const char *ro
         e = intern(t, buf, rlen, NONE, &top);
         if (e < 0)
                 return e;
-        t->e[top].name_until = INFINITY;
-        t->e[top].attr_until = t->e[top].neg_until = -INFINITY;
+        t->e[top].name_until = t->e[top].attr_until = INFINITY;
+        t->e[top].neg_until = -INFINITY;
         t->e[top].dir = true;
         for (size_t i = 0; i < rs->n_lookups; i++) {
                 const char *p = rs->lookups[i].path;
@@ -192,17 +194,27 @@ static int names_build(struct names *t, const struct readset *rs, const char *ro
                 }
                 if (rs->lookups[i].op == RS_LOOKUP_READDIR && rs->lookups[i].result == 0)
                         t->e[at].dir = true;
+                /* a lookup that succeeded found every name of its path */
+                for (size_t j = t->off[i]; j < t->n_comps && rs->lookups[i].result >= 0; j++)
+                        t->e[t->comps[j]].exists = true;
         }
         t->off[rs->n_lookups] = t->n_comps;
+        /* a directory no lookup found may still be there (every module
+         * looked for in it missing): asked where the caller can */
+        for (size_t i = 1, asked = 0; ex && ex->fn && i < t->n && asked < CLIENT_MAX_EXISTS; i++)
+                if (!t->e[i].exists && t->e[i].children) {
+                        t->e[i].exists = ex->fn(ex->userdata, t->e[i].path);
+                        asked++;
+                }
         return 0;
 }
 
-/* Nothing known but the root's name: each pass starts from here. */
+/* Nothing known but the root (the mount's, asked when it was mounted): each
+ * pass starts from here. */
 static void names_reset(struct names *t)
 {
         for (size_t i = 1; i < t->n; i++)
                 t->e[i].name_until = t->e[i].attr_until = t->e[i].neg_until = -INFINITY;
-        t->e[0].attr_until = t->e[0].neg_until = -INFINITY;
 }
 
 /* A listing's round trips: its entries (those the start named: a lower
@@ -250,6 +262,15 @@ static void one_lookup(struct names *t, const struct rs_lookup *l, const uint32_
 {
         struct entry *f = &t->e[comps[n - 1]];
 
+        if (l->result == -ENOENT)
+                /* it fails at the first name never found (a directory
+                 * missing from a search path fails every module there) */
+                for (size_t j = 0; j < n; j++)
+                        if (!t->e[comps[j]].exists) {
+                                f = &t->e[comps[j]];
+                                n = j + 1;
+                                break;
+                        }
         for (size_t j = 0; j + 1 < n; j++)
                 walk(k, &t->e[comps[j]], c);
         if (l->result < 0) {
@@ -282,7 +303,8 @@ static void one_lookup(struct names *t, const struct rs_lookup *l, const uint32_
                 break;
         case RS_LOOKUP_OPEN:
         case RS_LOOKUP_EXEC:
-                ask(k, CLIENT_OPEN, 1);
+                if (!f->dir)    /* a directory's open asks nothing: its listing does */
+                        ask(k, CLIENT_OPEN, 1);
                 break;
         case RS_LOOKUP_READDIR:
                 ask(k, CLIENT_LISTING, listing_trips(t, comps[n - 1], c));
@@ -316,7 +338,8 @@ static void warmed_lookup(const struct names *t, const struct rs_lookup *l, uint
                 break;
         case RS_LOOKUP_OPEN:
         case RS_LOOKUP_EXEC:
-                ask(k, CLIENT_OPEN, 1);
+                if (!t->e[last].dir)
+                        ask(k, CLIENT_OPEN, 1);
                 break;
         case RS_LOOKUP_READDIR:
                 ask(k, CLIENT_LISTING, listing_trips(t, last, c));
@@ -397,7 +420,7 @@ static int replay_cost(struct names *t, const struct readset *rs, const struct p
 }
 
 int client_cost(const struct readset *rs, const struct plan *plan, const struct cost_profile *p, const char *root,
-                uint32_t *per_lookup, struct client_cost *ret_plain, struct client_cost *ret_replay,
+                const struct client_exists *ex, uint32_t *per_lookup, struct client_cost *ret_plain, struct client_cost *ret_replay,
                 struct client_cost *ret_warmed)
 {
         struct names t = {};
@@ -406,7 +429,7 @@ int client_cost(const struct readset *rs, const struct plan *plan, const struct 
         int e;
 
         *ret_plain = *ret_replay = *ret_warmed = (struct client_cost){};
-        e = names_build(&t, rs, root);
+        e = names_build(&t, rs, root, ex);
         if (e < 0)
                 goto out;
         for (size_t i = 0; i < rs->n_lookups; i++) {

@@ -46,6 +46,17 @@ struct client_cost {
  * tree were there), never /proc, /sys, /dev or /run. */
 bool client_on_share(const char *root, const char *path);
 
+/* Whether a directory is there, for one that the recording never found
+ * but failed lookups went through: a missing directory fails every name
+ * below it at once (and a client keeping failed lookups keeps that one),
+ * an existing one fails each name of its own.  Asked of at most
+ * CLIENT_MAX_EXISTS directories; NULL (or fn NULL): not there. */
+struct client_exists {
+        bool (*fn)(void *userdata, const char *path);
+        void *userdata;
+};
+#define CLIENT_MAX_EXISTS 20000
+
 /* What the client asks, from rs's lookups on the share (below root):
  *  plain: the start alone, its lookups in their recorded order, the clock
  *         (their recorded times) running on by each round trip, as a start
@@ -60,5 +71,5 @@ bool client_on_share(const char *root, const char *path);
  *         (failed lookups, access(2) where it asks).
  * -ENOMEM. */
 int client_cost(const struct readset *rs, const struct plan *plan, const struct cost_profile *p, const char *root,
-                uint32_t *per_lookup, struct client_cost *ret_plain, struct client_cost *ret_replay,
+                const struct client_exists *ex, uint32_t *per_lookup, struct client_cost *ret_plain, struct client_cost *ret_replay,
                 struct client_cost *ret_warmed);

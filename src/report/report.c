@@ -2,8 +2,11 @@
 #include "report/report.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <sys/stat.h>
 
 #include "replay/planner.h"
 #include "replay/policy.h"
@@ -362,6 +365,14 @@ static int predict_layout(const struct report *r, const struct readset *rs, cons
         return 0;
 }
 
+/* Is a directory that failed lookups went through there now? */
+static bool dir_exists(void *userdata, const char *path)
+{
+        struct stat st;
+        (void)userdata;
+        return fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+}
+
 int report_predict(struct report *r, const struct readset *rs, const struct rp_layout *layouts,
                    const struct cost_profile *p, const struct plan *plan, const struct device_profile *dev,
                    bool main_only, bool file_shares, struct rp_scenarios *ret)
@@ -426,7 +437,8 @@ int report_predict(struct report *r, const struct readset *rs, const struct rp_l
                         e = -ENOMEM;
                         goto out;
                 }
-                e = client_cost(rs, plan, p, root, file_shares ? r->lookup_trips : NULL, &ret->lookups_plain,
+                const struct client_exists ex = { dir_exists, NULL };
+                e = client_cost(rs, plan, p, root, &ex, file_shares ? r->lookup_trips : NULL, &ret->lookups_plain,
                                 &ret->lookups_replay, &ret->lookups_warmed);
                 if (e < 0)
                         goto out;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/patterns.h"
 #include "util/util.h"
 #include "util/banned.h"
 
@@ -144,6 +145,11 @@ const char *rp_secs(double s, char buf[static 32])
 /* Plain-language findings, one per line in lines (each rule adds at most
  * one: fewer rules than REPORT_MAX_FINDINGS).  ref: the reference device's
  * column (may be NULL). */
+struct finding {
+        double seconds;
+        char text[REPORT_FINDING_MAX];
+};
+
 struct finding_ctx {
         const struct readset *rs;
         const struct report *r;
@@ -167,8 +173,18 @@ static const char *unwarmable(const struct readset_totals *t, char *buf, size_t 
         return buf;
 }
 
-static size_t findings(const struct finding_ctx *c, char lines[REPORT_MAX_FINDINGS][REPORT_FINDING_MAX])
+/* The next finding's line, costing s seconds on the reference device
+ * (0: a statement, not a cost). */
+static char *next(struct finding *f, size_t *n, double s)
 {
+        f[*n].seconds = s;
+        return f[(*n)++].text;
+}
+
+static int findings(const struct finding_ctx *c, char lines[REPORT_MAX_FINDINGS][REPORT_FINDING_MAX])
+{
+        struct finding f[REPORT_MAX_FINDINGS];
+        const struct cost_profile *rp = c->ref ? &c->ref->profile : NULL;
         const struct readset *rs = c->rs;
         const struct report *r = c->r;
         size_t n = 0;
@@ -187,7 +203,7 @@ static size_t findings(const struct finding_ctx *c, char lines[REPORT_MAX_FINDIN
                         k++;
                 }
                 if (k > 0 && k <= 5 && rs->n_files > 2 * k)
-                        snprintf(lines[n++], REPORT_FINDING_MAX, "%.0f%% of the predicted time on %s goes to %zu file%s read "
+                        snprintf(next(f, &n, acc), REPORT_FINDING_MAX, "%.0f%% of the predicted time on %s goes to %zu file%s read "
                                  "in %s pieces on average (%" PRIu64 " reads, %.0f%% of them <= 16 KiB)",
                                  100 * acc / total, c->ref->profile.name, k, k == 1 ? "" : "s",
                                  format_bytes(ranges ? bytes / ranges : 0, b1), ranges,
@@ -195,13 +211,13 @@ static size_t findings(const struct finding_ctx *c, char lines[REPORT_MAX_FINDIN
         }
         if (r->alt.switches >= 8) {
                 char p1[64], p2[64];
-                snprintf(lines[n++], REPORT_FINDING_MAX, "two files %s apart alternate %" PRIu64 " times: %s and %s",
+                snprintf(next(f, &n, rp && rp->rotational ? (double)r->alt.switches * rp->lat_us / 1e6 : 0), REPORT_FINDING_MAX, "two files %s apart alternate %" PRIu64 " times: %s and %s",
                          format_bytes(r->alt.distance, b1), r->alt.switches,
                          rp_tail(rs->files[r->alt.a].path, 28, p1, sizeof(p1)),
                          rp_tail(rs->files[r->alt.b].path, 28, p2, sizeof(p2)));
         }
         if (c->ref && c->ref->s.plain.requests && c->ref->s.plain_meta_requests * 10 >= c->ref->s.plain.requests)
-                snprintf(lines[n++], REPORT_FINDING_MAX, "metadata (inodes, directories) is %.0f%% of the requests: replay "
+                snprintf(next(f, &n, (double)c->ref->s.plain_meta_requests * rp->lat_us / 1e6), REPORT_FINDING_MAX, "metadata (inodes, directories) is %.0f%% of the requests: replay "
                          "warms it first, sorted by position",
                          100.0 * (double)c->ref->s.plain_meta_requests / (double)c->ref->s.plain.requests);
         uint64_t moves = 0;
@@ -211,33 +227,52 @@ static size_t findings(const struct finding_ctx *c, char lines[REPORT_MAX_FINDIN
                 uint64_t seeks = r->hist[RP_HIST_16M] + r->hist[RP_HIST_256M] + r->hist[RP_HIST_4G] + r->hist[RP_HIST_FAR];
                 if (c->ref && c->ref->profile.rotational && seeks >= 16 && c->ref->s.plain.seconds > 0 &&
                     c->ref->s.plain.positioning_s * 2 >= c->ref->s.plain.seconds)
-                        snprintf(lines[n++], REPORT_FINDING_MAX, "the head moves %" PRIu64 " times by 1 MiB or more in first-access "
+                        snprintf(next(f, &n, c->ref->s.plain.positioning_s), REPORT_FINDING_MAX, "the head moves %" PRIu64 " times by 1 MiB or more in first-access "
                                  "order: positioning is %.0f%% of the %s predicted on %s; replay reads in one sweep "
                                  "by position", seeks, 100 * c->ref->s.plain.positioning_s / c->ref->s.plain.seconds,
                                  rp_secs(c->ref->s.plain.seconds, b1), c->ref->profile.name);
         }
         if (r->totals.ranges && r->small_ranges * 2 >= r->totals.ranges)
-                snprintf(lines[n++], REPORT_FINDING_MAX, "%.0f%% of the %" PRIu64 " reads are 16 KiB or less: each pays the "
+                snprintf(next(f, &n, rp ? (double)r->small_ranges * rp->lat_us / 1e6 : 0), REPORT_FINDING_MAX, "%.0f%% of the %" PRIu64 " reads are 16 KiB or less: each pays the "
                          "device's per-request cost", 100.0 * (double)r->small_ranges / (double)r->totals.ranges,
                          r->totals.ranges);
         if (r->totals.bytes && r->totals.accessed_bytes * 10 < r->totals.bytes * 7)
-                snprintf(lines[n++], REPORT_FINDING_MAX, "%.0f%% of the bytes were read ahead and never used by the program "
+                snprintf(next(f, &n, rp ? (double)(r->totals.bytes - r->totals.accessed_bytes) / rp->seq_bps : 0), REPORT_FINDING_MAX, "%.0f%% of the bytes were read ahead and never used by the program "
                          "(%s of %s)", 100.0 - 100.0 * (double)r->totals.accessed_bytes / (double)r->totals.bytes,
                          format_bytes(r->totals.bytes - r->totals.accessed_bytes, b1),
                          format_bytes(r->totals.bytes, b2));
         if (c->ref && c->ref->s.plain.seconds > 0 && c->ref->s.replay.seconds > 0)
-                snprintf(lines[n++], REPORT_FINDING_MAX, "on %s: %s now, %s with readset replay (%.1fx), %s after a contiguous "
+                snprintf(next(f, &n, 0), REPORT_FINDING_MAX, "on %s: %s now, %s with readset replay (%.1fx), %s after a contiguous "
                          "layout", c->ref->profile.name, rp_secs(c->ref->s.plain.seconds, b1),
                          rp_secs(c->ref->s.replay.seconds, b2), c->ref->s.plain.seconds / c->ref->s.replay.seconds,
                          rp_secs(c->ref->s.layout.seconds, b3));
         if (r->totals.unresolved_files || r->totals.deleted_files)
-                snprintf(lines[n++], REPORT_FINDING_MAX, "%s: replay cannot warm %s", unwarmable(&r->totals, b1, sizeof(b1)),
+                snprintf(next(f, &n, 0), REPORT_FINDING_MAX, "%s: replay cannot warm %s", unwarmable(&r->totals, b1, sizeof(b1)),
                          r->totals.unresolved_files + r->totals.deleted_files == 1 ? "it" : "them");
         if (moves == 0 && r->hist[RP_HIST_UNKNOWN] > 0)
-                snprintf(lines[n++], REPORT_FINDING_MAX, "positions on disk are unknown (no FIEMAP, the files changed or are not "
+                snprintf(next(f, &n, 0), REPORT_FINDING_MAX, "positions on disk are unknown (no FIEMAP, the files changed or are not "
                          "written back yet): the estimates assume each file lies in one piece, reached by a "
                          "random read");
-        return n;
+        /* on a share: the patterns that multiply its lookups (the
+         * reference column costs every path as if there) */
+        if (c->ref && c->ref->s.lookups_costed && r->lookup_trips) {
+                struct pattern pt[_PATTERN_MAX];
+                int k = patterns_find(rs, r->lookup_trips, rp, "/", c->ref->s.plain.seconds, pt);
+                if (k < 0)
+                        return k;
+                for (int i = 0; i < k && n < REPORT_MAX_FINDINGS; i++)
+                        snprintf(next(f, &n, pt[i].seconds), REPORT_FINDING_MAX, "%s", pt[i].text);
+        }
+        /* the finding that costs most first; statements after, in order */
+        for (size_t i = 1; i < n; i++)
+                for (size_t j = i; j > 0 && f[j].seconds > f[j - 1].seconds; j--) {
+                        struct finding x = f[j];
+                        f[j] = f[j - 1];
+                        f[j - 1] = x;
+                }
+        for (size_t i = 0; i < n; i++)
+                memcpy(lines[i], f[i].text, REPORT_FINDING_MAX);
+        return (int)n;
 }
 
 
@@ -246,6 +281,7 @@ int report_summarize(const struct readset *rs, const struct report *r, const str
 {
         struct report_summary s = { 0 };
         struct finding_ctx fc;
+        int e;
 
         s.by_bytes = files_by(rs, r, 0);
         s.by_ranges = files_by(rs, r, 1);
@@ -256,7 +292,12 @@ int report_summarize(const struct readset *rs, const struct report *r, const str
                 return -ENOMEM;
         }
         fc = (struct finding_ctx){ rs, r, ref, s.by_cost };
-        s.n_findings = findings(&fc, s.findings);
+        e = findings(&fc, s.findings);
+        if (e < 0) {
+                report_summary_free(&s);
+                return e;
+        }
+        s.n_findings = (size_t)e;
         *ret = s;
         return 0;
 }

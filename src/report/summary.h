@@ -28,7 +28,7 @@ struct rp_rank {
 };
 
 #define REPORT_MAX_FINDINGS 16
-#define REPORT_FINDING_MAX 256
+#define REPORT_FINDING_MAX 640
 
 struct report_summary {
         struct rp_rank *by_bytes, *by_ranges, *by_cost;   /* every file, ranked */
