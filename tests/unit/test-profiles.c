@@ -86,11 +86,20 @@ static void test_device_names(const char *profiles)
                 CHECK_EQ(report_profile_load(buf, tok, &p, why, sizeof(why)), 0);
                 CHECK_EQ(p.rotational, d.rotational);
         }
-        CHECK_EQ(count, 11);    /* 2 kinds, 5 references, 4 aliases */
+        CHECK_EQ(count, 13);    /* 2 kinds, 7 references, 4 aliases */
         CHECK_EQ(device_name_parse("rotational", &n), 0);
         CHECK(n.type == DEVICE_NAME_KIND && n.rotational && ends_with(n.path, "/hdd-7200.json"));
         CHECK_EQ(device_name_parse("share", &n), 0);
         CHECK(n.type == DEVICE_NAME_REFERENCE && ends_with(n.path, "/share-2ms.json"));
+        /* each share names its client model; share-2ms stays strict */
+        CHECK_EQ(report_profile_load(n.path, "share", &p, why, sizeof(why)), 0);
+        CHECK(p.remote && strcmp(p.client.name, "strict") == 0 && p.client.negative_s == 0);
+        CHECK_EQ(device_name_parse("share-2ms-nfs", &n), 0);
+        CHECK_EQ(report_profile_load(n.path, "nfs", &p, why, sizeof(why)), 0);
+        CHECK(p.remote && strcmp(p.client.name, "nfs") == 0 && p.client.names_s == 30 && p.client.file_attrs_s == 3);
+        CHECK_EQ(device_name_parse("share-2ms-smb", &n), 0);
+        CHECK_EQ(report_profile_load(n.path, "smb", &p, why, sizeof(why)), 0);
+        CHECK(p.remote && strcmp(p.client.name, "smb") == 0 && p.client.negative_s == 1 && p.client.listing_attrs);
         CHECK_EQ(device_name_parse("floppy-disk", &n), -ENOENT);
         CHECK_EQ(device_name_parse("", &n), -ENOENT);
         CHECK_EQ(device_name_parse("my.json", &n), 0);
