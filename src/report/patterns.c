@@ -360,12 +360,15 @@ int patterns_find(const struct readset *rs, const uint32_t *trips, const struct 
                         idx[n++] = (uint32_t)i;
 
         /* every parent directory looked up, top down, right before a
-         * lookup of a path below them (by the same process) */
+         * lookup of a path below them (by the same process), and that path
+         * asked then, perhaps again and again: the walk's lookups, all of
+         * them (what it costs), and of them the parents' and the repeats'
+         * (what the walk adds) */
         {
-                uint64_t walks = 0, parents = 0, ptrips = 0;
+                uint64_t walks = 0, parents = 0, asked = 0, wtrips = 0, added = 0;
                 for (size_t a = 0; a < n;) {
                         const struct rs_lookup *f = &rs->lookups[idx[a]];
-                        size_t b = a, up = 0;
+                        size_t b = a, up = 0, end = a + 1;
                         /* (a directory on the way down is part of the walk of
                          * what follows it, not a walk of its own) */
                         if (a + 1 < n && rs->lookups[idx[a + 1]].pid == f->pid &&
@@ -382,26 +385,31 @@ int patterns_find(const struct readset *rs, const uint32_t *trips, const struct 
                                 b--;
                                 up++;
                         }
+                        /* the path asked again right after */
+                        while (end < n && strcmp(rs->lookups[idx[end]].path, f->path) == 0)
+                                end++;
                         if (up >= 2) {
                                 walks++;
                                 parents += up;
-                                for (size_t x = b; x < a; x++) {
-                                        ptrips += trips[idx[x]];
+                                asked += end - a;
+                                for (size_t x = b; x < end; x++) {
+                                        wtrips += trips[idx[x]];
+                                        if (x != a)
+                                                added += trips[idx[x]];
                                         in_walk[idx[x]] = 1;
                                 }
                         }
-                        /* a file asked again right after its walk is one walk */
-                        while (++a < n && strcmp(rs->lookups[idx[a]].path, f->path) == 0)
-                                ;
+                        a = end;
                 }
-                if (walks && ptrips) {
-                        name(&ret[k], PATTERN_PARENT_WALK, parents, ptrips, rtt_s);
-                        snprintf(ret[k].text, sizeof(ret[k].text), "%" PRIu64 " lookups walk the parent directories of "
-                                 "%" PRIu64 " paths first (%.1f per path), %" PRIu64 " round trips on %s, %s (%s): each "
-                                 "directory is asked again for every file below it; %s, or keep the walk (a security "
-                                 "or indexing hook) off the share",
-                                 parents, walks, (double)parents / (double)walks, ptrips, p->name,
-                                 rp_secs(ret[k].seconds, b1), share_of(ret[k].seconds, plain_s, b2, sizeof(b2)),
+                if (walks && wtrips) {
+                        name(&ret[k], PATTERN_PARENT_WALK, parents + asked, wtrips, rtt_s);
+                        snprintf(ret[k].text, sizeof(ret[k].text), "%" PRIu64 " lookups reach %" PRIu64 " paths by "
+                                 "walking every parent directory first (%.1f per path), each path then asked %.1f "
+                                 "times: %" PRIu64 " round trips on %s, %s (%s), %" PRIu64 " of them for the parents "
+                                 "and the repeats; %s, or keep the walk (a security or indexing hook) off the share",
+                                 parents + asked, walks, (double)parents / (double)walks, (double)asked / (double)walks,
+                                 wtrips, p->name, rp_secs(ret[k].seconds, b1),
+                                 share_of(ret[k].seconds, plain_s, b2, sizeof(b2)), added,
                                  cache_remedy(1, b3, sizeof(b3)));
                         k++;
                 }

@@ -388,9 +388,15 @@ int report_predict(struct report *r, const struct readset *rs, const struct rp_l
 
         if (!off)
                 return -ENOMEM;
-        for (size_t i = 0; i < rs->n_files && main_only; i++)
-                off[i] = on_share ? rs->files[i].kind == RS_FILE_UNRESOLVED || rs->files[i].dev != r->share_dev :
-                                    on_other_device(rs, r, (uint32_t)i);
+        /* on a share whose lookups were recorded, what its client asks for
+         * them (client.h) stands for the metadata: no block device's
+         * inode tables are read there */
+        ret->lookups_costed = p->remote && (rs->rec_flags & RS_REC_LOOKUPS);
+        for (size_t i = 0; i < rs->n_files; i++)
+                off[i] = (ret->lookups_costed && rs->files[i].kind == RS_FILE_BLOCKDEV) ||
+                         (main_only && (on_share ? rs->files[i].kind == RS_FILE_UNRESOLVED ||
+                                                   rs->files[i].dev != r->share_dev :
+                                                   on_other_device(rs, r, (uint32_t)i)));
         for (size_t i = 0; i < rs->n_files; i++)
                 if (rs->files[i].kind == RS_FILE_REGULAR && !off[i])
                         opens++;
@@ -425,11 +431,9 @@ int report_predict(struct report *r, const struct readset *rs, const struct rp_l
         }
         if (e < 0)
                 goto out;
-        /* on a share whose lookups were recorded, what its client asks for
-         * them (client.h); else the program opens its files one after the
-         * other, and the dentry cache absorbs most of its other lookups (not
-         * counted) */
-        ret->lookups_costed = p->remote && (rs->rec_flags & RS_REC_LOOKUPS);
+        /* the share's client's round trips for the lookups (client.h); else
+         * the program opens its files one after the other, and the dentry
+         * cache absorbs most of its other lookups (not counted) */
         if (ret->lookups_costed) {
                 const char *root = on_share ? r->share_root : "/";
                 if (file_shares && !r->lookup_trips && rs->n_lookups &&

@@ -185,6 +185,8 @@ static int findings(const struct finding_ctx *c, char lines[REPORT_MAX_FINDINGS]
 {
         struct finding f[REPORT_MAX_FINDINGS];
         const struct cost_profile *rp = c->ref ? &c->ref->profile : NULL;
+        struct pattern pt[_PATTERN_MAX];
+        double left = c->ref ? c->ref->s.lookups_plain.seconds : 0;   /* lookups no pattern explains */
         const struct readset *rs = c->rs;
         const struct report *r = c->r;
         size_t n = 0;
@@ -241,6 +243,30 @@ static int findings(const struct finding_ctx *c, char lines[REPORT_MAX_FINDINGS]
                          "(%s of %s)", 100.0 - 100.0 * (double)r->totals.accessed_bytes / (double)r->totals.bytes,
                          format_bytes(r->totals.bytes - r->totals.accessed_bytes, b1),
                          format_bytes(r->totals.bytes, b2));
+        /* on a share: the patterns that multiply its lookups (the
+         * reference column costs every path as if there), then the lookups
+         * as a whole, costing what the patterns leave */
+        if (c->ref && c->ref->s.lookups_costed && r->lookup_trips) {
+                int k = patterns_find(rs, r->lookup_trips, rp, "/", c->ref->s.plain.seconds, pt);
+                if (k < 0)
+                        return k;
+                for (int i = 0; i < k && n < REPORT_MAX_FINDINGS; i++) {
+                        snprintf(next(f, &n, pt[i].seconds), REPORT_FINDING_MAX, "%s", pt[i].text);
+                        left -= pt[i].seconds;
+                }
+        }
+        if (c->ref && c->ref->s.lookups_costed && c->ref->s.plain.seconds > 0 &&
+            c->ref->s.lookups_plain.seconds >= PATTERN_MIN_SHARE * c->ref->s.plain.seconds) {
+                const struct client_cost *lk = &c->ref->s.lookups_plain;
+                snprintf(next(f, &n, MAX(left, 0.0)), REPORT_FINDING_MAX, "lookups are %.0f%% of the %s predicted on %s: %" PRIu64
+                         " round trips to its %s client (%" PRIu64 " names, %" PRIu64 " attributes, %" PRIu64
+                         " failed, %" PRIu64 " opens, %" PRIu64 " listings); with readset run the start waits for %"
+                         PRIu64 " of them (%s)", 100 * lk->seconds / c->ref->s.plain.seconds,
+                         rp_secs(c->ref->s.plain.seconds, b2), c->ref->profile.name, lk->round_trips,
+                         c->ref->profile.client.name, lk->trips[CLIENT_NAME], lk->trips[CLIENT_ATTR],
+                         lk->trips[CLIENT_FAILED], lk->trips[CLIENT_OPEN], lk->trips[CLIENT_LISTING],
+                         c->ref->s.lookups_warmed.round_trips, rp_secs(c->ref->s.lookups_warmed.seconds, b3));
+        }
         if (c->ref && c->ref->s.plain.seconds > 0 && c->ref->s.replay.seconds > 0)
                 snprintf(next(f, &n, 0), REPORT_FINDING_MAX, "on %s: %s now, %s with readset replay (%.1fx), %s after a contiguous "
                          "layout", c->ref->profile.name, rp_secs(c->ref->s.plain.seconds, b1),
@@ -253,16 +279,6 @@ static int findings(const struct finding_ctx *c, char lines[REPORT_MAX_FINDINGS]
                 snprintf(next(f, &n, 0), REPORT_FINDING_MAX, "positions on disk are unknown (no FIEMAP, the files changed or are not "
                          "written back yet): the estimates assume each file lies in one piece, reached by a "
                          "random read");
-        /* on a share: the patterns that multiply its lookups (the
-         * reference column costs every path as if there) */
-        if (c->ref && c->ref->s.lookups_costed && r->lookup_trips) {
-                struct pattern pt[_PATTERN_MAX];
-                int k = patterns_find(rs, r->lookup_trips, rp, "/", c->ref->s.plain.seconds, pt);
-                if (k < 0)
-                        return k;
-                for (int i = 0; i < k && n < REPORT_MAX_FINDINGS; i++)
-                        snprintf(next(f, &n, pt[i].seconds), REPORT_FINDING_MAX, "%s", pt[i].text);
-        }
         /* the finding that costs most first; statements after, in order */
         for (size_t i = 1; i < n; i++)
                 for (size_t j = i; j > 0 && f[j].seconds > f[j - 1].seconds; j--) {
