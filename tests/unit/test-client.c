@@ -339,13 +339,15 @@ static void test_listings(void)
         add(big, 0, RS_LOOKUP_READDIR, 0, "/s/big");
         for (int i = 0; i < 410; i++) {
                 snprintf(path, sizeof(path), "/s/big/f%03d", i);
-                add(big, 1 * MS, RS_LOOKUP_STAT, -ENOENT, path);
+                add(big, 1 * MS, RS_LOOKUP_STAT, 0, path);
         }
         cost(big, "nfs", &r);
         CHECK_EQ(r.plain.trips[CLIENT_LISTING], 2);
+        CHECK_EQ(r.plain.trips[CLIENT_NAME], 1);        /* big; its entries from the listing */
         CHECK_EQ(r.warmed.trips[CLIENT_LISTING], 2);
         cost(big, "strict", &r);
         CHECK_EQ(r.plain.trips[CLIENT_LISTING], 1);
+        CHECK_EQ(r.plain.trips[CLIENT_NAME], 411);
 }
 
 /* access(2) asks the server on strict, is a stat on smb and nfs; a
