@@ -120,6 +120,35 @@ static void test_profile_parse(void)
         /* a probe of a read-only directory: metadata only, no reads to cost */
         CHECK_EQ(cost_profile_parse("{\"metadata\": {\"open_stat_us\": 4000}}", "x", &p), -EINVAL);
         CHECK_EQ(cost_profile_parse("{\"latency_qd1_us\": -1, \"sequential_mbps\": 100}", "x", &p), -EINVAL);
+        /* a share's client model: named, refused when unknown or no
+         * string, strict when none is named */
+        CHECK_EQ(cost_profile_parse("{\"latency_qd1_us\": 2000, \"sequential_mbps\": 117, \"metadata\": "
+                                    "{\"open_stat_us\": 4000}, \"client\": \"nfs\"}", "n", &p), 0);
+        CHECK(p.remote);
+        CHECK(strcmp(p.client.name, "nfs") == 0);
+        CHECK(p.client.names_s == 30 && p.client.file_attrs_s == 3 && p.client.dir_attrs_s == 30);
+        CHECK(p.client.negative_s == 30 && p.client.listing_attrs && p.client.access_cached);
+        CHECK_EQ(cost_profile_parse("{\"latency_qd1_us\": 2000, \"sequential_mbps\": 117, \"client\": \"smb\"}",
+                                    "m", &p), 0);
+        CHECK(strcmp(p.client.name, "smb") == 0);
+        CHECK(p.client.negative_s == 1 && p.client.listing_attrs);
+        CHECK_EQ(cost_profile_parse("{\"latency_qd1_us\": 2000, \"sequential_mbps\": 117, \"client\": \"afs\"}",
+                                    "x", &p), -EINVAL);
+        CHECK_EQ(cost_profile_parse("{\"latency_qd1_us\": 2000, \"sequential_mbps\": 117, \"client\": 1}", "x", &p),
+                 -EINVAL);
+        CHECK_EQ(cost_profile_parse("{\"latency_qd1_us\": 2000, \"sequential_mbps\": 117, \"client\": \"\"}",
+                                    "x", &p), -EINVAL);
+        CHECK_EQ(cost_profile_parse("{\"latency_qd1_us\": 2000, \"sequential_mbps\": 117, \"metadata\": "
+                                    "{\"open_stat_us\": 4000}}", "s", &p), 0);
+        CHECK(strcmp(p.client.name, "strict") == 0);
+        CHECK(p.client.names_s == 1 && p.client.negative_s == 0);
+        CHECK(!p.client.listing_attrs && !p.client.access_cached);
+        {
+                struct cost_client c;
+                CHECK_EQ(cost_client_by_name("NFS", &c), -EINVAL);
+                CHECK_EQ(cost_client_by_name("strict", &c), 0);
+                CHECK(strcmp(c.name, "strict") == 0);
+        }
 }
 
 /* docs/FIELD.md: a boot read 226 MB at 3 113 places on a 7200 rpm disk; ~20 ms
