@@ -222,10 +222,10 @@ static int learn_fd(struct paths *p, int fd)
 
         if (fstat(fd, &st) < 0)
                 return 0;
-        for (size_t i = 0; i < p->n_counted; i++)
-                p->counted[i].opens += p->counted[i].dev == st.st_dev;
         if (!S_ISREG(st.st_mode))
                 return 0;
+        for (size_t i = 0; i < p->n_counted; i++)
+                p->counted[i].opens += p->counted[i].dev == st.st_dev;
         if (tab_find(p, st.st_dev, st.st_ino) && !tab_find(p, st.st_dev, st.st_ino)->deleted)
                 return 0;
         snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);

@@ -360,11 +360,19 @@ static void *drain_thread(void *arg)
 }
 
 /* The network clients' counters, last thing before the start; the files
- * readset opens on those mounts to name them counted from now on. */
+ * readset opens on those mounts to name them counted from now on (the
+ * events of its own reads of the counters read first, uncounted: the
+ * emulator answers its file without a request). */
 static void clients_begin(struct recorder *r)
 {
         if (!r->opt.clients || clientstats_begin(&r->clients) < 0)
                 return;
+        if (!r->clients.n)
+                return;
+        if (paths_drain(r->paths) < 0) {
+                clientstats_free(&r->clients);
+                return;
+        }
         for (size_t i = 0; i < r->clients.n; i++)
                 if (paths_count_opens(r->paths, r->clients.m[i].dev) < 0)
                         clientstats_free(&r->clients);  /* none rather than wrong */
