@@ -57,8 +57,9 @@ void amplification_write_text(FILE *f, const struct readset *rs, size_t width)
                 int n;
 
                 if (made)
-                        n = snprintf(tail, sizeof(tail), " (%s): %" PRIu64 " for %" PRIu64 " lookups, %.1fx",
-                                     rs_client_kind_name(c->kind), c->requests, made, (double)c->requests / (double)made);
+                        n = snprintf(tail, sizeof(tail), " (%s): %" PRIu64 " for %" PRIu64 " lookup%s, %.1fx",
+                                     rs_client_kind_name(c->kind), c->requests, made, made == 1 ? "" : "s",
+                                     (double)c->requests / (double)made);
                 else
                         n = snprintf(tail, sizeof(tail), " (%s): %" PRIu64 " for no lookup",
                                      rs_client_kind_name(c->kind), c->requests);

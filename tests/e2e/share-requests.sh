@@ -62,7 +62,7 @@ assert c["client"] == "slowdev", c
 assert abs(sent - plain) <= 0.05 * plain, f"requests_sent {sent}, the emulator counted {plain} plain"
 assert made > 0, c
 assert abs(c["amplification"] - sent / made) <= 1e-5 * sent / made, c
-line = f"{mnt} (slowdev): {sent} for {made} lookups, {sent / made:.1f}x"
+line = f"{mnt} (slowdev): {sent} for {made} lookup{'s' if made != 1 else ''}, {sent / made:.1f}x"
 assert line in text, f"no line '{line}' in:\n{text}"
 EOF
                 [ "$try" != 3 ] || fail "$client: client_requests"

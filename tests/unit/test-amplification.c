@@ -18,6 +18,7 @@ static struct readset *sample(void)
         readset_add_lookup(rs, 5, RS_LOOKUP_OPEN, 0, 9, "/usr/lib/x.so");
         readset_add_client(rs, "/mnt/s", RS_CLIENT_SLOWDEV, 30);
         readset_add_client(rs, "/mnt/empty", RS_CLIENT_NFS, 4);
+        readset_add_client(rs, "/usr", RS_CLIENT_CIFS, 5);
         return rs;
 }
 
@@ -63,6 +64,7 @@ static void test_output(void)
         CHECK(strstr(json, "\"requests_sent\":4,\"lookups_made\":0}") != NULL);
         CHECK(strstr(text, "  /mnt/s (slowdev): 30 for 3 lookups, 10.0x\n") != NULL);
         CHECK(strstr(text, "  /mnt/empty (nfs): 4 for no lookup\n") != NULL);
+        CHECK(strstr(text, "  /usr (cifs): 5 for 1 lookup, 5.0x\n") != NULL);
         free(json);
         free(text);
         rs->n_clients = 0;      /* (freed with the rest all the same) */
@@ -70,7 +72,7 @@ static void test_output(void)
         text = written(rs, false);
         CHECK(strstr(json, "\"client_requests\":[]") != NULL);
         CHECK_EQ(strlen(text), 0);
-        rs->n_clients = 2;
+        rs->n_clients = 3;
         free(json);
         free(text);
         readset_free(rs);

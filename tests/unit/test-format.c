@@ -526,6 +526,15 @@ static void test_clients(void)
         free(buf);
         readset_free(rs);
 
+        /* a 1.2 file (no CLIENTS): no clients known */
+        {
+                uint8_t old[] = { 1, 9, 0, 0, 0x80, 0x20, 0, 0, 0, 0, 0,  2, 1, 0,  0 };
+
+                len = raw_file(file, old, sizeof(old), 2);
+                CHECK_EQ(format_decode(file, len, &back, NULL), 0);
+                CHECK(back && back->n_clients == 0 && !back->clients);
+                readset_free(back), back = NULL;
+        }
         len = raw_file(file, p, sizeof(p), 3);
         CHECK_EQ(format_decode(file, len, &back, NULL), 0);
         CHECK(back && back->n_clients == 1 && back->clients[0].requests == 27 &&
