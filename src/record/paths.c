@@ -220,9 +220,7 @@ static int learn_fd(struct paths *p, int fd)
         bool deleted = false;
         static const char suffix[] = " (deleted)";
 
-        if (fstat(fd, &st) < 0)
-                return 0;
-        if (!S_ISREG(st.st_mode))
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
                 return 0;
         for (size_t i = 0; i < p->n_counted; i++)
                 p->counted[i].opens += p->counted[i].dev == st.st_dev;
