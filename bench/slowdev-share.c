@@ -781,7 +781,9 @@ int share_main(int argc, char **argv)
         fuse_opt_add_arg(&args, argv[0]);
         for (int i = 5; i < argc; i++)
                 fuse_opt_add_arg(&args, argv[i]);
-        fuse_opt_add_arg(&args, "-oro");
+        /* named so in mountinfo ("slowdev-share", fuse.slowdev-share): readset
+         * record reads the counters of this FUSE mount and of no other */
+        fuse_opt_add_arg(&args, "-oro,fsname=slowdev-share,subtype=slowdev-share");
         se = fuse_session_new(&args, &share_ops, sizeof(share_ops), NULL);
         if (!se)
                 goto out;

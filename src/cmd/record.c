@@ -58,7 +58,7 @@ const struct option record_long_options[] = {
 int cmd_record(int argc, char **argv)
 {
         struct recorder_options ro = { .buffer_kb = RECORDER_DEFAULT_BUFFER_KB, .lookups = true,
-                                       .max_walk = RECORDER_DEFAULT_MAX_WALK };
+                                       .max_walk = RECORDER_DEFAULT_MAX_WALK, .clients = true };
         _cleanup_free_ char *arg_output = NULL;
         _cleanup_readset_ struct readset *rs = NULL;
         bool arg_cold = false, arg_quiet = false, arg_json = false, arg_fallback = false, arg_all = false;

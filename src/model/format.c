@@ -20,7 +20,8 @@ enum {
         SEC_COUNTS = 4,         /* 1.1 */
         SEC_CONTENT = 5,        /* 1.2 */
         SEC_IMAGE = 6,          /* 1.2 */
-        _SEC_KNOWN_MAX = SEC_IMAGE,
+        SEC_CLIENTS = 7,        /* 1.3 */
+        _SEC_KNOWN_MAX = SEC_CLIENTS,
 };
 
 #define CONTENT_BYTES 16
@@ -226,6 +227,23 @@ static void encode_image(struct wbuf *payload, const struct readset *rs)
         free(image.p);
 }
 
+/* Only when the recorder read a network client's counters. */
+static void encode_clients(struct wbuf *payload, const struct readset *rs)
+{
+        struct wbuf clients = { 0 };
+
+        if (!rs->n_clients)
+                return;
+        w_varint(&clients, rs->n_clients);
+        for (size_t i = 0; i < rs->n_clients; i++) {
+                w_varint(&clients, rs->clients[i].kind);
+                w_varint(&clients, rs->clients[i].requests);
+                w_string(&clients, rs->clients[i].mount);
+        }
+        w_section(payload, SEC_CLIENTS, &clients);
+        free(clients.p);
+}
+
 /* The header, then the payload compressed. */
 static int frame_payload(const struct wbuf *payload, uint8_t **ret_buf, size_t *ret_len)
 {
@@ -264,6 +282,7 @@ int format_encode(const struct readset *rs, uint8_t **ret_buf, size_t *ret_len)
         encode_counts(&payload, rs);
         encode_content(&payload, rs);
         encode_image(&payload, rs);
+        encode_clients(&payload, rs);
         w_bytes(&payload, &tag, 1);
         if (payload.err)
                 r = payload.err;
@@ -482,6 +501,24 @@ static int parse_image(struct rbuf *r, struct readset *rs)
         return r->err;
 }
 
+/* CLIENTS: per mount, its client's kind, requests and mount point. */
+static int parse_clients(struct rbuf *r, struct readset *rs)
+{
+        uint64_t n = r_count(r, 3);
+
+        for (uint64_t i = 0; i < n && !r->err; i++) {
+                uint32_t kind = r_u32(r);
+                uint64_t requests = r_varint(r);
+                _cleanup_free_ char *mount = r_string(r);
+
+                if (r->err)
+                        break;
+                if (readset_add_client(rs, mount, kind, requests) < 0)
+                        return -ENOMEM;
+        }
+        return r->err;
+}
+
 static int parse_lookups(struct rbuf *r, struct readset *rs)
 {
         uint64_t n = r_count(r, 5), t = 0;
@@ -653,6 +690,7 @@ int format_decode(const uint8_t *buf, size_t len, struct readset **ret, const ch
                         k = sec.err;
                         break;
                 case SEC_IMAGE: k = parse_image(&sec, rs); break;
+                case SEC_CLIENTS: k = parse_clients(&sec, rs); break;
                 case SEC_CONTENT:
                         /* after FILES, whose files it is about */
                         k = seen[SEC_FILES] ? parse_content(&sec, rs) : -EBADMSG;

@@ -10,7 +10,7 @@
 
 #define FORMAT_MAGIC "RDSET\r\n\x1a"
 #define FORMAT_MAJOR 1
-#define FORMAT_MINOR 2
+#define FORMAT_MINOR 3
 #define FORMAT_HEADER_SIZE 40
 #define FORMAT_MAX_RAW (64ULL << 20)  /* refuse payloads above 64 MiB */
 #define FORMAT_MAX_RATIO 1024         /* ... and compressed more than 1024:1 (+64 KiB) */

@@ -37,6 +37,9 @@ void readset_free(struct readset *rs)
         free(rs->lookups);
         free(rs->command);
         rs_image_free(rs->image);
+        for (size_t i = 0; i < rs->n_clients; i++)
+                free(rs->clients[i].mount);
+        free(rs->clients);
         free(rs);
 }
 
@@ -86,6 +89,24 @@ int readset_add_lookup(struct readset *rs, uint64_t time_us, uint32_t op, int32_
         if (!p)
                 return -ENOMEM;
         rs->lookups[rs->n_lookups++] = (struct rs_lookup){ time_us, op, result, pid, p };
+        return 0;
+}
+
+int readset_add_client(struct readset *rs, const char *mount, uint32_t kind, uint64_t requests)
+{
+        struct rs_client *n;
+        char *m = strdup(mount);
+
+        if (!m)
+                return -ENOMEM;
+        /* a few mounts at most: grown one by one */
+        n = reallocarray(rs->clients, rs->n_clients + 1, sizeof(*n));
+        if (!n) {
+                free(m);
+                return -ENOMEM;
+        }
+        rs->clients = n;
+        rs->clients[rs->n_clients++] = (struct rs_client){ m, kind, requests };
         return 0;
 }
 
@@ -190,6 +211,11 @@ int readset_validate(const struct readset *rs)
                                 return -EBADMSG;
                 }
         }
+        for (size_t i = 0; i < rs->n_clients; i++) {
+                const struct rs_client *c = &rs->clients[i];
+                if (c->kind == 0 || c->kind >= _RS_CLIENT_KIND_MAX || !c->mount || c->mount[0] != '/')
+                        return -EBADMSG;
+        }
         for (size_t i = 0; i < rs->n_lookups; i++) {
                 const struct rs_lookup *l = &rs->lookups[i];
                 if (l->op == 0 || l->op >= _RS_LOOKUP_OP_MAX || !l->path)
@@ -221,6 +247,16 @@ const char *rs_lookup_op_name(uint32_t op)
         case RS_LOOKUP_READLINK: return "readlink";
         case RS_LOOKUP_READDIR: return "readdir";
         case RS_LOOKUP_EXEC: return "exec";
+        }
+        return "unknown";
+}
+
+const char *rs_client_kind_name(uint32_t kind)
+{
+        switch (kind) {
+        case RS_CLIENT_NFS: return "nfs";
+        case RS_CLIENT_CIFS: return "cifs";
+        case RS_CLIENT_SLOWDEV: return "slowdev";
         }
         return "unknown";
 }

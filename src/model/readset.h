@@ -84,6 +84,21 @@ struct rs_image {
 };
 
 void rs_image_free(struct rs_image *im);
+
+/* A network file system client's requests during the start (since 1.3):
+ * what its own counters said after it, less what they said before. */
+enum rs_client_kind {
+        RS_CLIENT_NFS = 1,      /* /proc/self/mountstats */
+        RS_CLIENT_CIFS = 2,     /* /proc/fs/cifs/Stats */
+        RS_CLIENT_SLOWDEV = 3,  /* the share emulator's MNT/.slowdev-stats */
+        _RS_CLIENT_KIND_MAX,
+};
+
+struct rs_client {
+        char *mount;            /* mount point, absolute */
+        uint32_t kind;          /* enum rs_client_kind */
+        uint64_t requests;      /* requests sent while the start ran */
+};
 static inline void rs_image_freep(struct rs_image **p) { rs_image_free(*p); }
 
 struct readset {
@@ -107,6 +122,9 @@ struct readset {
         size_t cap_lookups;
 
         struct rs_image *image;    /* portable read sets made by pack: NULL, or its image */
+
+        struct rs_client *clients; /* the network mounts' request counters (none: not known) */
+        size_t n_clients;
 };
 
 enum rs_rec_flags {
@@ -128,6 +146,8 @@ struct rs_file *readset_add_file(struct readset *rs, const char *path, uint64_t 
 void readset_drop_last_file(struct readset *rs);
 int readset_file_add_range(struct rs_file *f, uint64_t offset, uint64_t length, uint64_t time_us, uint32_t flags);
 int readset_add_lookup(struct readset *rs, uint64_t time_us, uint32_t op, int32_t result, uint32_t pid, const char *path);
+/* Append a mount's client requests; takes a copy of mount.  -ENOMEM. */
+int readset_add_client(struct readset *rs, const char *mount, uint32_t kind, uint64_t requests);
 
 /* The command line as stored in the read set: argv joined by spaces, at
  * most READSET_COMMAND_MAX bytes (" ..." where cut).  -ENOMEM. */
@@ -168,3 +188,4 @@ int readset_part(const struct readset *rs, uint64_t dev, const char *under, stru
 
 const char *rs_file_kind_name(uint32_t kind);
 const char *rs_lookup_op_name(uint32_t op);
+const char *rs_client_kind_name(uint32_t kind);   /* "nfs", "cifs", "slowdev" */

@@ -35,6 +35,10 @@ struct paths {
         char *labels;          /* scratch for returned paths */
         struct mounts mounts;
         bool mounts_loaded;
+        struct counted {       /* filesystems whose event descriptors are counted */
+                uint64_t dev, opens;
+        } *counted;
+        size_t n_counted;
 };
 
 uint64_t paths_kdev_to_dev(uint32_t kdev)
@@ -218,6 +222,8 @@ static int learn_fd(struct paths *p, int fd)
 
         if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
                 return 0;
+        for (size_t i = 0; i < p->n_counted; i++)
+                p->counted[i].opens += p->counted[i].dev == st.st_dev;
         if (tab_find(p, st.st_dev, st.st_ino) && !tab_find(p, st.st_dev, st.st_ino)->deleted)
                 return 0;
         snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
@@ -563,10 +569,34 @@ int paths_resolve(void *userdata, uint32_t kdev, uint64_t ino, struct rs_identit
 
 void paths_get_stats(struct paths *p, struct paths_stats *ret) { *ret = p->st; }
 
+int paths_count_opens(struct paths *p, uint64_t dev)
+{
+        struct counted *n;
+
+        for (size_t i = 0; i < p->n_counted; i++)
+                if (p->counted[i].dev == dev)
+                        return 0;
+        n = reallocarray(p->counted, p->n_counted + 1, sizeof(*n));
+        if (!n)
+                return -ENOMEM;
+        p->counted = n;
+        p->counted[p->n_counted++] = (struct counted){ dev, 0 };
+        return 0;
+}
+
+uint64_t paths_opens(const struct paths *p, uint64_t dev)
+{
+        for (size_t i = 0; i < p->n_counted; i++)
+                if (p->counted[i].dev == dev)
+                        return p->counted[i].opens;
+        return 0;
+}
+
 void paths_close(struct paths *p)
 {
         if (!p)
                 return;
+        free(p->counted);
         if (p->fan_fd >= 0)
                 close(p->fan_fd);
         for (size_t i = 0; i < p->tab_size; i++)

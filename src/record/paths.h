@@ -25,6 +25,11 @@ struct paths_stats {
 int paths_open(struct paths **ret, bool watch);
 int paths_fd(struct paths *p);     /* fanotify fd to poll, or -1 */
 int paths_drain(struct paths *p);  /* read pending open events */
+/* From now on, count the files opened on the filesystem dev to hand
+ * readset fanotify's events (a descriptor each: an open, a request on a
+ * network file system); paths_opens(): how many so far.  -ENOMEM. */
+int paths_count_opens(struct paths *p, uint64_t dev);
+uint64_t paths_opens(const struct paths *p, uint64_t dev);
 /* Remember an open file from elsewhere (tests; files opened by readset). */
 int paths_learn(struct paths *p, uint64_t dev, uint64_t ino, const char *path);
 /* Remember the files a list names, a line each: "MAJOR:MINOR INODE /PATH"

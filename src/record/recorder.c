@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "record/builder.h"
+#include "record/clientstats.h"
 #include "record/lookups.h"
 #include "record/paths.h"
 #include "record/tracer.h"
@@ -37,6 +38,7 @@ struct recorder {
         bool thread_running, started;
         atomic_int drain_error;    /* fatal: the page events could not be read */
         uint64_t start_ns, end_ns;
+        struct clientstats clients;  /* the network mounts' counters (opt.clients) */
         struct recorder_status st;
 };
 
@@ -357,10 +359,35 @@ static void *drain_thread(void *arg)
         return NULL;
 }
 
+/* The network clients' counters, last thing before the start; the files
+ * readset opens on those mounts to name them counted from now on (the
+ * events of its own reads of the counters read first, uncounted: the
+ * emulator answers its file without a request). */
+static void clients_begin(struct recorder *r)
+{
+        if (!r->opt.clients || clientstats_begin(&r->clients) < 0)
+                return;
+        if (!r->clients.n)
+                return;
+        if (paths_drain(r->paths) < 0) {
+                clientstats_free(&r->clients);
+                return;
+        }
+        for (size_t i = 0; i < r->clients.n; i++)
+                if (paths_count_opens(r->paths, r->clients.m[i].dev) < 0)
+                        clientstats_free(&r->clients);  /* none rather than wrong */
+}
+
+static uint64_t own_opens(uint64_t dev, void *userdata)
+{
+        return paths_opens(userdata, dev);
+}
+
 int recorder_start(struct recorder *r)
 {
         int e;
 
+        clients_begin(r);
         r->start_ns = now_ns();
         e = tracer_start(r->tracer, r->start_ns);
         if (e < 0)
@@ -398,6 +425,9 @@ int recorder_stop(struct recorder *r)
                 return -EINVAL;
         stop_thread(r);
         r->end_ns = now_ns();
+        /* before anything of readset's own touches the mounts (the last
+         * events' descriptors, the names resolved) */
+        clientstats_end(&r->clients, own_opens, r->paths);
         tracer_stop(r->tracer);
         r->started = false;
         e = atomic_load(&r->drain_error);
@@ -441,6 +471,9 @@ int recorder_finish(struct recorder *r, struct readset **ret)
                 return e;
         r->st.build_ns = now_ns() - t;
         paths_get_stats(r->paths, &r->st.paths);
+        e = clientstats_store(&r->clients, rs);
+        if (e < 0)
+                return e;
         rs->created_unix = (uint64_t)time(NULL);
         rs->duration_us = (r->end_ns - r->start_ns) / 1000;
         *ret = TAKE_PTR(rs);
@@ -461,6 +494,7 @@ void recorder_free(struct recorder *r)
                 tracer_stop(r->tracer);
         release_tracing(r);
         paths_close(r->paths);
+        clientstats_free(&r->clients);
         builder_free(r->builder);
         if (r->wake >= 0)
                 close(r->wake);

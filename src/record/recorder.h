@@ -24,6 +24,8 @@ struct recorder_options {
         bool lookups;              /* trace path lookups too (BPF) */
         uint64_t max_walk;         /* directory entries the last-resort path search may visit */
         uint64_t max_events;       /* page events kept at most (0: no limit; builder_set_limit) */
+        bool clients;              /* the network clients' request counters before and after
+                                    * (record/clientstats.h; record: nothing else beside the start) */
 };
 
 #define RECORDER_DEFAULT_BUFFER_KB 2048

@@ -10,6 +10,7 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 
+#include "report/amplification.h"
 #include "util/json.h"
 #include "util/util.h"
 #include "util/banned.h"
@@ -220,6 +221,7 @@ void report_write_json(FILE *f, const struct report_doc *o)
         for (size_t i = 0; i < sum->n_findings; i++)
                 json_string(&j, NULL, sum->findings[i]);
         json_array_close(&j);
+        amplification_write_json(&j, rs);
         json_object_close(&j);
         json_end(&j);
 }
@@ -356,5 +358,6 @@ void report_write_text(FILE *f, const struct report_doc *o)
                 for (size_t i = 0; i < sum->n_findings; i++)
                         print_wrapped(f, "  - ", sum->findings[i]);
         }
+        amplification_write_text(f, rs, 80);
 }
 

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* Naming the files of kernel events (record/paths.h), the parts that need
  * no privilege: the kernel's device numbers, names learned one by one or
- * from a --paths list, and what stays unresolved. */
+ * from a --paths list, and what stays unresolved; as root, the opens
+ * fanotify's events cost, counted per filesystem. */
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -102,6 +105,61 @@ static void test_list(void)
         paths_close(p);
 }
 
+/* The files opened to hand readset fanotify's events, counted on the
+ * filesystems asked for (a request each on a network client), from the
+ * events read after it was asked.  As root, on a tmpfs of a mount
+ * namespace of its own, which no other process opens files on. */
+static void test_count_opens(void)
+{
+        char mnt[sizeof(dir) + 8], file[sizeof(mnt) + 8], other[sizeof(mnt) + 8];
+        struct paths *p = NULL;
+        struct stat st;
+        int fd;
+
+        if (geteuid() != 0) {
+                printf("note: counting opens needs root (fanotify): left out\n");
+                return;
+        }
+        snprintf(mnt, sizeof(mnt), "%s/mnt", dir);
+        snprintf(file, sizeof(file), "%s/f", mnt);
+        snprintf(other, sizeof(other), "%s/g", mnt);
+        CHECK_EQ(mkdir(mnt, 0700), 0);
+        if (unshare(CLONE_NEWNS) < 0 || mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0 ||
+            mount("tmpfs", mnt, "tmpfs", 0, "size=64k") < 0) {
+                printf("note: no tmpfs in a mount namespace of its own: counting opens left out\n");
+                rmdir(mnt);
+                return;
+        }
+        test_write_text(file, "x");
+        test_write_text(other, "y");
+        CHECK_EQ(stat(file, &st), 0);
+        CHECK_EQ(paths_open(&p, true), 0);
+        CHECK(paths_fd(p) >= 0);
+        /* read before counting: not counted */
+        fd = open(file, O_RDONLY | O_CLOEXEC);
+        CHECK(fd >= 0);
+        close(fd);
+        CHECK_EQ(paths_drain(p), 0);
+        CHECK_EQ(paths_count_opens(p, st.st_dev), 0);
+        CHECK_EQ(paths_count_opens(p, st.st_dev + 1), 0);       /* a filesystem with no open */
+        /* two files (two opens of one may be one event) */
+        fd = open(file, O_RDONLY | O_CLOEXEC);
+        CHECK(fd >= 0);
+        close(fd);
+        fd = open(other, O_RDONLY | O_CLOEXEC);
+        CHECK(fd >= 0);
+        close(fd);
+        CHECK_EQ(paths_drain(p), 0);
+        CHECK_EQ(paths_opens(p, st.st_dev), 2);
+        CHECK_EQ(paths_opens(p, st.st_dev + 1), 0);
+        CHECK_EQ(paths_opens(p, st.st_dev + 2), 0);             /* not asked for */
+        paths_close(p);
+        unlink(file);
+        unlink(other);
+        CHECK_EQ(umount(mnt), 0);
+        rmdir(mnt);
+}
+
 int main(void)
 {
         if (!mkdtemp(dir))
@@ -110,6 +168,7 @@ int main(void)
         test_kdev();
         test_learn();
         test_list();
+        test_count_opens();
         rmdir(dir);
         TESTS_DONE();
 }
