@@ -156,7 +156,7 @@ static int names_build(struct names *t, const struct readset *rs, const char *ro
                 return e;
         t->e[top].name_until = t->e[top].attr_until = INFINITY;
         t->e[top].neg_until = -INFINITY;
-        t->e[top].dir = true;
+        t->e[top].dir = t->e[top].exists = true;
         for (size_t i = 0; i < rs->n_lookups; i++) {
                 const char *p = rs->lookups[i].path;
                 size_t len = rlen;
@@ -217,11 +217,15 @@ static void names_reset(struct names *t)
                 t->e[i].name_until = t->e[i].attr_until = t->e[i].neg_until = -INFINITY;
 }
 
-/* A listing's round trips: its entries (those the start named: a lower
- * bound) in chunks. */
+/* A listing's round trips: its entries (those the start found there: a
+ * lower bound) in chunks. */
 static uint64_t listing_trips(const struct names *t, uint32_t dir, const struct cost_client *c)
 {
-        uint64_t bytes = (uint64_t)t->e[dir].children * (c->listing_attrs ? CLIENT_ENTRY_ATTR_BYTES : CLIENT_ENTRY_BYTES);
+        uint64_t entries = 0, bytes;
+
+        for (uint32_t ch = t->e[dir].first_child; ch != NONE; ch = t->e[ch].next_sibling)
+                entries += t->e[ch].exists;
+        bytes = entries * (c->listing_attrs ? CLIENT_ENTRY_ATTR_BYTES : CLIENT_ENTRY_BYTES);
         return MAX(1u, (bytes + CLIENT_LISTING_CHUNK - 1) / CLIENT_LISTING_CHUNK);
 }
 
@@ -275,7 +279,7 @@ static void one_lookup(struct names *t, const struct rs_lookup *l, const uint32_
                 walk(k, &t->e[comps[j]], c);
         if (l->result < 0) {
                 if (l->result != -ENOENT) {
-                        ask(k, CLIENT_NAME, 1);        /* refused: asked, nothing kept */
+                        ask(k, CLIENT_FAILED, 1);      /* refused: asked, nothing kept */
                         return;
                 }
                 if (c->negative_s > 0 && f->neg_until >= k->t)

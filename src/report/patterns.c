@@ -376,11 +376,13 @@ int patterns_find(const struct readset *rs, const uint32_t *trips, const struct 
                                 a++;
                                 continue;
                         }
-                        /* the lookups before a that are its ancestors, deepest last */
+                        /* the lookups before a that are its parents, each one
+                         * directory above the next: top down */
                         while (b > 0) {
                                 const struct rs_lookup *d = &rs->lookups[idx[b - 1]];
+                                const char *below = rs->lookups[idx[b]].path;
                                 if (d->pid != f->pid || d->result < 0 || !is_attr_call(d->op) ||
-                                    !is_ancestor(d->path, strlen(d->path), f->path))
+                                    !is_ancestor(d->path, strlen(d->path), below))
                                         break;
                                 b--;
                                 up++;
@@ -419,7 +421,7 @@ int patterns_find(const struct readset *rs, const uint32_t *trips, const struct 
         {
                 _cleanup_free_ uint32_t *s = malloc((n ? n : 1) * sizeof(*s));
                 uint64_t rep = 0, rep_trips = 0, most = 0, paths = 0;
-                uint64_t attr_files = 0, attr_calls = 0, attr_trips = 0;
+                uint64_t attr_files = 0, attr_calls = 0, attr_again = 0, attr_trips = 0;
                 uint64_t lst = 0, lst_trips = 0, lst_dirs = 0;
                 if (!s)
                         return -ENOMEM;
@@ -427,7 +429,7 @@ int patterns_find(const struct readset *rs, const uint32_t *trips, const struct 
                 qsort_r(s, n, sizeof(*s), cmp_path, (void *)rs);
                 for (size_t i = 0; i < n;) {
                         size_t j = i;
-                        uint64_t calls = 0, ctrips = 0, lists = 0, ltrips = 0;
+                        uint64_t calls = 0, again = 0, ctrips = 0, lists = 0, ltrips = 0;
                         while (j < n && strcmp(rs->lookups[s[j]].path, rs->lookups[s[i]].path) == 0) {
                                 const struct rs_lookup *l = &rs->lookups[s[j]];
                                 /* (an open asks whatever the client keeps:
@@ -439,8 +441,10 @@ int patterns_find(const struct readset *rs, const uint32_t *trips, const struct 
                                 /* the first asks what the start needs; the
                                  * others ask again */
                                 if (l->result >= 0 && is_attr_call(l->op) && !in_walk[s[j]]) {
-                                        if (calls++)
+                                        if (calls++) {
+                                                again++;
                                                 ctrips += trips[s[j]];
+                                        }
                                 }
                                 if (l->op == RS_LOOKUP_READDIR && l->result >= 0) {
                                         if (lists++)
@@ -453,6 +457,7 @@ int patterns_find(const struct readset *rs, const uint32_t *trips, const struct 
                         if (calls >= 3) {
                                 attr_files++;
                                 attr_calls += calls;
+                                attr_again += again;
                                 attr_trips += ctrips;
                         }
                         if (lists >= 2) {
@@ -473,7 +478,7 @@ int patterns_find(const struct readset *rs, const uint32_t *trips, const struct 
                         k++;
                 }
                 if (attr_files && attr_trips) {
-                        name(&ret[k], PATTERN_ATTRIBUTES, attr_calls, attr_trips, rtt_s);
+                        name(&ret[k], PATTERN_ATTRIBUTES, attr_again, attr_trips, rtt_s);
                         snprintf(ret[k].text, sizeof(ret[k].text), "%" PRIu64 " paths were asked for their attributes %.1f "
                                  "times each (stat, access, readlink: %" PRIu64 " calls, %" PRIu64 " round trips after "
                                  "the first), %s, %s: %s",

@@ -162,6 +162,17 @@ static void test_root_pinned(void)
         CHECK_EQ(r.per[0], 1);              /* /s below / */
         CHECK_EQ(r.per[2], 1);              /* /s/x */
         CHECK_EQ(r.plain.round_trips, 4);   /* both again after 100 s */
+        /* the root is there even when no lookup below it found anything:
+         * three failed names fail at their own names, not at the root */
+        _cleanup_readset_ struct readset *none = new_rs();
+        add(none, 0, RS_LOOKUP_STAT, -ENOENT, "/s/x");
+        add(none, 1 * MS, RS_LOOKUP_STAT, -ENOENT, "/s/y");
+        add(none, 2 * MS, RS_LOOKUP_STAT, -ENOENT, "/s/z");
+        cost(none, "nfs", &r);
+        CHECK_EQ(r.plain.trips[CLIENT_FAILED], 3);
+        CHECK_EQ(r.per[0], 1);
+        CHECK_EQ(r.per[1], 1);
+        CHECK_EQ(r.per[2], 1);
 }
 
 /* nfs: a stat whose name is held but whose attributes are not (files 3 s,
@@ -348,6 +359,17 @@ static void test_listings(void)
         cost(big, "strict", &r);
         CHECK_EQ(r.plain.trips[CLIENT_LISTING], 1);
         CHECK_EQ(r.plain.trips[CLIENT_NAME], 411);
+        /* names that were not there are no entries: the same listing with
+         * the 410 failing is one trip (and they fail at their own names) */
+        _cleanup_readset_ struct readset *gone = new_rs();
+        add(gone, 0, RS_LOOKUP_READDIR, 0, "/s/big");
+        for (int i = 0; i < 410; i++) {
+                snprintf(path, sizeof(path), "/s/big/f%03d", i);
+                add(gone, 1 * MS, RS_LOOKUP_STAT, -ENOENT, path);
+        }
+        cost(gone, "nfs", &r);
+        CHECK_EQ(r.plain.trips[CLIENT_LISTING], 1);
+        CHECK_EQ(r.plain.trips[CLIENT_FAILED], 410);
 }
 
 /* access(2) asks the server on strict, is a stat on smb and nfs; a

@@ -88,13 +88,16 @@ static void test_parent_walk(void)
         CHECK(plain_s > N_FILES * 4 * 0.002 - 1e-9 && plain_s < N_FILES * 4 * 0.002 + 1e-9);
         n = patterns_find(rs, trips, &p, "/s", plain_s, pat);
         CHECK_EQ(n, 1);         /* the file's repeats cost nothing within 1 s */
+        /* the whole walk: the parents and the file's four, every round
+         * trip of them, 60 of them the parents' */
         CHECK_EQ(pat[0].kind, PATTERN_PARENT_WALK);
-        CHECK_EQ(pat[0].count, N_FILES * 4);
-        CHECK_EQ(pat[0].round_trips, N_FILES * 3);
-        CHECK(pat[0].seconds > N_FILES * 3 * 0.002 - 1e-9 && pat[0].seconds < N_FILES * 3 * 0.002 + 1e-9);
-        CHECK(strstr(pat[0].text, "80 lookups walk the parent directories of 20 paths") != NULL);
-        CHECK(strstr(pat[0].text, "(4.0 per path)") != NULL);
-        CHECK(strstr(pat[0].text, "75% of the predicted time") != NULL);
+        CHECK_EQ(pat[0].count, N_FILES * 8);
+        CHECK_EQ(pat[0].round_trips, N_FILES * 4);
+        CHECK(pat[0].seconds > N_FILES * 4 * 0.002 - 1e-9 && pat[0].seconds < N_FILES * 4 * 0.002 + 1e-9);
+        CHECK(strstr(pat[0].text, "160 lookups reach 20 paths by walking every parent directory first "
+                                  "(4.0 per path), each path then asked 4.0 times: 80 round trips") != NULL);
+        CHECK(strstr(pat[0].text, "60 of them for the parents and the repeats") != NULL);
+        CHECK(strstr(pat[0].text, "100% of the predicted time") != NULL);
         CHECK(strstr(pat[0].text, "actimeo") != NULL);
         /* nfs keeps the directories 30 s: the walk asks them at the
          * first file and again at the 16th (30 s later) */
@@ -103,8 +106,8 @@ static void test_parent_walk(void)
         n = patterns_find(rs, trips, &p, "/s", plain_s, pat);
         CHECK_EQ(n, 1);
         CHECK_EQ(pat[0].kind, PATTERN_PARENT_WALK);
-        CHECK_EQ(pat[0].count, N_FILES * 4);
-        CHECK_EQ(pat[0].round_trips, 6);
+        CHECK_EQ(pat[0].count, N_FILES * 8);
+        CHECK_EQ(pat[0].round_trips, 6 + N_FILES);     /* and each file's name once */
         /* stats by other processes are no walk */
         p = share("strict");
         plain_s = costed(other, &p, trips);
@@ -119,13 +122,50 @@ static void test_parent_walk(void)
                 if (pat[i].kind == PATTERN_REPEATED)
                         CHECK_EQ(pat[i].count, 4 * 19 + 3 * N_FILES);
                 else
-                        CHECK_EQ(pat[i].count, 4 * N_FILES + 4 * N_FILES);
+                        CHECK_EQ(pat[i].count, 4 * N_FILES + 4 * N_FILES - 4 - N_FILES);  /* after each path's first */
         }
         CHECK(pat[0].kind != pat[1].kind);
         /* the same lookups off the share: nothing */
         n = patterns_find(rs, trips, &p, "/t", plain_s, pat);
         CHECK_EQ(n, 0);
         CHECK_EQ(patterns_find(rs, NULL, &p, "/s", plain_s, pat), 0);
+}
+
+/* A walk is every parent, top down: one directory asked again, or the
+ * parents bottom up, is none (but the same path asked again is). */
+static void test_walk_top_down(void)
+{
+        _cleanup_readset_ struct readset *again = new_rs();
+        _cleanup_readset_ struct readset *up = new_rs();
+        struct cost_profile p = share("strict");
+        struct pattern pat[_PATTERN_MAX];
+        uint32_t trips[N_FILES * 8];
+        char path[64];
+        double plain_s;
+        int n;
+
+        for (unsigned i = 0; i < 10; i++) {
+                uint64_t t = (uint64_t)i * 2 * S;
+                for (unsigned k = 0; k < 3; k++)
+                        add(again, t + k * MS, RS_LOOKUP_STAT, 0, 1, "/s/a");
+                snprintf(path, sizeof(path), "/s/a/f%u", i);
+                add(again, t + 3 * MS, RS_LOOKUP_OPEN, 0, 1, path);
+                add(up, t, RS_LOOKUP_STAT, 0, 1, "/s/a/b/c");
+                add(up, t + 1 * MS, RS_LOOKUP_STAT, 0, 1, "/s/a/b");
+                add(up, t + 2 * MS, RS_LOOKUP_STAT, 0, 1, "/s/a");
+                snprintf(path, sizeof(path), "/s/a/b/c/f%u", i);
+                add(up, t + 3 * MS, RS_LOOKUP_OPEN, 0, 1, path);
+        }
+        plain_s = costed(again, &p, trips);
+        n = patterns_find(again, trips, &p, "/s", plain_s, pat);
+        CHECK(n >= 1);
+        for (int i = 0; i < n; i++)
+                CHECK(pat[i].kind != PATTERN_PARENT_WALK);
+        CHECK_EQ(pat[0].kind, PATTERN_REPEATED);
+        plain_s = costed(up, &p, trips);
+        n = patterns_find(up, trips, &p, "/s", plain_s, pat);
+        for (int i = 0; i < n; i++)
+                CHECK(pat[i].kind != PATTERN_PARENT_WALK);
 }
 
 /* A pattern is named where it costs at least 5% of the start. */
@@ -137,9 +177,9 @@ static void test_min_share(void)
         uint32_t trips[N_FILES * 8];
 
         costed(rs, &p, trips);
-        /* the walk: 60 trips, 0.12 s */
-        CHECK_EQ(patterns_find(rs, trips, &p, "/s", 2.0, pat), 1);     /* 6% */
-        CHECK_EQ(patterns_find(rs, trips, &p, "/s", 3.0, pat), 0);     /* 4% */
+        /* the walk: 80 trips, 0.16 s */
+        CHECK_EQ(patterns_find(rs, trips, &p, "/s", 3.0, pat), 1);     /* 5.3% */
+        CHECK_EQ(patterns_find(rs, trips, &p, "/s", 4.0, pat), 0);     /* 4% */
         CHECK_EQ(patterns_find(rs, trips, &p, "/s", 0, pat), 0);
 }
 
@@ -270,7 +310,7 @@ static void test_repeated(void)
                                                   "up to 5 times each)") != NULL);
                 } else {
                         CHECK_EQ(pat[i].kind, PATTERN_ATTRIBUTES);
-                        CHECK_EQ(pat[i].count, 5);
+                        CHECK_EQ(pat[i].count, 4);          /* the calls after the first */
                         CHECK_EQ(pat[i].round_trips, 4);
                         CHECK(strstr(pat[i].text, "were asked for their attributes 5.0 times each") != NULL);
                 }
@@ -285,6 +325,7 @@ static void test_repeated(void)
 int main(void)
 {
         test_parent_walk();
+        test_walk_top_down();
         test_min_share();
         test_search_path();
         test_sorted_listings();
