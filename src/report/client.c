@@ -233,6 +233,7 @@ struct clock {
         double t, rtt;
         struct client_cost *c;
         uint32_t trips;
+        bool concurrent;          /* lookups made at once: a listing answers none of them */
 };
 
 static void ask(struct clock *k, enum client_ask what, uint64_t n)
@@ -312,7 +313,7 @@ static void one_lookup(struct names *t, const struct rs_lookup *l, const uint32_
                 break;
         case RS_LOOKUP_READDIR:
                 ask(k, CLIENT_LISTING, listing_trips(t, comps[n - 1], c));
-                if (c->listing_attrs)
+                if (c->listing_attrs && !k->concurrent)
                         for (uint32_t ch = f->first_child; ch != NONE; ch = t->e[ch].next_sibling) {
                                 struct entry *x = &t->e[ch];
                                 x->name_until = k->t + c->names_s;
@@ -367,7 +368,7 @@ static int replay_cost(struct names *t, const struct readset *rs, const struct p
                        const struct cost_profile *p, const char *root, struct client_cost *ret)
 {
         const struct cost_client *c = &p->client;
-        struct clock k = { 0, 0, ret, 0 };   /* all at once: the clock stands */
+        struct clock k = { 0, 0, ret, 0, true };   /* all at once: the clock stands */
         _cleanup_free_ struct planned *files = malloc((rs->n_files ? rs->n_files : 1) * sizeof(*files));
         _cleanup_free_ uint8_t *seen = calloc(rs->n_files ? rs->n_files : 1, 1);
         size_t n_files = 0;
@@ -406,6 +407,7 @@ static int replay_cost(struct names *t, const struct readset *rs, const struct p
                         ask(&k, CLIENT_NAME, 1);
                         ask(&k, CLIENT_OPEN, 1);
                 }
+        ret->file_round_trips = ret->round_trips;
         for (size_t i = 0; plan && i < plan->n_lookups; i++) {
                 uint32_t li = plan->lookups[i];
                 const struct rs_lookup *l = &rs->lookups[li];
@@ -429,7 +431,7 @@ int client_cost(const struct readset *rs, const struct plan *plan, const struct 
 {
         struct names t = {};
         const struct cost_client *c = &p->client;
-        double rtt = p->lat_us / 1e6, delay = 0;
+        double rtt = p->lat_us / 1e6, now = -INFINITY;
         int e;
 
         *ret_plain = *ret_replay = *ret_warmed = (struct client_cost){};
@@ -439,17 +441,26 @@ int client_cost(const struct readset *rs, const struct plan *plan, const struct 
         for (size_t i = 0; i < rs->n_lookups; i++) {
                 const struct rs_lookup *l = &rs->lookups[i];
                 size_t n = t.off[i + 1] - t.off[i];
-                struct clock k = { (double)l->time_us / 1e6 + delay, rtt, ret_plain, 0 };
+                double at = (double)l->time_us / 1e6;
                 struct clock w = { 0, rtt, ret_warmed, 0 };
+                struct clock k;
 
                 if (per_lookup)
                         per_lookup[i] = 0;
                 if (n == 0)
                         continue;
+                /* the start's clock: where the recording has it, or, where
+                 * the round trips waited for so far take it further, there:
+                 * a start recorded where none were waited for stretches by
+                 * them, one recorded on the share has them in its times
+                 * already (the gap between two lookups is the larger of
+                 * the recorded one and the waits) */
+                now = MAX(at, now);
+                k = (struct clock){ now, rtt, ret_plain, 0 };
                 ret_plain->lookups++;
                 ret_warmed->lookups++;
                 one_lookup(&t, l, t.comps + t.off[i], n, c, &k);
-                delay += rtt * k.trips;
+                now = k.t;
                 if (per_lookup)
                         per_lookup[i] = k.trips;
                 warmed_lookup(&t, l, t.comps[t.off[i] + n - 1], c, &w);

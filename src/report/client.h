@@ -37,6 +37,7 @@ enum client_ask {
 struct client_cost {
         uint64_t trips[_CLIENT_ASK_MAX];
         uint64_t round_trips;     /* all of them */
+        uint64_t file_round_trips; /* the replay's: of them, to open its files (the rest: its lookups) */
         uint64_t lookups;         /* recorded lookups on the share */
         double seconds;           /* the round trips one after another (the start's), or
                                    * COST_REPLAY_THREADS at a time (the replay's) */
@@ -63,7 +64,8 @@ struct client_exists {
  *         that waits for each; per_lookup (rs->n_lookups entries, may be
  *         NULL): the round trips each made (0 for those not on the share);
  *  replay: readset replay's own, opening the files plan reads and looking
- *         up its lookups (listing the listings), all within one lifetime,
+ *         up its lookups (listing the listings), all within one lifetime and
+ *         at once (a listing answers none of the lookups beside it),
  *         COST_REPLAY_THREADS at a time;
  *  warmed: the start replayed by readset run, the pacer keeping warm just
  *         ahead of it what the client keeps: what it asks anyway is every

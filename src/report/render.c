@@ -345,11 +345,11 @@ void report_write_text(FILE *f, const struct report_doc *o)
                         if (!s->lookups_costed)
                                 continue;
                         snprintf(line, sizeof(line), "%s: lookups ask its %s client %" PRIu64 " round trips (%s) "
-                                 "plain, %" PRIu64 " replayed, %" PRIu64 " (%s) with readset run",
+                                 "plain, %" PRIu64 " replayed; readset run: %s, the start asking %" PRIu64 " itself",
                                  rp_tail(o->cols[i].profile.name, 28, pb, sizeof(pb)), o->cols[i].profile.client.name,
                                  s->lookups_plain.round_trips, rp_secs(s->lookups_plain.seconds, b1),
-                                 s->lookups_replay.round_trips, s->lookups_warmed.round_trips,
-                                 rp_secs(s->lookups_warmed.seconds, b2));
+                                 s->lookups_replay.round_trips, rp_secs(s->run.seconds, b2),
+                                 s->lookups_warmed.round_trips);
                         print_wrapped(f, "  ", line);
                 }
         }

@@ -117,25 +117,35 @@ static void test_lifetime(void)
         CHECK_EQ(r.per[2], 0);
 }
 
-/* The clock runs on by each round trip: at 300 ms a trip the start has
- * waited 0.6 s when it makes its lookup recorded at 0.8 s, past the 1 s
- * its first walk's names were kept for (from their replies, at 0.3 and
- * 0.6 s). */
+/* The clock runs on by each round trip where the start's waits take it
+ * past its recorded times: at 300 ms a trip, three walks recorded at once
+ * end at 1.8 s, and the lookup recorded at 0.1 s comes after them, past
+ * the 1 s its first walk's names were kept for (from their replies, at
+ * 0.3 and 0.6 s).  Where the recorded gap is the longer (a start recorded
+ * on the share has its waits in it), the recorded time stands. */
 static void test_clock_runs_on(void)
 {
         _cleanup_readset_ struct readset *rs = new_rs();
+        _cleanup_readset_ struct readset *slow = new_rs();
         struct run r;
 
         add(rs, 0, RS_LOOKUP_STAT, 0, "/s/a/f");
-        add(rs, 800 * MS, RS_LOOKUP_STAT, 0, "/s/a/f");
+        add(rs, 0, RS_LOOKUP_STAT, 0, "/s/b/g");
+        add(rs, 0, RS_LOOKUP_STAT, 0, "/s/c/h");
+        add(rs, 100 * MS, RS_LOOKUP_STAT, 0, "/s/a/f");
         cost_ex(rs, NULL, "strict", 300 * MS, "/s", NULL, &r);
         CHECK_EQ(r.per[0], 2);
-        CHECK_EQ(r.per[1], 2);
-        CHECK_EQ(r.plain.trips[CLIENT_NAME], 4);
-        CHECK(r.plain.seconds > 1.19 && r.plain.seconds < 1.21);
+        CHECK_EQ(r.per[3], 2);
+        CHECK_EQ(r.plain.trips[CLIENT_NAME], 8);
+        CHECK(r.plain.seconds > 2.39 && r.plain.seconds < 2.41);
+        /* recorded 0.7 s apart, the second walk's waits (0.6 s) inside */
+        add(slow, 0, RS_LOOKUP_STAT, 0, "/s/a/f");
+        add(slow, 700 * MS, RS_LOOKUP_STAT, 0, "/s/a/f");
+        cost_ex(slow, NULL, "strict", 300 * MS, "/s", NULL, &r);
+        CHECK_EQ(r.per[1], 0);          /* at 0.7 s: a held until 1.3 s, f until 1.6 s */
         /* the same at 1 ms: held */
         cost(rs, "strict", &r);
-        CHECK_EQ(r.per[1], 0);
+        CHECK_EQ(r.per[3], 0);
 }
 
 /* The mount root is pinned: never asked, its attributes neither. */
@@ -184,7 +194,7 @@ static void test_nfs_attributes(void)
 
         add(rs, 0, RS_LOOKUP_STAT, 0, "/s/d/f");
         add(rs, 5 * S, RS_LOOKUP_STAT, 0, "/s/d/f");    /* f's attributes gone, its name held */
-        add(rs, 6 * S, RS_LOOKUP_STAT, 0, "/s/d/f");    /* within 3 s of the ATTR */
+        add(rs, 6500 * MS, RS_LOOKUP_STAT, 0, "/s/d/f"); /* within 3 s of the ATTR */
         add(rs, 10 * S, RS_LOOKUP_STAT, 0, "/s/d");     /* a directory's: 30 s */
         add(rs, 40 * S, RS_LOOKUP_STAT, 0, "/s/d");     /* name gone too: a LOOKUP brings them */
         cost(rs, "nfs", &r);
