@@ -261,6 +261,34 @@ static void walk(struct clock *k, struct entry *e, const struct cost_client *c)
         e->neg_until = -INFINITY;
 }
 
+/* What the client asks of a found name whatever it holds: an open of a
+ * file (close-to-open; a directory's open asks nothing, its listing
+ * does), a listing, a readlink, access(2) where it asks the server.  True
+ * when the lookup is one of those. */
+static bool ask_always(const struct names *t, const struct rs_lookup *l, uint32_t last,
+                       const struct cost_client *c, struct clock *k)
+{
+        switch (l->op) {
+        case RS_LOOKUP_ACCESS:
+                if (c->access_cached)
+                        return false;   /* a stat */
+                ask(k, CLIENT_ACCESS, 1);
+                return true;
+        case RS_LOOKUP_READLINK:
+                ask(k, CLIENT_READLINK, 1);
+                return true;
+        case RS_LOOKUP_OPEN:
+        case RS_LOOKUP_EXEC:
+                if (!t->e[last].dir)
+                        ask(k, CLIENT_OPEN, 1);
+                return true;
+        case RS_LOOKUP_READDIR:
+                ask(k, CLIENT_LISTING, listing_trips(t, last, c));
+                return true;
+        }
+        return false;
+}
+
 /* One recorded lookup through the client's caches at clock k->t. */
 static void one_lookup(struct names *t, const struct rs_lookup *l, const uint32_t *comps, size_t n,
                        const struct cost_client *c, struct clock *k)
@@ -291,36 +319,19 @@ static void one_lookup(struct names *t, const struct rs_lookup *l, const uint32_
                 return;
         }
         walk(k, f, c);
-        switch (l->op) {
-        case RS_LOOKUP_STAT:
-        case RS_LOOKUP_ACCESS:
-                if (l->op == RS_LOOKUP_ACCESS && !c->access_cached) {
-                        ask(k, CLIENT_ACCESS, 1);
-                        break;
-                }
-                if (f->attr_until < k->t) {
-                        ask(k, CLIENT_ATTR, 1);
-                        f->attr_until = k->t + attrs_for(f, c);
-                }
-                break;
-        case RS_LOOKUP_READLINK:
-                ask(k, CLIENT_READLINK, 1);
-                break;
-        case RS_LOOKUP_OPEN:
-        case RS_LOOKUP_EXEC:
-                if (!f->dir)    /* a directory's open asks nothing: its listing does */
-                        ask(k, CLIENT_OPEN, 1);
-                break;
-        case RS_LOOKUP_READDIR:
-                ask(k, CLIENT_LISTING, listing_trips(t, comps[n - 1], c));
-                if (c->listing_attrs && !k->concurrent)
+        if (ask_always(t, l, comps[n - 1], c, k)) {
+                if (l->op == RS_LOOKUP_READDIR && c->listing_attrs && !k->concurrent)
                         for (uint32_t ch = f->first_child; ch != NONE; ch = t->e[ch].next_sibling) {
                                 struct entry *x = &t->e[ch];
                                 x->name_until = k->t + c->names_s;
                                 x->attr_until = k->t + attrs_for(x, c);
                                 x->neg_until = -INFINITY;
                         }
-                break;
+                return;
+        }
+        if ((l->op == RS_LOOKUP_STAT || l->op == RS_LOOKUP_ACCESS) && f->attr_until < k->t) {
+                ask(k, CLIENT_ATTR, 1);
+                f->attr_until = k->t + attrs_for(f, c);
         }
 }
 
@@ -333,23 +344,7 @@ static void warmed_lookup(const struct names *t, const struct rs_lookup *l, uint
                         ask(k, CLIENT_FAILED, 1);
                 return;
         }
-        switch (l->op) {
-        case RS_LOOKUP_ACCESS:
-                if (!c->access_cached)
-                        ask(k, CLIENT_ACCESS, 1);
-                break;
-        case RS_LOOKUP_READLINK:
-                ask(k, CLIENT_READLINK, 1);
-                break;
-        case RS_LOOKUP_OPEN:
-        case RS_LOOKUP_EXEC:
-                if (!t->e[last].dir)
-                        ask(k, CLIENT_OPEN, 1);
-                break;
-        case RS_LOOKUP_READDIR:
-                ask(k, CLIENT_LISTING, listing_trips(t, last, c));
-                break;
-        }
+        ask_always(t, l, last, c, k);
 }
 
 struct planned {
