@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "report/client.h"
-#include "report/summary.h"
 #include "util/util.h"
 #include "util/banned.h"
 
@@ -324,17 +323,190 @@ static int search_path(const struct readset *rs, const uint32_t *trips, const ch
         name(ret, PATTERN_SEARCH_PATH, failed, ftrips, rtt_s);
         snprintf(ret->text, sizeof(ret->text), "%" PRIu64 " failed lookups along a search path of %zu directories "
                  "(%.1f per name looked for; most in %s) cost %s, %s",
-                 failed, m, stems ? (double)failed / (double)stems : 0.0, list, rp_secs(ret->seconds, b1),
+                 failed, m, stems ? (double)failed / (double)stems : 0.0, list, format_seconds(ret->seconds, b1),
                  share_of(ret->seconds, plain_s, b2, sizeof(b2)));
         if (never && saved_trips)
                 snprintf(ret->text + strlen(ret->text), sizeof(ret->text) - strlen(ret->text),
                          ": in %" PRIu64 " of them no name was ever found; moving %s to the end of the search path "
                          "saves %" PRIu64 " failed lookups (%s)", never, never == 1 ? "it" : "them", saved,
-                         rp_secs((double)saved_trips * rtt_s, b1));
+                         format_seconds((double)saved_trips * rtt_s, b1));
         else
                 snprintf(ret->text + strlen(ret->text), sizeof(ret->text) - strlen(ret->text),
                          ": put the directories most names are found in first");
         *found = true;
+        return 0;
+}
+
+/* What the patterns are counted over: the lookups on the share (idx, n),
+ * the round trips of each, and which ones a parent walk took. */
+struct pctx {
+        const struct readset *rs;
+        const uint32_t *trips, *idx;
+        size_t n;
+        uint8_t *in_walk;
+        const struct cost_profile *p;
+        double rtt_s, plain_s;
+};
+
+/* Every parent directory looked up, top down, right before a lookup of a
+ * path below them (by the same process), and that path asked then,
+ * perhaps again and again: the walk's lookups, all of them (what it
+ * costs), and of them the parents' and the repeats' (what the walk adds).
+ * Marks them in c->in_walk; the pattern at ret[*kp] where there is one. */
+static void parent_walks(const struct pctx *c, struct pattern *ret, size_t *kp)
+{
+        const struct readset *rs = c->rs;
+        const uint32_t *trips = c->trips, *idx = c->idx;
+        const struct cost_profile *p = c->p;
+        double rtt_s = c->rtt_s, plain_s = c->plain_s;
+        size_t n = c->n, k = *kp;
+        char b1[32], b2[48], b3[160];
+        uint8_t *in_walk = c->in_walk;
+
+        uint64_t walks = 0, parents = 0, asked = 0, wtrips = 0, added = 0;
+        for (size_t a = 0; a < n;) {
+                const struct rs_lookup *f = &rs->lookups[idx[a]];
+                size_t b = a, up = 0, end = a + 1;
+                /* (a directory on the way down is part of the walk of
+                 * what follows it, not a walk of its own) */
+                if (a + 1 < n && rs->lookups[idx[a + 1]].pid == f->pid &&
+                    is_ancestor(f->path, strlen(f->path), rs->lookups[idx[a + 1]].path)) {
+                        a++;
+                        continue;
+                }
+                /* the lookups before a that are its parents, each one
+                 * directory above the next: top down */
+                while (b > 0) {
+                        const struct rs_lookup *d = &rs->lookups[idx[b - 1]];
+                        const char *below = rs->lookups[idx[b]].path;
+                        if (d->pid != f->pid || d->result < 0 || !is_attr_call(d->op) ||
+                            !is_ancestor(d->path, strlen(d->path), below))
+                                break;
+                        b--;
+                        up++;
+                }
+                /* the path asked again right after */
+                while (end < n && strcmp(rs->lookups[idx[end]].path, f->path) == 0)
+                        end++;
+                if (up >= 2) {
+                        walks++;
+                        parents += up;
+                        asked += end - a;
+                        for (size_t x = b; x < end; x++) {
+                                wtrips += trips[idx[x]];
+                                if (x != a)
+                                        added += trips[idx[x]];
+                                in_walk[idx[x]] = 1;
+                        }
+                }
+                a = end;
+        }
+        if (walks && wtrips) {
+                name(&ret[k], PATTERN_PARENT_WALK, parents + asked, wtrips, rtt_s);
+                snprintf(ret[k].text, sizeof(ret[k].text), "%" PRIu64 " lookups reach %" PRIu64 " paths by "
+                         "walking every parent directory first (%.1f per path), each path then asked %.1f "
+                         "times: %" PRIu64 " round trips on %s, %s (%s), %" PRIu64 " of them for the parents "
+                         "and the repeats; %s, or keep the walk (a security or indexing hook) off the share",
+                         parents + asked, walks, (double)parents / (double)walks, (double)asked / (double)walks,
+                         wtrips, p->name, format_seconds(ret[k].seconds, b1),
+                         share_of(ret[k].seconds, plain_s, b2, sizeof(b2)), added,
+                         cache_remedy(1, b3, sizeof(b3)));
+                k++;
+        }
+        *kp = k;
+}
+
+/* The same path again (not a walk's); its attribute calls; its listings
+ * again. */
+static int by_path(const struct pctx *c, struct pattern *ret, size_t *kp)
+{
+        const struct readset *rs = c->rs;
+        const uint32_t *trips = c->trips, *idx = c->idx;
+        const struct cost_profile *p = c->p;
+        double rtt_s = c->rtt_s, plain_s = c->plain_s;
+        size_t n = c->n, k = *kp;
+        char b1[32], b2[48], b3[160];
+        const uint8_t *in_walk = c->in_walk;
+
+        _cleanup_free_ uint32_t *s = malloc((n ? n : 1) * sizeof(*s));
+        uint64_t rep = 0, rep_trips = 0, most = 0, paths = 0;
+        uint64_t attr_files = 0, attr_calls = 0, attr_again = 0, attr_trips = 0;
+        uint64_t lst = 0, lst_trips = 0, lst_dirs = 0;
+        if (!s)
+                return -ENOMEM;
+        memcpy(s, idx, n * sizeof(*s));
+        qsort_r(s, n, sizeof(*s), cmp_path, (void *)rs);
+        for (size_t i = 0; i < n;) {
+                size_t j = i;
+                uint64_t calls = 0, again = 0, ctrips = 0, lists = 0, ltrips = 0;
+                while (j < n && strcmp(rs->lookups[s[j]].path, rs->lookups[s[i]].path) == 0) {
+                        const struct rs_lookup *l = &rs->lookups[s[j]];
+                        /* (an open asks whatever the client keeps:
+                         * close-to-open; a listing is the listings') */
+                        if (j > i && !in_walk[s[j]] && (is_attr_call(l->op) || l->result < 0)) {
+                                rep++;
+                                rep_trips += trips[s[j]];
+                        }
+                        /* the first asks what the start needs; the
+                         * others ask again */
+                        if (l->result >= 0 && is_attr_call(l->op) && !in_walk[s[j]]) {
+                                if (calls++) {
+                                        again++;
+                                        ctrips += trips[s[j]];
+                                }
+                        }
+                        if (l->op == RS_LOOKUP_READDIR && l->result >= 0) {
+                                if (lists++)
+                                        ltrips += trips[s[j]];
+                        }
+                        j++;
+                }
+                paths++;
+                most = MAX(most, (uint64_t)(j - i));
+                if (calls >= 3) {
+                        attr_files++;
+                        attr_calls += calls;
+                        attr_again += again;
+                        attr_trips += ctrips;
+                }
+                if (lists >= 2) {
+                        lst_dirs++;
+                        lst += lists - 1;
+                        lst_trips += ltrips;
+                }
+                i = j;
+        }
+        if (rep && rep_trips) {
+                name(&ret[k], PATTERN_REPEATED, rep, rep_trips, rtt_s);
+                snprintf(ret[k].text, sizeof(ret[k].text), "%" PRIu64 " lookups repeat a path the start looked up "
+                         "before (%" PRIu64 " paths, up to %" PRIu64 " times each); %" PRIu64 " of them went to "
+                         "the server on %s, %s (%s): a client that keeps names and attributes for the start's "
+                         "length sends none; %s", rep, paths, most, rep_trips, p->name,
+                         format_seconds(ret[k].seconds, b1), share_of(ret[k].seconds, plain_s, b2, sizeof(b2)),
+                         cache_remedy(1, b3, sizeof(b3)));
+                k++;
+        }
+        if (attr_files && attr_trips) {
+                name(&ret[k], PATTERN_ATTRIBUTES, attr_again, attr_trips, rtt_s);
+                snprintf(ret[k].text, sizeof(ret[k].text), "%" PRIu64 " paths were asked for their attributes %.1f "
+                         "times each (stat, access, readlink: %" PRIu64 " calls, %" PRIu64 " round trips after "
+                         "the first), %s, %s: %s",
+                         attr_files, (double)attr_calls / (double)attr_files, attr_calls, attr_trips,
+                         format_seconds(ret[k].seconds, b1), share_of(ret[k].seconds, plain_s, b2, sizeof(b2)),
+                         p->client.access_cached ? "a longer attribute cache lifetime answers them" :
+                         "this client asks the server for every access(2); a longer attribute cache "
+                         "lifetime answers the stats");
+                k++;
+        }
+        if (lst_dirs && lst_trips) {
+                name(&ret[k], PATTERN_LISTINGS, lst, lst_trips, rtt_s);
+                snprintf(ret[k].text, sizeof(ret[k].text), "%" PRIu64 " director%s listed again (%" PRIu64
+                         " listings more than once each), %s, %s: no client keeps a listing; list each "
+                         "directory once", lst_dirs, lst_dirs == 1 ? "y was" : "ies were", lst,
+                         format_seconds(ret[k].seconds, b1), share_of(ret[k].seconds, plain_s, b2, sizeof(b2)));
+                k++;
+        }
+        *kp = k;
         return 0;
 }
 
@@ -345,7 +517,6 @@ int patterns_find(const struct readset *rs, const uint32_t *trips, const struct 
         _cleanup_free_ uint8_t *in_walk = NULL;   /* lookups counted in a parent walk */
         double rtt_s = p->lat_us / 1e6;
         size_t n = 0, k = 0;
-        char b1[32], b2[48], b3[160];
         bool found;
         int e;
 
@@ -359,144 +530,12 @@ int patterns_find(const struct readset *rs, const uint32_t *trips, const struct 
                 if (client_on_share(root, rs->lookups[i].path))
                         idx[n++] = (uint32_t)i;
 
-        /* every parent directory looked up, top down, right before a
-         * lookup of a path below them (by the same process), and that path
-         * asked then, perhaps again and again: the walk's lookups, all of
-         * them (what it costs), and of them the parents' and the repeats'
-         * (what the walk adds) */
         {
-                uint64_t walks = 0, parents = 0, asked = 0, wtrips = 0, added = 0;
-                for (size_t a = 0; a < n;) {
-                        const struct rs_lookup *f = &rs->lookups[idx[a]];
-                        size_t b = a, up = 0, end = a + 1;
-                        /* (a directory on the way down is part of the walk of
-                         * what follows it, not a walk of its own) */
-                        if (a + 1 < n && rs->lookups[idx[a + 1]].pid == f->pid &&
-                            is_ancestor(f->path, strlen(f->path), rs->lookups[idx[a + 1]].path)) {
-                                a++;
-                                continue;
-                        }
-                        /* the lookups before a that are its parents, each one
-                         * directory above the next: top down */
-                        while (b > 0) {
-                                const struct rs_lookup *d = &rs->lookups[idx[b - 1]];
-                                const char *below = rs->lookups[idx[b]].path;
-                                if (d->pid != f->pid || d->result < 0 || !is_attr_call(d->op) ||
-                                    !is_ancestor(d->path, strlen(d->path), below))
-                                        break;
-                                b--;
-                                up++;
-                        }
-                        /* the path asked again right after */
-                        while (end < n && strcmp(rs->lookups[idx[end]].path, f->path) == 0)
-                                end++;
-                        if (up >= 2) {
-                                walks++;
-                                parents += up;
-                                asked += end - a;
-                                for (size_t x = b; x < end; x++) {
-                                        wtrips += trips[idx[x]];
-                                        if (x != a)
-                                                added += trips[idx[x]];
-                                        in_walk[idx[x]] = 1;
-                                }
-                        }
-                        a = end;
-                }
-                if (walks && wtrips) {
-                        name(&ret[k], PATTERN_PARENT_WALK, parents + asked, wtrips, rtt_s);
-                        snprintf(ret[k].text, sizeof(ret[k].text), "%" PRIu64 " lookups reach %" PRIu64 " paths by "
-                                 "walking every parent directory first (%.1f per path), each path then asked %.1f "
-                                 "times: %" PRIu64 " round trips on %s, %s (%s), %" PRIu64 " of them for the parents "
-                                 "and the repeats; %s, or keep the walk (a security or indexing hook) off the share",
-                                 parents + asked, walks, (double)parents / (double)walks, (double)asked / (double)walks,
-                                 wtrips, p->name, rp_secs(ret[k].seconds, b1),
-                                 share_of(ret[k].seconds, plain_s, b2, sizeof(b2)), added,
-                                 cache_remedy(1, b3, sizeof(b3)));
-                        k++;
-                }
-        }
-
-        /* the same path again; its attribute calls; its listings again */
-        {
-                _cleanup_free_ uint32_t *s = malloc((n ? n : 1) * sizeof(*s));
-                uint64_t rep = 0, rep_trips = 0, most = 0, paths = 0;
-                uint64_t attr_files = 0, attr_calls = 0, attr_again = 0, attr_trips = 0;
-                uint64_t lst = 0, lst_trips = 0, lst_dirs = 0;
-                if (!s)
-                        return -ENOMEM;
-                memcpy(s, idx, n * sizeof(*s));
-                qsort_r(s, n, sizeof(*s), cmp_path, (void *)rs);
-                for (size_t i = 0; i < n;) {
-                        size_t j = i;
-                        uint64_t calls = 0, again = 0, ctrips = 0, lists = 0, ltrips = 0;
-                        while (j < n && strcmp(rs->lookups[s[j]].path, rs->lookups[s[i]].path) == 0) {
-                                const struct rs_lookup *l = &rs->lookups[s[j]];
-                                /* (an open asks whatever the client keeps:
-                                 * close-to-open; a listing is the listings') */
-                                if (j > i && !in_walk[s[j]] && (is_attr_call(l->op) || l->result < 0)) {
-                                        rep++;
-                                        rep_trips += trips[s[j]];
-                                }
-                                /* the first asks what the start needs; the
-                                 * others ask again */
-                                if (l->result >= 0 && is_attr_call(l->op) && !in_walk[s[j]]) {
-                                        if (calls++) {
-                                                again++;
-                                                ctrips += trips[s[j]];
-                                        }
-                                }
-                                if (l->op == RS_LOOKUP_READDIR && l->result >= 0) {
-                                        if (lists++)
-                                                ltrips += trips[s[j]];
-                                }
-                                j++;
-                        }
-                        paths++;
-                        most = MAX(most, (uint64_t)(j - i));
-                        if (calls >= 3) {
-                                attr_files++;
-                                attr_calls += calls;
-                                attr_again += again;
-                                attr_trips += ctrips;
-                        }
-                        if (lists >= 2) {
-                                lst_dirs++;
-                                lst += lists - 1;
-                                lst_trips += ltrips;
-                        }
-                        i = j;
-                }
-                if (rep && rep_trips) {
-                        name(&ret[k], PATTERN_REPEATED, rep, rep_trips, rtt_s);
-                        snprintf(ret[k].text, sizeof(ret[k].text), "%" PRIu64 " lookups repeat a path the start looked up "
-                                 "before (%" PRIu64 " paths, up to %" PRIu64 " times each); %" PRIu64 " of them went to "
-                                 "the server on %s, %s (%s): a client that keeps names and attributes for the start's "
-                                 "length sends none; %s", rep, paths, most, rep_trips, p->name,
-                                 rp_secs(ret[k].seconds, b1), share_of(ret[k].seconds, plain_s, b2, sizeof(b2)),
-                                 cache_remedy(1, b3, sizeof(b3)));
-                        k++;
-                }
-                if (attr_files && attr_trips) {
-                        name(&ret[k], PATTERN_ATTRIBUTES, attr_again, attr_trips, rtt_s);
-                        snprintf(ret[k].text, sizeof(ret[k].text), "%" PRIu64 " paths were asked for their attributes %.1f "
-                                 "times each (stat, access, readlink: %" PRIu64 " calls, %" PRIu64 " round trips after "
-                                 "the first), %s, %s: %s",
-                                 attr_files, (double)attr_calls / (double)attr_files, attr_calls, attr_trips,
-                                 rp_secs(ret[k].seconds, b1), share_of(ret[k].seconds, plain_s, b2, sizeof(b2)),
-                                 p->client.access_cached ? "a longer attribute cache lifetime answers them" :
-                                 "this client asks the server for every access(2); a longer attribute cache "
-                                 "lifetime answers the stats");
-                        k++;
-                }
-                if (lst_dirs && lst_trips) {
-                        name(&ret[k], PATTERN_LISTINGS, lst, lst_trips, rtt_s);
-                        snprintf(ret[k].text, sizeof(ret[k].text), "%" PRIu64 " director%s listed again (%" PRIu64
-                                 " listings more than once each), %s, %s: no client keeps a listing; list each "
-                                 "directory once", lst_dirs, lst_dirs == 1 ? "y was" : "ies were", lst,
-                                 rp_secs(ret[k].seconds, b1), share_of(ret[k].seconds, plain_s, b2, sizeof(b2)));
-                        k++;
-                }
+                const struct pctx c = { rs, trips, idx, n, in_walk, p, rtt_s, plain_s };
+                parent_walks(&c, ret, &k);
+                e = by_path(&c, ret, &k);
+                if (e < 0)
+                        return e;
         }
 
         e = search_path(rs, trips, root, rtt_s, plain_s, &ret[k], &found);

@@ -242,7 +242,7 @@ void report_write_text(FILE *f, const struct report_doc *o)
                 struct tm tm;
                 if (gmtime_r(&t, &tm))
                         strftime(when, sizeof(when), "%Y-%m-%d %H:%M UTC", &tm);
-                fprintf(f, "  recorded  %s, %s, %s cache\n", when, rp_secs((double)rs->duration_us / 1e6, b1),
+                fprintf(f, "  recorded  %s, %s, %s cache\n", when, format_seconds((double)rs->duration_us / 1e6, b1),
                        rs->rec_flags & RS_REC_COLD ? "cold" : "warm");
         }
         fprintf(f, "  read      %s in %" PRIu64 " ranges (%" PRIu64 " pages) of %" PRIu64 " files\n",
@@ -332,8 +332,8 @@ void report_write_text(FILE *f, const struct report_doc *o)
                 for (size_t i = 0; i < o->n_cols; i++) {
                         const struct rp_scenarios *s = &o->cols[i].s;
                         fprintf(f, "  %-28s %16s %16s %15s\n", rp_tail(o->cols[i].profile.name, 28, pb, sizeof(pb)),
-                               rp_secs(s->plain.seconds, b1), rp_secs(s->replay.seconds, b2),
-                               rp_secs(s->layout.seconds, b3));
+                               format_seconds(s->plain.seconds, b1), format_seconds(s->replay.seconds, b2),
+                               format_seconds(s->layout.seconds, b3));
                 }
                 for (size_t i = 0; i < o->n_cols; i++) {
                         const struct rp_scenarios *s = &o->cols[i].s;
@@ -347,8 +347,8 @@ void report_write_text(FILE *f, const struct report_doc *o)
                         snprintf(line, sizeof(line), "%s: lookups ask its %s client %" PRIu64 " round trips (%s) "
                                  "plain, %" PRIu64 " replayed; readset run: %s, the start asking %" PRIu64 " itself",
                                  rp_tail(o->cols[i].profile.name, 28, pb, sizeof(pb)), o->cols[i].profile.client.name,
-                                 s->lookups_plain.round_trips, rp_secs(s->lookups_plain.seconds, b1),
-                                 s->lookups_replay.round_trips, rp_secs(s->run.seconds, b2),
+                                 s->lookups_plain.round_trips, format_seconds(s->lookups_plain.seconds, b1),
+                                 s->lookups_replay.round_trips, format_seconds(s->run.seconds, b2),
                                  s->lookups_warmed.round_trips);
                         print_wrapped(f, "  ", line);
                 }

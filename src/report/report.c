@@ -366,12 +366,74 @@ static int predict_layout(const struct report *r, const struct readset *rs, cons
         return 0;
 }
 
+/* The files a column leaves out (1 each; *ret_opens: the regular files it
+ * keeps): with main_only, those not on the main device (on_share: not on
+ * the share); where the lookups are costed, the block device's metadata.
+ * NULL: out of memory. */
+static uint8_t *column_files(const struct report *r, const struct readset *rs, bool main_only, bool on_share,
+                             bool lookups_costed, uint64_t *ret_opens)
+{
+        uint8_t *off = calloc(rs->n_files ? rs->n_files : 1, 1);
+
+        *ret_opens = 0;
+        if (!off)
+                return NULL;
+        for (size_t i = 0; i < rs->n_files; i++) {
+                off[i] = (lookups_costed && rs->files[i].kind == RS_FILE_BLOCKDEV) ||
+                         (main_only && (on_share ? rs->files[i].kind == RS_FILE_UNRESOLVED ||
+                                                   rs->files[i].dev != r->share_dev :
+                                                   on_other_device(rs, r, (uint32_t)i)));
+                *ret_opens += rs->files[i].kind == RS_FILE_REGULAR && !off[i];
+        }
+        return off;
+}
+
 /* Is a directory that failed lookups went through there now? */
 static bool dir_exists(void *userdata, const char *path)
 {
         struct stat st;
         (void)userdata;
         return fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The share's client's round trips for rs's lookups below root (client.h),
+ * each lookup's kept in r->lookup_trips for the findings (file_shares). */
+static int cost_lookups(struct report *r, const struct readset *rs, const struct cost_profile *p,
+                        const struct plan *plan, const char *root, bool file_shares, struct rp_scenarios *ret)
+{
+        const struct client_exists ex = { dir_exists, NULL };
+
+        if (file_shares && !r->lookup_trips && rs->n_lookups &&
+            !(r->lookup_trips = calloc(rs->n_lookups, sizeof(*r->lookup_trips))))
+                return -ENOMEM;
+        return client_cost(rs, plan, p, root, &ex, file_shares ? r->lookup_trips : NULL, &ret->lookups_plain,
+                           &ret->lookups_replay, &ret->lookups_warmed);
+}
+
+/* readset run: the start waits for the replay at most, and for what its
+ * client asks anyway, one round trip after another. */
+static void predict_run(const struct cost_profile *p, struct rp_scenarios *ret)
+{
+        const struct client_cost *lr = &ret->lookups_replay;
+        double rtt = p->lat_us / 1e6, files, pacer;
+
+        ret->run = (struct cost_result){ .seconds = ret->replay.seconds };
+        if (!ret->lookups_costed)
+                return;
+        /* on a share run's replay opens and reads the files; the lookups
+         * are the pacer's, made beside the start by its threads
+         * (replay/pace.h), while the start asks what no warming answers;
+         * the two run beside each other, after the replay's opens and
+         * requests on the same server (measured on the emulated share: the
+         * boot-shaped tree at 2 ms took the replay's 2.4 s and the start's
+         * own 6.6 s of round trips one after the other, 8.9-10.4 s, not the
+         * longer); the replay's transfer goes on beside them (at 0.2 ms,
+         * 2.3 s of it, the start took 2.3 s) */
+        files = ret->replay.host_s + ret->replay.positioning_s +
+                (double)lr->file_round_trips * rtt / COST_REPLAY_THREADS;
+        pacer = (double)(lr->round_trips - lr->file_round_trips) * rtt / PACE_DEFAULT_THREADS;
+        ret->run.metadata_s = ret->lookups_warmed.seconds;
+        ret->run.seconds = MAX(ret->replay.transfer_s, files + MAX(pacer, ret->lookups_warmed.seconds));
 }
 
 int report_predict(struct report *r, const struct readset *rs, const struct rp_layout *layouts,
@@ -384,23 +446,16 @@ int report_predict(struct report *r, const struct readset *rs, const struct rp_l
         /* the column's device: with main_only, the main device's files (a
          * remote profile's: the share's, where one was found) */
         bool on_share = main_only && p->remote && r->share_root;
-        _cleanup_free_ uint8_t *off = calloc(rs->n_files ? rs->n_files : 1, 1);
+        _cleanup_free_ uint8_t *off = NULL;
         int e = 0;
 
-        if (!off)
-                return -ENOMEM;
         /* on a share whose lookups were recorded, what its client asks for
          * them (client.h) stands for the metadata: no block device's
          * inode tables are read there */
         ret->lookups_costed = p->remote && (rs->rec_flags & RS_REC_LOOKUPS);
-        for (size_t i = 0; i < rs->n_files; i++)
-                off[i] = (ret->lookups_costed && rs->files[i].kind == RS_FILE_BLOCKDEV) ||
-                         (main_only && (on_share ? rs->files[i].kind == RS_FILE_UNRESOLVED ||
-                                                   rs->files[i].dev != r->share_dev :
-                                                   on_other_device(rs, r, (uint32_t)i)));
-        for (size_t i = 0; i < rs->n_files; i++)
-                if (rs->files[i].kind == RS_FILE_REGULAR && !off[i])
-                        opens++;
+        off = column_files(r, rs, main_only, on_share, ret->lookups_costed, &opens);
+        if (!off)
+                return -ENOMEM;
         ret->plain_bytes = 0;
         for (size_t i = 0; i < r->n_pieces; i++)
                 ret->plain_bytes += r->pieces[i].length;
@@ -435,19 +490,9 @@ int report_predict(struct report *r, const struct readset *rs, const struct rp_l
         /* the share's client's round trips for the lookups (client.h); else
          * the program opens its files one after the other, and the dentry
          * cache absorbs most of its other lookups (not counted) */
-        if (ret->lookups_costed) {
-                const char *root = on_share ? r->share_root : "/";
-                if (file_shares && !r->lookup_trips && rs->n_lookups &&
-                    !(r->lookup_trips = calloc(rs->n_lookups, sizeof(*r->lookup_trips)))) {
-                        e = -ENOMEM;
-                        goto out;
-                }
-                const struct client_exists ex = { dir_exists, NULL };
-                e = client_cost(rs, plan, p, root, &ex, file_shares ? r->lookup_trips : NULL, &ret->lookups_plain,
-                                &ret->lookups_replay, &ret->lookups_warmed);
-                if (e < 0)
-                        goto out;
-        }
+        if (ret->lookups_costed && (e = cost_lookups(r, rs, p, plan, on_share ? r->share_root : "/",
+                                                     file_shares, ret)) < 0)
+                goto out;
         struct cost_meta pm = { .opens = opens, .parallel = 1 };
         if (ret->lookups_costed)
                 pm = (struct cost_meta){ .counted_s = ret->lookups_plain.seconds, .parallel = 1 };
@@ -515,29 +560,7 @@ int report_predict(struct report *r, const struct readset *rs, const struct rp_l
                                       (double)(ret->replay.bytes - MIN(unpositioned, ret->replay.bytes)) /
                                       (double)ret->replay.bytes;
 
-        /* readset run: the start waits for the replay at most, and for what
-         * its client asks anyway, one round trip after another */
-        ret->run = (struct cost_result){ .seconds = ret->replay.seconds };
-        if (ret->lookups_costed) {
-                /* on a share run's replay opens and reads the files; the
-                 * lookups are the pacer's, made beside the start by its
-                 * threads (replay/pace.h), while the start asks what no
-                 * warming answers; the two run beside each other, after
-                 * the replay's opens and reads on the same server (measured
-                 * on the emulated share: the boot-shaped tree at 2 ms took
-                 * the replay's 2.4 s and the start's own 6.6 s of round
-                 * trips one after the other, 8.9-10.4 s, not the longer);
-                 * the replay's transfer goes on beside them (at 0.2 ms,
-                 * 2.3 s of it, the start took 2.3 s) */
-                const struct client_cost *lr = &ret->lookups_replay;
-                double rtt = p->lat_us / 1e6;
-                double files_trips = ret->replay.host_s + ret->replay.positioning_s +
-                                     (double)lr->file_round_trips * rtt / COST_REPLAY_THREADS;
-                double pacer = (double)(lr->round_trips - lr->file_round_trips) * rtt / PACE_DEFAULT_THREADS;
-                ret->run.metadata_s = ret->lookups_warmed.seconds;
-                ret->run.seconds = MAX(ret->replay.transfer_s, files_trips + MAX(pacer, ret->lookups_warmed.seconds));
-        }
-
+        predict_run(p, ret);
         e = predict_layout(r, rs, p, dev, off, &rm, &s, ret);
 out:
         free(s.q);

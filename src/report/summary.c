@@ -129,18 +129,6 @@ const char *rp_tail(const char *s, size_t width, char *buf, size_t size)
         return printable_tail(s, width, buf, size);
 }
 
-const char *rp_secs(double s, char buf[static 32])
-{
-        if (s < 0.001)
-                snprintf(buf, 32, "%.0f us", s * 1e6);
-        else if (s < 1)
-                snprintf(buf, 32, "%.0f ms", s * 1e3);
-        else if (s < 100)
-                snprintf(buf, 32, "%.2f s", s);
-        else
-                snprintf(buf, 32, "%.0f s", s);
-        return buf;
-}
 
 /* Plain-language findings, one per line in lines (each rule adds at most
  * one: fewer rules than REPORT_MAX_FINDINGS).  ref: the reference device's
@@ -232,7 +220,7 @@ static int findings(const struct finding_ctx *c, char lines[REPORT_MAX_FINDINGS]
                         snprintf(next(f, &n, c->ref->s.plain.positioning_s), REPORT_FINDING_MAX, "the head moves %" PRIu64 " times by 1 MiB or more in first-access "
                                  "order: positioning is %.0f%% of the %s predicted on %s; replay reads in one sweep "
                                  "by position", seeks, 100 * c->ref->s.plain.positioning_s / c->ref->s.plain.seconds,
-                                 rp_secs(c->ref->s.plain.seconds, b1), c->ref->profile.name);
+                                 format_seconds(c->ref->s.plain.seconds, b1), c->ref->profile.name);
         }
         if (r->totals.ranges && r->small_ranges * 2 >= r->totals.ranges)
                 snprintf(next(f, &n, rp ? (double)r->small_ranges * rp->lat_us / 1e6 : 0), REPORT_FINDING_MAX, "%.0f%% of the %" PRIu64 " reads are 16 KiB or less: each pays the "
@@ -262,16 +250,16 @@ static int findings(const struct finding_ctx *c, char lines[REPORT_MAX_FINDINGS]
                          " round trips to its %s client (%" PRIu64 " names, %" PRIu64 " attributes, %" PRIu64
                          " failed, %" PRIu64 " opens, %" PRIu64 " listings); with readset run the start waits for %"
                          PRIu64 " of them (%s)", 100 * lk->seconds / c->ref->s.plain.seconds,
-                         rp_secs(c->ref->s.plain.seconds, b2), c->ref->profile.name, lk->round_trips,
+                         format_seconds(c->ref->s.plain.seconds, b2), c->ref->profile.name, lk->round_trips,
                          c->ref->profile.client.name, lk->trips[CLIENT_NAME], lk->trips[CLIENT_ATTR],
                          lk->trips[CLIENT_FAILED], lk->trips[CLIENT_OPEN], lk->trips[CLIENT_LISTING],
-                         c->ref->s.lookups_warmed.round_trips, rp_secs(c->ref->s.lookups_warmed.seconds, b3));
+                         c->ref->s.lookups_warmed.round_trips, format_seconds(c->ref->s.lookups_warmed.seconds, b3));
         }
         if (c->ref && c->ref->s.plain.seconds > 0 && c->ref->s.replay.seconds > 0)
                 snprintf(next(f, &n, 0), REPORT_FINDING_MAX, "on %s: %s now, %s with readset replay (%.1fx), %s after a contiguous "
-                         "layout", c->ref->profile.name, rp_secs(c->ref->s.plain.seconds, b1),
-                         rp_secs(c->ref->s.replay.seconds, b2), c->ref->s.plain.seconds / c->ref->s.replay.seconds,
-                         rp_secs(c->ref->s.layout.seconds, b3));
+                         "layout", c->ref->profile.name, format_seconds(c->ref->s.plain.seconds, b1),
+                         format_seconds(c->ref->s.replay.seconds, b2), c->ref->s.plain.seconds / c->ref->s.replay.seconds,
+                         format_seconds(c->ref->s.layout.seconds, b3));
         if (r->totals.unresolved_files || r->totals.deleted_files)
                 snprintf(next(f, &n, 0), REPORT_FINDING_MAX, "%s: replay cannot warm %s", unwarmable(&r->totals, b1, sizeof(b1)),
                          r->totals.unresolved_files + r->totals.deleted_files == 1 ? "it" : "them");

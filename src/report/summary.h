@@ -48,5 +48,3 @@ void report_summary_free(struct report_summary *s);
 /* The last `width` characters of s, made printable, "..." in front when
  * cut; returns buf. */
 const char *rp_tail(const char *s, size_t width, char *buf, size_t size);
-/* Seconds as "12 us", "340 ms", "1.25 s" or "120 s". */
-const char *rp_secs(double s, char buf[static 32]);

@@ -258,6 +258,19 @@ size_t text_line_break(const char *s, size_t width, const char **next)
         return brk;
 }
 
+const char *format_seconds(double s, char buf[static 32])
+{
+        if (s < 0.001)
+                snprintf(buf, 32, "%.0f us", s * 1e6);
+        else if (s < 1)
+                snprintf(buf, 32, "%.0f ms", s * 1e3);
+        else if (s < 100)
+                snprintf(buf, 32, "%.2f s", s);
+        else
+                snprintf(buf, 32, "%.0f s", s);
+        return buf;
+}
+
 const char *format_bytes(uint64_t n, char buf[static 32])
 {
         static const char *units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };

@@ -95,6 +95,8 @@ size_t text_line_break(const char *s, size_t width, const char **next);
 
 /* Human-readable byte count, e.g. "12.3 MiB". */
 const char *format_bytes(uint64_t n, char buf[static 32]);
+/* Seconds as "12 us", "340 ms", "1.25 s" or "120 s"; returns buf. */
+const char *format_seconds(double s, char buf[static 32]);
 
 /* Monotonic clock in microseconds / nanoseconds. */
 uint64_t now_us(void);

@@ -93,10 +93,10 @@ static void test_tail_secs(void)
         CHECK(strcmp(rp_tail("/a/very/long/path/name", 10, buf, sizeof(buf)), ".../name") != 0);
         CHECK(strcmp(rp_tail("/a/very/long/path/name", 10, buf, sizeof(buf)), "...th/name") == 0);
         CHECK(strcmp(rp_tail("/a\nb", 20, buf, sizeof(buf)), "/a\\x0ab") == 0);
-        CHECK(strcmp(rp_secs(0.000012, sb), "12 us") == 0);
-        CHECK(strcmp(rp_secs(0.34, sb), "340 ms") == 0);
-        CHECK(strcmp(rp_secs(1.25, sb), "1.25 s") == 0);
-        CHECK(strcmp(rp_secs(120, sb), "120 s") == 0);
+        CHECK(strcmp(format_seconds(0.000012, sb), "12 us") == 0);
+        CHECK(strcmp(format_seconds(0.34, sb), "340 ms") == 0);
+        CHECK(strcmp(format_seconds(1.25, sb), "1.25 s") == 0);
+        CHECK(strcmp(format_seconds(120, sb), "120 s") == 0);
 }
 
 static char *write_to_string(void (*fn)(FILE *, const struct report_doc *), const struct report_doc *d)
