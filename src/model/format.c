@@ -506,6 +506,10 @@ static int parse_clients(struct rbuf *r, struct readset *rs)
 {
         uint64_t n = r_count(r, 3);
 
+        if (r->err)
+                return r->err;
+        if (n > FORMAT_MAX_CLIENTS)
+                return -EBADMSG;        /* mounts: a few */
         for (uint64_t i = 0; i < n && !r->err; i++) {
                 uint32_t kind = r_u32(r);
                 uint64_t requests = r_varint(r);

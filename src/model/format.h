@@ -18,6 +18,7 @@
 #define FORMAT_MAX_RANGES (4ULL << 20)  /* in all files together */
 #define FORMAT_MAX_FILES (1ULL << 20)
 #define FORMAT_MAX_LOOKUPS (4ULL << 20)
+#define FORMAT_MAX_CLIENTS 256       /* network mounts whose counters a recording keeps */
 
 /* Serialize rs into a newly allocated buffer. */
 int format_encode(const struct readset *rs, uint8_t **ret_buf, size_t *ret_len);

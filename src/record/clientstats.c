@@ -120,8 +120,10 @@ static int nfs_block(const char **p, uint64_t *ret)
                 const char *end = s + len, *t = skip_blanks(s, end), *colon;
                 uint64_t v;
 
-                if (starts_word(s, end, "device"))
-                        break;  /* the next mount's */
+                if (starts_word(s, end, "device")) {
+                        *p = s;         /* the next mount's: left for the caller */
+                        break;
+                }
                 if (!in_ops) {
                         in_ops = (size_t)(end - t) == 17 && memcmp(t, "per-op statistics", 17) == 0;
                         continue;

@@ -7,6 +7,11 @@
 #include "util/util.h"
 #include "util/banned.h"
 
+static bool below(const char *p, const char *mount, size_t n)
+{
+        return strncmp(p, mount, n) == 0 && (p[n] == 0 || p[n] == '/');
+}
+
 uint64_t amplification_lookups(const struct readset *rs, const char *mount)
 {
         size_t n = strlen(mount);
@@ -15,10 +20,8 @@ uint64_t amplification_lookups(const struct readset *rs, const char *mount)
         /* "/" holds everything; "/mnt/s" holds "/mnt/s/x", not "/mnt/sx" */
         while (n > 0 && mount[n - 1] == '/')
                 n--;
-        for (size_t i = 0; i < rs->n_lookups; i++) {
-                const char *p = rs->lookups[i].path;
-                k += strncmp(p, mount, n) == 0 && (p[n] == 0 || p[n] == '/');
-        }
+        for (size_t i = 0; i < rs->n_lookups; i++)
+                k += below(rs->lookups[i].path, mount, n);
         return k;
 }
 

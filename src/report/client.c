@@ -11,16 +11,19 @@
 
 #define NONE UINT32_MAX
 
-/* A name on the share (a path below its root, or the root itself) and
- * what the client holds of it, in seconds on the start's clock (-INFINITY:
- * nothing). */
+/* A name on the share (a component below its root, or the root itself)
+ * and what the client holds of it, in seconds on the start's clock
+ * (-INFINITY: nothing).  Keyed by its parent and its own name: a path's
+ * names cost what the path is long, not its square. */
 struct entry {
-        char *path;
+        const char *name;         /* into a lookup's path (the root: the caller's root) */
+        uint32_t len;
         uint32_t parent, first_child, next_sibling;
-        uint32_t children;
+        uint32_t entries;         /* children that exist: what a listing of it brings */
         bool dir;
         bool exists;              /* a lookup found it, or walked through it */
         double name_until, attr_until, neg_until;
+        double listed_at;         /* when it was last listed (-INFINITY: not yet) */
 };
 
 struct names {
@@ -35,9 +38,9 @@ struct names {
         size_t *off;
 };
 
-static uint64_t hash_bytes(const char *s, size_t len)
+static uint64_t hash_name(uint32_t parent, const char *s, size_t len)
 {
-        uint64_t h = 1469598103934665603ULL;   /* FNV-1a */
+        uint64_t h = 1469598103934665603ULL ^ ((uint64_t)parent * 0x9e3779b97f4a7c15ULL);   /* FNV-1a */
         for (size_t i = 0; i < len; i++)
                 h = (h ^ (uint8_t)s[i]) * 1099511628211ULL;
         return h;
@@ -53,7 +56,7 @@ static int grow_slots(struct names *t)
         for (size_t i = 0; i < cap; i++)
                 s[i] = NONE;
         for (size_t i = 0; i < t->n; i++) {
-                size_t k = hash_bytes(t->e[i].path, strlen(t->e[i].path)) & (cap - 1);
+                size_t k = hash_name(t->e[i].parent, t->e[i].name, t->e[i].len) & (cap - 1);
                 while (s[k] != NONE)
                         k = (k + 1) & (cap - 1);
                 s[k] = (uint32_t)i;
@@ -64,36 +67,33 @@ static int grow_slots(struct names *t)
         return 0;
 }
 
-/* The entry of path[0 .. len) (made, a child of parent, when new). */
-static int intern(struct names *t, const char *path, size_t len, uint32_t parent, uint32_t *ret)
+/* The entry of name[0 .. len) below parent (made when new). */
+static int intern(struct names *t, uint32_t parent, const char *name, size_t len, uint32_t *ret)
 {
         size_t k;
 
         if ((t->n + 1) * 2 > t->n_slots && grow_slots(t) < 0)
                 return -ENOMEM;
-        if (t->n >= NONE - 1)
+        if (t->n >= NONE - 1 || len > UINT32_MAX)
                 return -E2BIG;
-        k = hash_bytes(path, len) & (t->n_slots - 1);
+        k = hash_name(parent, name, len) & (t->n_slots - 1);
         for (; t->slots[k] != NONE; k = (k + 1) & (t->n_slots - 1)) {
-                const char *p = t->e[t->slots[k]].path;
-                if (strncmp(p, path, len) == 0 && p[len] == 0) {
+                const struct entry *x = &t->e[t->slots[k]];
+                if (x->parent == parent && x->len == len && memcmp(x->name, name, len) == 0) {
                         *ret = t->slots[k];
                         return 0;
                 }
         }
         if (grow_array(&t->e, &t->cap, t->n + 1, sizeof(*t->e)) < 0)
                 return -ENOMEM;
-        t->e[t->n] = (struct entry){ .path = strndup(path, len), .parent = parent, .first_child = NONE,
+        t->e[t->n] = (struct entry){ .name = name, .len = (uint32_t)len, .parent = parent, .first_child = NONE,
                                      .next_sibling = NONE, .name_until = -INFINITY, .attr_until = -INFINITY,
-                                     .neg_until = -INFINITY };
-        if (!t->e[t->n].path)
-                return -ENOMEM;
+                                     .neg_until = -INFINITY, .listed_at = -INFINITY };
         if (parent != NONE) {
                 struct entry *pe = &t->e[parent];
                 pe->dir = true;
                 t->e[t->n].next_sibling = pe->first_child;
                 pe->first_child = (uint32_t)t->n;
-                pe->children++;
         }
         t->slots[k] = (uint32_t)t->n;
         *ret = (uint32_t)t->n++;
@@ -102,12 +102,29 @@ static int intern(struct names *t, const char *path, size_t len, uint32_t parent
 
 static void names_free(struct names *t)
 {
-        for (size_t i = 0; i < t->n; i++)
-                free(t->e[i].path);
         free(t->e);
         free(t->slots);
         free(t->comps);
         free(t->off);
+}
+
+/* The path of entry i into buf: false when it does not fit. */
+static bool entry_path(const struct names *t, uint32_t i, char *buf, size_t size)
+{
+        size_t len = 0;
+
+        for (uint32_t x = i; x != NONE; x = t->e[x].parent)
+                len += t->e[x].len + (t->e[x].parent != NONE);
+        if (len + 1 > size)
+                return false;
+        buf[len] = 0;
+        for (uint32_t x = i; x != NONE; x = t->e[x].parent) {
+                len -= t->e[x].len;
+                memcpy(buf + len, t->e[x].name, t->e[x].len);
+                if (t->e[x].parent != NONE)
+                        buf[--len] = '/';
+        }
+        return true;
 }
 
 static bool has_prefix(const char *s, const char *prefix)
@@ -122,11 +139,13 @@ bool client_on_share(const char *root, const char *path)
 
         if (path[0] != '/')
                 return false;
-        for (size_t i = 0; i < ARRAY_SIZE(pseudo); i++)
-                if (has_prefix(path, pseudo[i]) && (path[strlen(pseudo[i])] == '/' || !path[strlen(pseudo[i])]))
-                        return false;
         while (n > 0 && root[n - 1] == '/')
                 n--;
+        /* (a share is never one of those, but may be mounted below /run:
+         * /run/media, /run/user) */
+        for (size_t i = 0; i < ARRAY_SIZE(pseudo) && n == 0; i++)
+                if (has_prefix(path, pseudo[i]) && (path[strlen(pseudo[i])] == '/' || !path[strlen(pseudo[i])]))
+                        return false;
         return strncmp(path, root, n) == 0 && (path[n] == '/' || path[n] == 0);
 }
 
@@ -136,30 +155,23 @@ bool client_on_share(const char *root, const char *path)
 static int names_build(struct names *t, const struct readset *rs, const char *root,
                        const struct client_exists *ex)
 {
-        char buf[PATH_MAX];
         size_t rlen = strlen(root);
         uint32_t top;
         int e;
 
         while (rlen > 0 && root[rlen - 1] == '/')
                 rlen--;
-        if (rlen >= sizeof(buf))
-                return -ENAMETOOLONG;
         t->off = malloc((rs->n_lookups + 1) * sizeof(*t->off));
         if (!t->off)
                 return -ENOMEM;
         /* the root is always there: a mount point's name is pinned */
-        memcpy(buf, root, rlen);
-        buf[rlen] = 0;
-        e = intern(t, buf, rlen, NONE, &top);
+        e = intern(t, NONE, root, rlen, &top);
         if (e < 0)
                 return e;
         t->e[top].name_until = t->e[top].attr_until = INFINITY;
-        t->e[top].neg_until = -INFINITY;
         t->e[top].dir = t->e[top].exists = true;
         for (size_t i = 0; i < rs->n_lookups; i++) {
                 const char *p = rs->lookups[i].path;
-                size_t len = rlen;
                 uint32_t at = top;
 
                 t->off[i] = t->n_comps;
@@ -178,13 +190,7 @@ static int names_build(struct names *t, const struct readset *rs, const char *ro
                                 c += k;
                                 continue;
                         }
-                        if (len + 1 + k >= sizeof(buf))
-                                break;          /* longer than a path can be: the rest not costed */
-                        buf[len] = '/';
-                        memcpy(buf + len + 1, c, k);
-                        len += 1 + k;
-                        buf[len] = 0;
-                        e = intern(t, buf, len, at, &id);
+                        e = intern(t, at, c, k, &id);
                         if (e < 0)
                                 return e;
                         if (grow_array(&t->comps, &t->cap_comps, t->n_comps + 1, sizeof(*t->comps)) < 0)
@@ -200,12 +206,18 @@ static int names_build(struct names *t, const struct readset *rs, const char *ro
         }
         t->off[rs->n_lookups] = t->n_comps;
         /* a directory no lookup found may still be there (every module
-         * looked for in it missing): asked where the caller can */
-        for (size_t i = 1, asked = 0; ex && ex->fn && i < t->n && asked < CLIENT_MAX_EXISTS; i++)
-                if (!t->e[i].exists && t->e[i].children) {
-                        t->e[i].exists = ex->fn(ex->userdata, t->e[i].path);
-                        asked++;
-                }
+         * looked for in it missing): asked where the caller can, of one
+         * whose parent is known to be there (parents come first) */
+        for (size_t i = 1, asked = 0; ex && ex->fn && i < t->n && asked < CLIENT_MAX_EXISTS; i++) {
+                char path[PATH_MAX];
+                if (t->e[i].exists || t->e[i].first_child == NONE || !t->e[t->e[i].parent].exists ||
+                    !entry_path(t, (uint32_t)i, path, sizeof(path)))
+                        continue;
+                t->e[i].exists = ex->fn(ex->userdata, path);
+                asked++;
+        }
+        for (size_t i = 1; i < t->n; i++)
+                t->e[t->e[i].parent].entries += t->e[i].exists;
         return 0;
 }
 
@@ -213,19 +225,18 @@ static int names_build(struct names *t, const struct readset *rs, const char *ro
  * pass starts from here. */
 static void names_reset(struct names *t)
 {
-        for (size_t i = 1; i < t->n; i++)
+        for (size_t i = 1; i < t->n; i++) {
                 t->e[i].name_until = t->e[i].attr_until = t->e[i].neg_until = -INFINITY;
+                t->e[i].listed_at = -INFINITY;
+        }
+        t->e[0].listed_at = -INFINITY;
 }
 
 /* A listing's round trips: its entries (those the start found there: a
  * lower bound) in chunks. */
 static uint64_t listing_trips(const struct names *t, uint32_t dir, const struct cost_client *c)
 {
-        uint64_t entries = 0, bytes;
-
-        for (uint32_t ch = t->e[dir].first_child; ch != NONE; ch = t->e[ch].next_sibling)
-                entries += t->e[ch].exists;
-        bytes = entries * (c->listing_attrs ? CLIENT_ENTRY_ATTR_BYTES : CLIENT_ENTRY_BYTES);
+        uint64_t bytes = (uint64_t)t->e[dir].entries * (c->listing_attrs ? CLIENT_ENTRY_ATTR_BYTES : CLIENT_ENTRY_BYTES);
         return MAX(1u, (bytes + CLIENT_LISTING_CHUNK - 1) / CLIENT_LISTING_CHUNK);
 }
 
@@ -249,11 +260,30 @@ static double attrs_for(const struct entry *e, const struct cost_client *c)
         return e->dir ? c->dir_attrs_s : c->file_attrs_s;
 }
 
+/* Until when the client holds e's name and attributes: from its own
+ * lookup, or from its directory's last listing where listings bring them
+ * (an entry that is there). */
+static double name_held(const struct names *t, const struct entry *e, const struct cost_client *c)
+{
+        double until = e->name_until;
+        if (c->listing_attrs && e->exists && e->parent != NONE)
+                until = MAX(until, t->e[e->parent].listed_at + c->names_s);
+        return until;
+}
+
+static double attrs_held(const struct names *t, const struct entry *e, const struct cost_client *c)
+{
+        double until = e->attr_until;
+        if (c->listing_attrs && e->exists && e->parent != NONE)
+                until = MAX(until, t->e[e->parent].listed_at + attrs_for(e, c));
+        return until;
+}
+
 /* The name e is walked through, or looked up: asked when the client no
  * longer holds it (a lookup brings its attributes). */
-static void walk(struct clock *k, struct entry *e, const struct cost_client *c)
+static void walk(const struct names *t, struct clock *k, struct entry *e, const struct cost_client *c)
 {
-        if (e->name_until >= k->t)
+        if (name_held(t, e, c) >= k->t)
                 return;
         ask(k, CLIENT_NAME, 1);
         e->name_until = k->t + c->names_s;
@@ -305,7 +335,7 @@ static void one_lookup(struct names *t, const struct rs_lookup *l, const uint32_
                                 break;
                         }
         for (size_t j = 0; j + 1 < n; j++)
-                walk(k, &t->e[comps[j]], c);
+                walk(t, k, &t->e[comps[j]], c);
         if (l->result < 0) {
                 if (l->result != -ENOENT) {
                         ask(k, CLIENT_FAILED, 1);      /* refused: asked, nothing kept */
@@ -318,18 +348,14 @@ static void one_lookup(struct names *t, const struct rs_lookup *l, const uint32_
                 f->name_until = f->attr_until = -INFINITY;
                 return;
         }
-        walk(k, f, c);
+        walk(t, k, f, c);
         if (ask_always(t, l, comps[n - 1], c, k)) {
+                /* its entries' names and attributes held from now (listed_at) */
                 if (l->op == RS_LOOKUP_READDIR && c->listing_attrs && !k->concurrent)
-                        for (uint32_t ch = f->first_child; ch != NONE; ch = t->e[ch].next_sibling) {
-                                struct entry *x = &t->e[ch];
-                                x->name_until = k->t + c->names_s;
-                                x->attr_until = k->t + attrs_for(x, c);
-                                x->neg_until = -INFINITY;
-                        }
+                        f->listed_at = k->t;
                 return;
         }
-        if ((l->op == RS_LOOKUP_STAT || l->op == RS_LOOKUP_ACCESS) && f->attr_until < k->t) {
+        if ((l->op == RS_LOOKUP_STAT || l->op == RS_LOOKUP_ACCESS) && attrs_held(t, f, c) < k->t) {
                 ask(k, CLIENT_ATTR, 1);
                 f->attr_until = k->t + attrs_for(f, c);
         }
@@ -394,7 +420,7 @@ static int replay_cost(struct names *t, const struct readset *rs, const struct p
                         continue;
                 hit->opened = true;
                 for (size_t j = 0; j < n; j++)
-                        walk(&k, &t->e[t->comps[t->off[i] + j]], c);
+                        walk(t, &k, &t->e[t->comps[t->off[i] + j]], c);
                 ask(&k, CLIENT_OPEN, 1);
         }
         for (size_t i = 0; i < n_files; i++)
@@ -420,6 +446,35 @@ static int replay_cost(struct names *t, const struct readset *rs, const struct p
         return 0;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+        return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The regular files on the share that no recorded open or exec names. */
+static int unopened_files(const struct readset *rs, const char *root, uint64_t *ret)
+{
+        _cleanup_free_ const char **opened = malloc((rs->n_lookups ? rs->n_lookups : 1) * sizeof(*opened));
+        size_t n = 0;
+
+        *ret = 0;
+        if (!opened)
+                return -ENOMEM;
+        for (size_t i = 0; i < rs->n_lookups; i++) {
+                const struct rs_lookup *l = &rs->lookups[i];
+                if (l->result >= 0 && (l->op == RS_LOOKUP_OPEN || l->op == RS_LOOKUP_EXEC))
+                        opened[n++] = l->path;
+        }
+        qsort_safe(opened, n, sizeof(*opened), cmp_str);
+        for (size_t i = 0; i < rs->n_files; i++) {
+                const struct rs_file *f = &rs->files[i];
+                if (f->kind == RS_FILE_REGULAR && client_on_share(root, f->path) &&
+                    !(n && bsearch(&f->path, opened, n, sizeof(*opened), cmp_str)))
+                        (*ret)++;
+        }
+        return 0;
+}
+
 int client_cost(const struct readset *rs, const struct plan *plan, const struct cost_profile *p, const char *root,
                 const struct client_exists *ex, uint32_t *per_lookup, struct client_cost *ret_plain, struct client_cost *ret_replay,
                 struct client_cost *ret_warmed)
@@ -427,6 +482,7 @@ int client_cost(const struct readset *rs, const struct plan *plan, const struct 
         struct names t = {};
         const struct cost_client *c = &p->client;
         double rtt = p->lat_us / 1e6, now = -INFINITY;
+        uint64_t unopened;
         int e;
 
         *ret_plain = *ret_replay = *ret_warmed = (struct client_cost){};
@@ -460,6 +516,19 @@ int client_cost(const struct readset *rs, const struct plan *plan, const struct 
                         per_lookup[i] = k.trips;
                 warmed_lookup(&t, l, t.comps[t.off[i] + n - 1], c, &w);
         }
+        /* a file read with no open of it recorded was opened all the same,
+         * where the recording lost lookups: a name and an open (where it
+         * lost none, the file was opened by another of its names: /lib for
+         * /usr/lib) */
+        e = unopened_files(rs, root, &unopened);
+        if (e < 0)
+                goto out;
+        unopened = MIN(unopened, rs->lookups_lost + rs->lookups_unresolved);
+        ret_plain->trips[CLIENT_NAME] += unopened;
+        ret_plain->trips[CLIENT_OPEN] += unopened;
+        ret_plain->round_trips += 2 * unopened;
+        ret_warmed->trips[CLIENT_OPEN] += unopened;
+        ret_warmed->round_trips += unopened;
         ret_plain->seconds = (double)ret_plain->round_trips * rtt;
         ret_warmed->seconds = (double)ret_warmed->round_trips * rtt;
         e = replay_cost(&t, rs, plan, p, root, ret_replay);

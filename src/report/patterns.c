@@ -379,8 +379,10 @@ static void parent_walks(const struct pctx *c, struct pattern *ret, size_t *kp)
                 while (b > 0) {
                         const struct rs_lookup *d = &rs->lookups[idx[b - 1]];
                         const char *below = rs->lookups[idx[b]].path;
+                        size_t dl = strlen(d->path);
+                        /* the directory right above: the walk misses none */
                         if (d->pid != f->pid || d->result < 0 || !is_attr_call(d->op) ||
-                            !is_ancestor(d->path, strlen(d->path), below))
+                            !is_ancestor(d->path, dl, below) || dir_len(below) != (dl == 1 ? 0 : dl))
                                 break;
                         b--;
                         up++;
@@ -430,7 +432,7 @@ static int by_path(const struct pctx *c, struct pattern *ret, size_t *kp)
 
         _cleanup_free_ uint32_t *s = malloc((n ? n : 1) * sizeof(*s));
         uint64_t rep = 0, rep_trips = 0, most = 0, paths = 0;
-        uint64_t attr_files = 0, attr_calls = 0, attr_again = 0, attr_trips = 0;
+        uint64_t attr_files = 0, attr_calls = 0, attr_again = 0, attr_trips = 0, access_calls = 0;
         uint64_t lst = 0, lst_trips = 0, lst_dirs = 0;
         if (!s)
                 return -ENOMEM;
@@ -438,18 +440,20 @@ static int by_path(const struct pctx *c, struct pattern *ret, size_t *kp)
         qsort_r(s, n, sizeof(*s), cmp_path, (void *)rs);
         for (size_t i = 0; i < n;) {
                 size_t j = i;
-                uint64_t calls = 0, again = 0, ctrips = 0, lists = 0, ltrips = 0;
+                uint64_t calls = 0, again = 0, ctrips = 0, lists = 0, ltrips = 0, frep = 0, ftrips = 0, accesses = 0;
                 while (j < n && strcmp(rs->lookups[s[j]].path, rs->lookups[s[i]].path) == 0) {
                         const struct rs_lookup *l = &rs->lookups[s[j]];
-                        /* (an open asks whatever the client keeps:
-                         * close-to-open; a listing is the listings') */
-                        if (j > i && !in_walk[s[j]] && (is_attr_call(l->op) || l->result < 0)) {
-                                rep++;
-                                rep_trips += trips[s[j]];
+                        /* a failed lookup asked again; the attribute calls
+                         * after a path's first (the first asks what the
+                         * start needs).  (An open asks whatever the client
+                         * keeps: close-to-open; a listing is the listings';
+                         * a walk's lookups are the walk's.) */
+                        if (j > i && !in_walk[s[j]] && l->result < 0) {
+                                frep++;
+                                ftrips += trips[s[j]];
                         }
-                        /* the first asks what the start needs; the
-                         * others ask again */
                         if (l->result >= 0 && is_attr_call(l->op) && !in_walk[s[j]]) {
+                                accesses += l->op == RS_LOOKUP_ACCESS;
                                 if (calls++) {
                                         again++;
                                         ctrips += trips[s[j]];
@@ -463,12 +467,21 @@ static int by_path(const struct pctx *c, struct pattern *ret, size_t *kp)
                 }
                 paths++;
                 most = MAX(most, (uint64_t)(j - i));
+                /* a path asked for its attributes three times or more is
+                 * the attribute calls' finding; its repeats are not also
+                 * the repeated paths' */
                 if (calls >= 3) {
+                        access_calls += accesses;
                         attr_files++;
                         attr_calls += calls;
                         attr_again += again;
                         attr_trips += ctrips;
+                } else {
+                        frep += again;
+                        ftrips += ctrips;
                 }
+                rep += frep;
+                rep_trips += ftrips;
                 if (lists >= 2) {
                         lst_dirs++;
                         lst += lists - 1;
@@ -479,9 +492,9 @@ static int by_path(const struct pctx *c, struct pattern *ret, size_t *kp)
         if (rep && rep_trips) {
                 name(&ret[k], PATTERN_REPEATED, rep, rep_trips, rtt_s);
                 snprintf(ret[k].text, sizeof(ret[k].text), "%" PRIu64 " lookups repeat a path the start looked up "
-                         "before (%" PRIu64 " paths, up to %" PRIu64 " times each); %" PRIu64 " of them went to "
-                         "the server on %s, %s (%s): a client that keeps names and attributes for the start's "
-                         "length sends none; %s", rep, paths, most, rep_trips, p->name,
+                         "before (%" PRIu64 " paths, up to %" PRIu64 " times each): %" PRIu64 " round trips on %s, "
+                         "%s (%s); a client that keeps names, attributes and failed lookups for the start's length "
+                         "sends none; %s", rep, paths, most, rep_trips, p->name,
                          format_seconds(ret[k].seconds, b1), share_of(ret[k].seconds, plain_s, b2, sizeof(b2)),
                          cache_remedy(1, b3, sizeof(b3)));
                 k++;
@@ -493,7 +506,7 @@ static int by_path(const struct pctx *c, struct pattern *ret, size_t *kp)
                          "the first), %s, %s: %s",
                          attr_files, (double)attr_calls / (double)attr_files, attr_calls, attr_trips,
                          format_seconds(ret[k].seconds, b1), share_of(ret[k].seconds, plain_s, b2, sizeof(b2)),
-                         p->client.access_cached ? "a longer attribute cache lifetime answers them" :
+                         p->client.access_cached || !access_calls ? "a longer attribute cache lifetime answers them" :
                          "this client asks the server for every access(2); a longer attribute cache "
                          "lifetime answers the stats");
                 k++;

@@ -393,7 +393,7 @@ static bool dir_exists(void *userdata, const char *path)
 {
         struct stat st;
         (void)userdata;
-        return fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+        return fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) == 0 && S_ISDIR(st.st_mode);
 }
 
 /* The share's client's round trips for rs's lookups below root (client.h),

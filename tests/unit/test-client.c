@@ -89,6 +89,9 @@ static void test_on_share(void)
         CHECK(!client_on_share("/", "/dev/null"));
         CHECK(!client_on_share("/", "/run/user/0"));
         CHECK(!client_on_share("/", "relative"));
+        /* a share mounted below /run (udisks, gvfs) is a share */
+        CHECK(client_on_share("/run/media/u/s", "/run/media/u/s/f"));
+        CHECK(!client_on_share("/", "/run/media/u/s/f"));
 }
 
 /* A name walked once is held for its lifetime, asked again past it. */
@@ -536,8 +539,40 @@ static void test_warmed(void)
         }
 }
 
+/* Files read with no open recorded, where the recording lost lookups:
+ * each a name and an open (at most as many as were lost); where it lost
+ * none, they were opened by another of their names. */
+static void test_lost_opens(void)
+{
+        _cleanup_readset_ struct readset *rs = new_rs();
+        static const char *const paths[] = { "/s/a", "/s/b", "/s/c", "/t/d" };
+        struct run r;
+
+        for (unsigned i = 0; i < 4; i++) {
+                struct rs_file *f = readset_add_file(rs, paths[i], 1, 10 + i);
+                CHECK(f != NULL);
+                if (f)
+                        f->kind = RS_FILE_REGULAR;
+        }
+        add(rs, 0, RS_LOOKUP_OPEN, 0, "/s/a");
+        cost(rs, "strict", &r);
+        CHECK_EQ(r.plain.trips[CLIENT_OPEN], 1);
+        CHECK_EQ(r.plain.trips[CLIENT_NAME], 1);
+        rs->lookups_lost = 1;
+        cost(rs, "strict", &r);
+        CHECK_EQ(r.plain.trips[CLIENT_OPEN], 2);
+        CHECK_EQ(r.plain.trips[CLIENT_NAME], 2);
+        CHECK_EQ(r.warmed.trips[CLIENT_OPEN], 2);
+        check_sum(&r.plain);
+        rs->lookups_lost = 100;         /* /s/b and /s/c; /t/d is not on the share */
+        cost(rs, "strict", &r);
+        CHECK_EQ(r.plain.trips[CLIENT_OPEN], 3);
+        CHECK_EQ(r.plain.round_trips, 6);
+}
+
 int main(void)
 {
+        test_lost_opens();
         test_on_share();
         test_lifetime();
         test_clock_runs_on();

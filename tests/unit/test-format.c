@@ -511,6 +511,15 @@ static void test_clients(void)
                         7, 6, 1, 3, 27, 2, '/', 'm',  200, 3, 1, 2, 3,  0 };
         size_t len = 0;
 
+        /* mounts are a few: more than FORMAT_MAX_CLIENTS is no read set */
+        for (unsigned i = 0; i <= FORMAT_MAX_CLIENTS; i++)
+                CHECK_EQ(readset_add_client(rs, "/mnt/x", RS_CLIENT_NFS, i), 0);
+        CHECK_EQ(format_encode(rs, &buf, &len), 0);
+        CHECK_EQ(format_decode(buf, len, &back, NULL), -EBADMSG);
+        CHECK(!back);
+        free(buf), buf = NULL;
+        readset_free(rs);
+        rs = sample(2, 1);
         readset_add_client(rs, "/mnt/share", RS_CLIENT_NFS, 3410);
         readset_add_client(rs, "/mnt/s2", RS_CLIENT_SLOWDEV, 0);
         CHECK_EQ(format_encode(rs, &buf, &len), 0);

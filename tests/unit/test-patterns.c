@@ -114,17 +114,13 @@ static void test_parent_walk(void)
         n = patterns_find(other, trips, &p, "/s", plain_s, pat);
         for (int i = 0; i < n; i++)
                 CHECK(pat[i].kind != PATTERN_PARENT_WALK);
-        /* but the same directories asked again (19 times each, the three
-         * below the root a trip each time), for their attributes too */
-        CHECK_EQ(n, 2);
-        for (int i = 0; i < n; i++) {
-                CHECK_EQ(pat[i].round_trips, 3 * 19);
-                if (pat[i].kind == PATTERN_REPEATED)
-                        CHECK_EQ(pat[i].count, 4 * 19 + 3 * N_FILES);
-                else
-                        CHECK_EQ(pat[i].count, 4 * N_FILES + 4 * N_FILES - 4 - N_FILES);  /* after each path's first */
-        }
-        CHECK(pat[0].kind != pat[1].kind);
+        /* but the same directories asked for their attributes again (19
+         * times each, the three below the root a trip each time): the
+         * attribute calls' finding, not also the repeated paths' */
+        CHECK_EQ(n, 1);
+        CHECK_EQ(pat[0].kind, PATTERN_ATTRIBUTES);
+        CHECK_EQ(pat[0].round_trips, 3 * 19);
+        CHECK_EQ(pat[0].count, 4 * N_FILES + 4 * N_FILES - 4 - N_FILES);  /* after each path's first */
         /* the same lookups off the share: nothing */
         n = patterns_find(rs, trips, &p, "/t", plain_s, pat);
         CHECK_EQ(n, 0);
@@ -161,9 +157,22 @@ static void test_walk_top_down(void)
         CHECK(n >= 1);
         for (int i = 0; i < n; i++)
                 CHECK(pat[i].kind != PATTERN_PARENT_WALK);
-        CHECK_EQ(pat[0].kind, PATTERN_REPEATED);
+        CHECK_EQ(pat[0].kind, PATTERN_ATTRIBUTES);     /* /s/a three times a file */
         plain_s = costed(up, &p, trips);
         n = patterns_find(up, trips, &p, "/s", plain_s, pat);
+        for (int i = 0; i < n; i++)
+                CHECK(pat[i].kind != PATTERN_PARENT_WALK);
+        /* nor are two directories far above the file (it skips some) */
+        _cleanup_readset_ struct readset *gap = new_rs();
+        for (unsigned i = 0; i < 10; i++) {
+                uint64_t t = (uint64_t)i * 2 * S;
+                add(gap, t, RS_LOOKUP_STAT, 0, 1, "/s/a");
+                add(gap, t + 1 * MS, RS_LOOKUP_STAT, 0, 1, "/s/a/b");
+                snprintf(path, sizeof(path), "/s/a/b/c/d/f%u", i);
+                add(gap, t + 2 * MS, RS_LOOKUP_OPEN, 0, 1, path);
+        }
+        plain_s = costed(gap, &p, trips);
+        n = patterns_find(gap, trips, &p, "/s", plain_s, pat);
         for (int i = 0; i < n; i++)
                 CHECK(pat[i].kind != PATTERN_PARENT_WALK);
 }
@@ -282,14 +291,15 @@ static void test_sorted_listings(void)
 }
 
 /* Opens asked again are no repeated lookup (close-to-open asks anyway);
- * stats and failed lookups asked again are, and a path stat'ed three times
- * or more is asked for its attributes again. */
+ * failed lookups asked again are; a path stat'ed three times or more is
+ * asked for its attributes again (that finding's, not also the repeated
+ * paths'); one stat'ed twice is a repeated path. */
 static void test_repeated(void)
 {
         _cleanup_readset_ struct readset *rs = new_rs();
         struct cost_profile p = share("smb");
         struct pattern pat[_PATTERN_MAX];
-        uint32_t trips[13];
+        uint32_t trips[15];
         int n;
 
         for (unsigned k = 0; k < 5; k++)
@@ -298,16 +308,18 @@ static void test_repeated(void)
                 add(rs, (5 + k) * MS, RS_LOOKUP_STAT, 0, 1, "/s/t");
         for (unsigned k = 0; k < 3; k++)
                 add(rs, (10 + k) * MS, RS_LOOKUP_STAT, -ENOENT, 1, "/s/x");
-        for (size_t i = 0; i < 13; i++)
+        for (unsigned k = 0; k < 2; k++)
+                add(rs, (13 + k) * MS, RS_LOOKUP_STAT, 0, 1, "/s/y");
+        for (size_t i = 0; i < 15; i++)
                 trips[i] = 1;
         n = patterns_find(rs, trips, &p, "/s", 0.05, pat);
         CHECK_EQ(n, 2);
         for (int i = 0; i < n; i++) {
                 if (pat[i].kind == PATTERN_REPEATED) {
-                        CHECK_EQ(pat[i].count, 6);          /* t 4 times again, x twice */
-                        CHECK_EQ(pat[i].round_trips, 6);
-                        CHECK(strstr(pat[i].text, "6 lookups repeat a path the start looked up before (3 paths, "
-                                                  "up to 5 times each)") != NULL);
+                        CHECK_EQ(pat[i].count, 3);          /* x twice again, y once */
+                        CHECK_EQ(pat[i].round_trips, 3);
+                        CHECK(strstr(pat[i].text, "3 lookups repeat a path the start looked up before (4 paths, "
+                                                  "up to 5 times each): 3 round trips") != NULL);
                 } else {
                         CHECK_EQ(pat[i].kind, PATTERN_ATTRIBUTES);
                         CHECK_EQ(pat[i].count, 4);          /* the calls after the first */
@@ -315,9 +327,9 @@ static void test_repeated(void)
                         CHECK(strstr(pat[i].text, "were asked for their attributes 5.0 times each") != NULL);
                 }
         }
-        CHECK_EQ(pat[0].kind, PATTERN_REPEATED);
+        CHECK_EQ(pat[0].kind, PATTERN_ATTRIBUTES);
         /* the opens alone: nothing */
-        for (size_t i = 5; i < 13; i++)
+        for (size_t i = 5; i < 15; i++)
                 trips[i] = 0;
         CHECK_EQ(patterns_find(rs, trips, &p, "/s", 0.05, pat), 0);
 }
