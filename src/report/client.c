@@ -476,8 +476,8 @@ static int unopened_files(const struct readset *rs, const char *root, uint64_t *
 }
 
 int client_cost(const struct readset *rs, const struct plan *plan, const struct cost_profile *p, const char *root,
-                const struct client_exists *ex, uint32_t *per_lookup, struct client_cost *ret_plain, struct client_cost *ret_replay,
-                struct client_cost *ret_warmed)
+                const struct client_exists *ex, uint32_t *per_lookup, struct client_cost *ret_plain,
+                struct client_cost *ret_replay, struct client_cost *ret_warmed)
 {
         struct names t = {};
         const struct cost_client *c = &p->client;

@@ -129,15 +129,15 @@ const char *rp_tail(const char *s, size_t width, char *buf, size_t size)
         return printable_tail(s, width, buf, size);
 }
 
-
-/* Plain-language findings, one per line in lines (each rule adds at most
- * one: fewer rules than REPORT_MAX_FINDINGS).  ref: the reference device's
- * column (may be NULL). */
+/* A finding and what it costs on the reference device (0: a statement). */
 struct finding {
         double seconds;
         char text[REPORT_FINDING_MAX];
 };
 
+/* Plain-language findings, one per line in lines (each rule adds at most
+ * one: fewer rules than REPORT_MAX_FINDINGS), the most costly first.  ref:
+ * the reference device's column (may be NULL). */
 struct finding_ctx {
         const struct readset *rs;
         const struct report *r;
@@ -193,7 +193,8 @@ static int findings(const struct finding_ctx *c, char lines[REPORT_MAX_FINDINGS]
                         k++;
                 }
                 if (k > 0 && k <= 5 && rs->n_files > 2 * k)
-                        snprintf(next(f, &n, acc), REPORT_FINDING_MAX, "%.0f%% of the predicted time on %s goes to %zu file%s read "
+                        snprintf(next(f, &n, acc), REPORT_FINDING_MAX,
+                                 "%.0f%% of the predicted time on %s goes to %zu file%s read "
                                  "in %s pieces on average (%" PRIu64 " reads, %.0f%% of them <= 16 KiB)",
                                  100 * acc / total, c->ref->profile.name, k, k == 1 ? "" : "s",
                                  format_bytes(ranges ? bytes / ranges : 0, b1), ranges,
@@ -201,13 +202,15 @@ static int findings(const struct finding_ctx *c, char lines[REPORT_MAX_FINDINGS]
         }
         if (r->alt.switches >= 8) {
                 char p1[64], p2[64];
-                snprintf(next(f, &n, rp && rp->rotational ? (double)r->alt.switches * rp->lat_us / 1e6 : 0), REPORT_FINDING_MAX, "two files %s apart alternate %" PRIu64 " times: %s and %s",
+                double s = rp && rp->rotational ? (double)r->alt.switches * rp->lat_us / 1e6 : 0;
+                snprintf(next(f, &n, s), REPORT_FINDING_MAX, "two files %s apart alternate %" PRIu64 " times: %s and %s",
                          format_bytes(r->alt.distance, b1), r->alt.switches,
                          rp_tail(rs->files[r->alt.a].path, 28, p1, sizeof(p1)),
                          rp_tail(rs->files[r->alt.b].path, 28, p2, sizeof(p2)));
         }
         if (c->ref && c->ref->s.plain.requests && c->ref->s.plain_meta_requests * 10 >= c->ref->s.plain.requests)
-                snprintf(next(f, &n, (double)c->ref->s.plain_meta_requests * rp->lat_us / 1e6), REPORT_FINDING_MAX, "metadata (inodes, directories) is %.0f%% of the requests: replay "
+                snprintf(next(f, &n, (double)c->ref->s.plain_meta_requests * rp->lat_us / 1e6), REPORT_FINDING_MAX,
+                         "metadata (inodes, directories) is %.0f%% of the requests: replay "
                          "warms it first, sorted by position",
                          100.0 * (double)c->ref->s.plain_meta_requests / (double)c->ref->s.plain.requests);
         uint64_t moves = 0;
@@ -217,17 +220,20 @@ static int findings(const struct finding_ctx *c, char lines[REPORT_MAX_FINDINGS]
                 uint64_t seeks = r->hist[RP_HIST_16M] + r->hist[RP_HIST_256M] + r->hist[RP_HIST_4G] + r->hist[RP_HIST_FAR];
                 if (c->ref && c->ref->profile.rotational && seeks >= 16 && c->ref->s.plain.seconds > 0 &&
                     c->ref->s.plain.positioning_s * 2 >= c->ref->s.plain.seconds)
-                        snprintf(next(f, &n, c->ref->s.plain.positioning_s), REPORT_FINDING_MAX, "the head moves %" PRIu64 " times by 1 MiB or more in first-access "
+                        snprintf(next(f, &n, c->ref->s.plain.positioning_s), REPORT_FINDING_MAX,
+                                 "the head moves %" PRIu64 " times by 1 MiB or more in first-access "
                                  "order: positioning is %.0f%% of the %s predicted on %s; replay reads in one sweep "
                                  "by position", seeks, 100 * c->ref->s.plain.positioning_s / c->ref->s.plain.seconds,
                                  format_seconds(c->ref->s.plain.seconds, b1), c->ref->profile.name);
         }
         if (r->totals.ranges && r->small_ranges * 2 >= r->totals.ranges)
-                snprintf(next(f, &n, rp ? (double)r->small_ranges * rp->lat_us / 1e6 : 0), REPORT_FINDING_MAX, "%.0f%% of the %" PRIu64 " reads are 16 KiB or less: each pays the "
+                snprintf(next(f, &n, rp ? (double)r->small_ranges * rp->lat_us / 1e6 : 0), REPORT_FINDING_MAX,
+                         "%.0f%% of the %" PRIu64 " reads are 16 KiB or less: each pays the "
                          "device's per-request cost", 100.0 * (double)r->small_ranges / (double)r->totals.ranges,
                          r->totals.ranges);
         if (r->totals.bytes && r->totals.accessed_bytes * 10 < r->totals.bytes * 7)
-                snprintf(next(f, &n, rp ? (double)(r->totals.bytes - r->totals.accessed_bytes) / rp->seq_bps : 0), REPORT_FINDING_MAX, "%.0f%% of the bytes were read ahead and never used by the program "
+                snprintf(next(f, &n, rp ? (double)(r->totals.bytes - r->totals.accessed_bytes) / rp->seq_bps : 0),
+                         REPORT_FINDING_MAX, "%.0f%% of the bytes were read ahead and never used by the program "
                          "(%s of %s)", 100.0 - 100.0 * (double)r->totals.accessed_bytes / (double)r->totals.bytes,
                          format_bytes(r->totals.bytes - r->totals.accessed_bytes, b1),
                          format_bytes(r->totals.bytes, b2));
@@ -246,7 +252,8 @@ static int findings(const struct finding_ctx *c, char lines[REPORT_MAX_FINDINGS]
         if (c->ref && c->ref->s.lookups_costed && c->ref->s.plain.seconds > 0 &&
             c->ref->s.lookups_plain.seconds >= PATTERN_MIN_SHARE * c->ref->s.plain.seconds) {
                 const struct client_cost *lk = &c->ref->s.lookups_plain;
-                snprintf(next(f, &n, MAX(left, 0.0)), REPORT_FINDING_MAX, "lookups are %.0f%% of the %s predicted on %s: %" PRIu64
+                snprintf(next(f, &n, MAX(left, 0.0)), REPORT_FINDING_MAX,
+                         "lookups are %.0f%% of the %s predicted on %s: %" PRIu64
                          " round trips to its %s client (%" PRIu64 " names, %" PRIu64 " attributes, %" PRIu64
                          " failed, %" PRIu64 " opens, %" PRIu64 " listings); with readset run the start waits for %"
                          PRIu64 " of them (%s)", 100 * lk->seconds / c->ref->s.plain.seconds,
@@ -256,15 +263,18 @@ static int findings(const struct finding_ctx *c, char lines[REPORT_MAX_FINDINGS]
                          c->ref->s.lookups_warmed.round_trips, format_seconds(c->ref->s.lookups_warmed.seconds, b3));
         }
         if (c->ref && c->ref->s.plain.seconds > 0 && c->ref->s.replay.seconds > 0)
-                snprintf(next(f, &n, 0), REPORT_FINDING_MAX, "on %s: %s now, %s with readset replay (%.1fx), %s after a contiguous "
+                snprintf(next(f, &n, 0), REPORT_FINDING_MAX,
+                         "on %s: %s now, %s with readset replay (%.1fx), %s after a contiguous "
                          "layout", c->ref->profile.name, format_seconds(c->ref->s.plain.seconds, b1),
                          format_seconds(c->ref->s.replay.seconds, b2), c->ref->s.plain.seconds / c->ref->s.replay.seconds,
                          format_seconds(c->ref->s.layout.seconds, b3));
         if (r->totals.unresolved_files || r->totals.deleted_files)
-                snprintf(next(f, &n, 0), REPORT_FINDING_MAX, "%s: replay cannot warm %s", unwarmable(&r->totals, b1, sizeof(b1)),
+                snprintf(next(f, &n, 0), REPORT_FINDING_MAX, "%s: replay cannot warm %s",
+                         unwarmable(&r->totals, b1, sizeof(b1)),
                          r->totals.unresolved_files + r->totals.deleted_files == 1 ? "it" : "them");
         if (moves == 0 && r->hist[RP_HIST_UNKNOWN] > 0)
-                snprintf(next(f, &n, 0), REPORT_FINDING_MAX, "positions on disk are unknown (no FIEMAP, the files changed or are not "
+                snprintf(next(f, &n, 0), REPORT_FINDING_MAX,
+                         "positions on disk are unknown (no FIEMAP, the files changed or are not "
                          "written back yet): the estimates assume each file lies in one piece, reached by a "
                          "random read");
         /* the finding that costs most first; statements after, in order */
