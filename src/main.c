@@ -121,6 +121,18 @@ static const struct {
         { NULL, "block-size", VALUE_NONE, NULL }, { NULL, "why", VALUE_NONE, NULL },
 };
 
+static const char *method_word(int i) { return engine_method_name((enum engine_method)i); }
+static const char *compress_word(int i) { return pack_compress_name((enum pack_compress)i); }
+
+/* Offer the n words name(0) .. name(n - 1). */
+static void complete_words(int n, const char *(*name)(int))
+{
+        printf("COMPREPLY=($(compgen -W \"");
+        for (int i = 0; i < n; i++)
+                printf("%s%s", i ? " " : "", name(i));
+        printf("\" -- \"$cur\"))");
+}
+
 /* The case of bash's that completes the value of option o of verb v. */
 static void complete_value(const struct verb *v, const struct option *o)
 {
@@ -143,18 +155,8 @@ static void complete_value(const struct verb *v, const struct option *o)
         case VALUE_DIR: printf("COMPREPLY=($(compgen -d -- \"$cur\"))"); break;
         case VALUE_NONE: printf("return ;;\n"); return;     /* nothing to offer */
         case VALUE_WORDS: printf("COMPREPLY=($(compgen -W \"%s\" -- \"$cur\"))", words); break;
-        case VALUE_METHOD:
-                printf("COMPREPLY=($(compgen -W \"");
-                for (int m = 0; m < _ENGINE_METHOD_MAX; m++)
-                        printf("%s%s", m ? " " : "", engine_method_name((enum engine_method)m));
-                printf("\" -- \"$cur\"))");
-                break;
-        case VALUE_PACK_COMPRESS:
-                printf("COMPREPLY=($(compgen -W \"");
-                for (int c = 0; c < _PACK_COMPRESS_MAX; c++)
-                        printf("%s%s", c ? " " : "", pack_compress_name((enum pack_compress)c));
-                printf("\" -- \"$cur\"))");
-                break;
+        case VALUE_METHOD: complete_words(_ENGINE_METHOD_MAX, method_word); break;
+        case VALUE_PACK_COMPRESS: complete_words(_PACK_COMPRESS_MAX, compress_word); break;
         case VALUE_DEVICE: {
                 /* the table's names and aliases (device/names.h), or a profile file */
                 char list[512], *save = NULL;

@@ -446,11 +446,6 @@ static int replay_cost(struct names *t, const struct readset *rs, const struct p
         return 0;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-        return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 /* The regular files on the share that no recorded open or exec names. */
 static int unopened_files(const struct readset *rs, const char *root, uint64_t *ret)
 {
@@ -465,11 +460,11 @@ static int unopened_files(const struct readset *rs, const char *root, uint64_t *
                 if (l->result >= 0 && (l->op == RS_LOOKUP_OPEN || l->op == RS_LOOKUP_EXEC))
                         opened[n++] = l->path;
         }
-        qsort_safe(opened, n, sizeof(*opened), cmp_str);
+        qsort_safe(opened, n, sizeof(*opened), cmp_str_ptrs);
         for (size_t i = 0; i < rs->n_files; i++) {
                 const struct rs_file *f = &rs->files[i];
                 if (f->kind == RS_FILE_REGULAR && client_on_share(root, f->path) &&
-                    !(n && bsearch(&f->path, opened, n, sizeof(*opened), cmp_str)))
+                    !(n && bsearch(&f->path, opened, n, sizeof(*opened), cmp_str_ptrs)))
                         (*ret)++;
         }
         return 0;

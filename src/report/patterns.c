@@ -40,11 +40,6 @@ static bool is_ancestor(const char *a, size_t alen, const char *b)
         return alen < strlen(b) && strncmp(a, b, alen) == 0 && (b[alen] == '/' || alen == 1);
 }
 
-static int cmp_str_ptr(const void *a, const void *b)
-{
-        return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 static bool is_attr_call(uint32_t op)
 {
         return op == RS_LOOKUP_STAT || op == RS_LOOKUP_ACCESS || op == RS_LOOKUP_READLINK;
@@ -272,7 +267,7 @@ static int search_path(const struct readset *rs, const uint32_t *trips, const ch
         for (size_t i = 0; i < n; i++)
                 if (t[i].failed && t[i].searched)
                         names[stems++] = t[i].path + t[i].sdir;
-        qsort_safe(names, stems, sizeof(*names), cmp_str_ptr);
+        qsort_safe(names, stems, sizeof(*names), cmp_str_ptrs);
         {
                 size_t u = 0;
                 for (size_t i = 0; i < stems; i++)

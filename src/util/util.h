@@ -69,6 +69,12 @@ static inline void put_le(uint8_t *p, uint64_t v, int size)
                 p[i] = (uint8_t)(v >> (8 * i));
 }
 
+/* qsort(3) and bsearch(3) of an array of const char *, by strcmp. */
+static inline int cmp_str_ptrs(const void *a, const void *b)
+{
+        return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 /* qsort(3) that accepts an empty (possibly NULL) array. */
 static inline void qsort_safe(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
 {

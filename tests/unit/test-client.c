@@ -8,33 +8,10 @@
 #include "replay/planner.h"
 #include "report/client.h"
 #include "report/costmodel.h"
-#include "tests.h"
+#include "share-tests.h"
 
 #include "util/banned.h"
 
-#define MS 1000u
-#define S 1000000u
-
-/* A share at lat_us a round trip whose client is the model named. */
-static struct cost_profile share(const char *client, double lat_us)
-{
-        struct cost_profile p = { .lat_us = lat_us, .seq_bps = 100e6, .remote = true, .open_stat_us = 2 * lat_us };
-
-        snprintf(p.name, sizeof(p.name), "test-%s", client);
-        CHECK_EQ(cost_client_by_name(client, &p.client), 0);
-        return p;
-}
-
-static struct readset *new_rs(void)
-{
-        struct readset *rs = readset_new();
-
-        CHECK(rs != NULL);
-        if (!rs)
-                exit(1);
-        rs->rec_flags = RS_REC_LOOKUPS;
-        return rs;
-}
 
 static void add(struct readset *rs, uint64_t time_us, uint32_t op, int32_t result, const char *path)
 {
@@ -50,7 +27,7 @@ struct run {
 static void cost_ex(const struct readset *rs, const struct plan *plan, const char *client, double lat_us, const char *root,
                     const struct client_exists *ex, struct run *r)
 {
-        struct cost_profile p = share(client, lat_us);
+        struct cost_profile p = test_share(client, lat_us);
 
         CHECK(rs->n_lookups <= 512);
         memset(r->per, 0xff, sizeof(r->per));
@@ -97,7 +74,7 @@ static void test_on_share(void)
 /* A name walked once is held for its lifetime, asked again past it. */
 static void test_lifetime(void)
 {
-        _cleanup_readset_ struct readset *rs = new_rs();
+        _cleanup_readset_ struct readset *rs = test_lookups_readset();
         struct run r;
 
         add(rs, 0, RS_LOOKUP_STAT, 0, "/s/a/f");
@@ -128,8 +105,8 @@ static void test_lifetime(void)
  * on the share has its waits in it), the recorded time stands. */
 static void test_clock_runs_on(void)
 {
-        _cleanup_readset_ struct readset *rs = new_rs();
-        _cleanup_readset_ struct readset *slow = new_rs();
+        _cleanup_readset_ struct readset *rs = test_lookups_readset();
+        _cleanup_readset_ struct readset *slow = test_lookups_readset();
         struct run r;
 
         add(rs, 0, RS_LOOKUP_STAT, 0, "/s/a/f");
@@ -154,7 +131,7 @@ static void test_clock_runs_on(void)
 /* The mount root is pinned: never asked, its attributes neither. */
 static void test_root_pinned(void)
 {
-        _cleanup_readset_ struct readset *rs = new_rs();
+        _cleanup_readset_ struct readset *rs = test_lookups_readset();
         struct run r;
 
         add(rs, 0, RS_LOOKUP_STAT, 0, "/s");
@@ -177,7 +154,7 @@ static void test_root_pinned(void)
         CHECK_EQ(r.plain.round_trips, 4);   /* both again after 100 s */
         /* the root is there even when no lookup below it found anything:
          * three failed names fail at their own names, not at the root */
-        _cleanup_readset_ struct readset *none = new_rs();
+        _cleanup_readset_ struct readset *none = test_lookups_readset();
         add(none, 0, RS_LOOKUP_STAT, -ENOENT, "/s/x");
         add(none, 1 * MS, RS_LOOKUP_STAT, -ENOENT, "/s/y");
         add(none, 2 * MS, RS_LOOKUP_STAT, -ENOENT, "/s/z");
@@ -192,7 +169,7 @@ static void test_root_pinned(void)
  * directories 30 s) asks ATTR. */
 static void test_nfs_attributes(void)
 {
-        _cleanup_readset_ struct readset *rs = new_rs();
+        _cleanup_readset_ struct readset *rs = test_lookups_readset();
         struct run r;
 
         add(rs, 0, RS_LOOKUP_STAT, 0, "/s/d/f");
@@ -220,7 +197,7 @@ static void test_nfs_attributes(void)
 /* A failed lookup is kept by smb (1 s) and nfs (30 s), not by strict. */
 static void test_failed_kept(void)
 {
-        _cleanup_readset_ struct readset *rs = new_rs();
+        _cleanup_readset_ struct readset *rs = test_lookups_readset();
         struct run r;
 
         add(rs, 0, RS_LOOKUP_STAT, 0, "/s/d/f");
@@ -265,7 +242,7 @@ static bool exists_fn(void *userdata, const char *path)
  * says the directory is there. */
 static void test_missing_directory(void)
 {
-        _cleanup_readset_ struct readset *rs = new_rs();
+        _cleanup_readset_ struct readset *rs = test_lookups_readset();
         struct asked a = {};
         struct client_exists ex = { exists_fn, &a };
         struct run r;
@@ -306,7 +283,7 @@ static void test_missing_directory(void)
 /* Every open of a file is a trip (close-to-open); a directory's is not. */
 static void test_opens(void)
 {
-        _cleanup_readset_ struct readset *rs = new_rs();
+        _cleanup_readset_ struct readset *rs = test_lookups_readset();
         struct run r;
 
         add(rs, 0, RS_LOOKUP_OPEN, 0, "/s/d/f");
@@ -332,8 +309,8 @@ static void test_opens(void)
  * smb's and nfs's bring the entries' names and attributes. */
 static void test_listings(void)
 {
-        _cleanup_readset_ struct readset *rs = new_rs();
-        _cleanup_readset_ struct readset *big = new_rs();
+        _cleanup_readset_ struct readset *rs = test_lookups_readset();
+        _cleanup_readset_ struct readset *big = test_lookups_readset();
         struct run r;
         char path[64];
 
@@ -374,7 +351,7 @@ static void test_listings(void)
         CHECK_EQ(r.plain.trips[CLIENT_NAME], 411);
         /* names that were not there are no entries: the same listing with
          * the 410 failing is one trip (and they fail at their own names) */
-        _cleanup_readset_ struct readset *gone = new_rs();
+        _cleanup_readset_ struct readset *gone = test_lookups_readset();
         add(gone, 0, RS_LOOKUP_READDIR, 0, "/s/big");
         for (int i = 0; i < 410; i++) {
                 snprintf(path, sizeof(path), "/s/big/f%03d", i);
@@ -389,7 +366,7 @@ static void test_listings(void)
  * readlink always asks. */
 static void test_access_readlink(void)
 {
-        _cleanup_readset_ struct readset *rs = new_rs();
+        _cleanup_readset_ struct readset *rs = test_lookups_readset();
         struct run r;
 
         add(rs, 0, RS_LOOKUP_ACCESS, 0, "/s/f");
@@ -420,7 +397,7 @@ static void test_access_readlink(void)
 /* Lookups off the share cost nothing and count nowhere. */
 static void test_off_share(void)
 {
-        _cleanup_readset_ struct readset *rs = new_rs();
+        _cleanup_readset_ struct readset *rs = test_lookups_readset();
         struct run r;
 
         add(rs, 0, RS_LOOKUP_OPEN, 0, "/t/f");
@@ -441,7 +418,7 @@ static void test_off_share(void)
         CHECK_EQ(r.per[2], 0);
         /* NULL per_lookup */
         {
-                struct cost_profile p = share("nfs", 1000);
+                struct cost_profile p = test_share("nfs", 1000);
                 struct client_cost a, b, c;
                 CHECK_EQ(client_cost(rs, NULL, &p, "/s", NULL, NULL, &a, &b, &c), 0);
                 CHECK_EQ(a.round_trips, 2);
@@ -454,7 +431,7 @@ static void test_off_share(void)
  * COST_REPLAY_THREADS at a time. */
 static void test_replay(void)
 {
-        _cleanup_readset_ struct readset *rs = new_rs();
+        _cleanup_readset_ struct readset *rs = test_lookups_readset();
         struct plan_read reads[5] = {};
         uint32_t lookups[3];
         struct plan plan = { .reads = reads, .n_reads = 5, .lookups = lookups, .n_lookups = 3 };
@@ -506,7 +483,7 @@ static void test_replay(void)
 /* The start under readset run: what no warming answers. */
 static void test_warmed(void)
 {
-        _cleanup_readset_ struct readset *rs = new_rs();
+        _cleanup_readset_ struct readset *rs = test_lookups_readset();
         struct run r;
 
         add(rs, 0, RS_LOOKUP_STAT, 0, "/s/d/f");
@@ -544,7 +521,7 @@ static void test_warmed(void)
  * none, they were opened by another of their names. */
 static void test_lost_opens(void)
 {
-        _cleanup_readset_ struct readset *rs = new_rs();
+        _cleanup_readset_ struct readset *rs = test_lookups_readset();
         static const char *const paths[] = { "/s/a", "/s/b", "/s/c", "/t/d" };
         struct run r;
 

@@ -9,33 +9,12 @@
 #include "report/client.h"
 #include "report/costmodel.h"
 #include "report/patterns.h"
-#include "tests.h"
+#include "share-tests.h"
 
 #include "util/banned.h"
 
-#define MS 1000u
-#define S 1000000u
 #define N_FILES 20
 
-static struct cost_profile share(const char *client)
-{
-        struct cost_profile p = { .lat_us = 2000, .seq_bps = 100e6, .remote = true, .open_stat_us = 4000 };
-
-        snprintf(p.name, sizeof(p.name), "test-%s", client);
-        CHECK_EQ(cost_client_by_name(client, &p.client), 0);
-        return p;
-}
-
-static struct readset *new_rs(void)
-{
-        struct readset *rs = readset_new();
-
-        CHECK(rs != NULL);
-        if (!rs)
-                exit(1);
-        rs->rec_flags = RS_REC_LOOKUPS;
-        return rs;
-}
 
 static void add(struct readset *rs, uint64_t time_us, uint32_t op, int32_t result, uint32_t pid, const char *path)
 {
@@ -58,7 +37,7 @@ static double costed(const struct readset *rs, const struct cost_profile *p, uin
 static struct readset *parent_walk(bool mixed)
 {
         static const char *const dirs[] = { "/s", "/s/a", "/s/a/b", "/s/a/b/c" };
-        struct readset *rs = new_rs();
+        struct readset *rs = test_lookups_readset();
         char path[64];
 
         for (unsigned i = 0; i < N_FILES; i++) {
@@ -76,7 +55,7 @@ static void test_parent_walk(void)
 {
         _cleanup_readset_ struct readset *rs = parent_walk(false);
         _cleanup_readset_ struct readset *other = parent_walk(true);
-        struct cost_profile p = share("strict");
+        struct cost_profile p = test_share("strict", 2000);
         struct pattern pat[_PATTERN_MAX];
         uint32_t trips[N_FILES * 8];
         double plain_s;
@@ -101,7 +80,7 @@ static void test_parent_walk(void)
         CHECK(strstr(pat[0].text, "actimeo") != NULL);
         /* nfs keeps the directories 30 s: the walk asks them at the
          * first file and again at the 16th (30 s later) */
-        p = share("nfs");
+        p = test_share("nfs", 2000);
         plain_s = costed(rs, &p, trips);
         n = patterns_find(rs, trips, &p, "/s", plain_s, pat);
         CHECK_EQ(n, 1);
@@ -109,7 +88,7 @@ static void test_parent_walk(void)
         CHECK_EQ(pat[0].count, N_FILES * 8);
         CHECK_EQ(pat[0].round_trips, 6 + N_FILES);     /* and each file's name once */
         /* stats by other processes are no walk */
-        p = share("strict");
+        p = test_share("strict", 2000);
         plain_s = costed(other, &p, trips);
         n = patterns_find(other, trips, &p, "/s", plain_s, pat);
         for (int i = 0; i < n; i++)
@@ -131,9 +110,9 @@ static void test_parent_walk(void)
  * parents bottom up, is none (but the same path asked again is). */
 static void test_walk_top_down(void)
 {
-        _cleanup_readset_ struct readset *again = new_rs();
-        _cleanup_readset_ struct readset *up = new_rs();
-        struct cost_profile p = share("strict");
+        _cleanup_readset_ struct readset *again = test_lookups_readset();
+        _cleanup_readset_ struct readset *up = test_lookups_readset();
+        struct cost_profile p = test_share("strict", 2000);
         struct pattern pat[_PATTERN_MAX];
         uint32_t trips[N_FILES * 8];
         char path[64];
@@ -163,7 +142,7 @@ static void test_walk_top_down(void)
         for (int i = 0; i < n; i++)
                 CHECK(pat[i].kind != PATTERN_PARENT_WALK);
         /* nor are two directories far above the file (it skips some) */
-        _cleanup_readset_ struct readset *gap = new_rs();
+        _cleanup_readset_ struct readset *gap = test_lookups_readset();
         for (unsigned i = 0; i < 10; i++) {
                 uint64_t t = (uint64_t)i * 2 * S;
                 add(gap, t, RS_LOOKUP_STAT, 0, 1, "/s/a");
@@ -181,7 +160,7 @@ static void test_walk_top_down(void)
 static void test_min_share(void)
 {
         _cleanup_readset_ struct readset *rs = parent_walk(false);
-        struct cost_profile p = share("strict");
+        struct cost_profile p = test_share("strict", 2000);
         struct pattern pat[_PATTERN_MAX];
         uint32_t trips[N_FILES * 8];
 
@@ -196,8 +175,8 @@ static void test_min_share(void)
  * 7th, m10 and m11 in the 2nd, m12 and m13 nowhere. */
 static void test_search_path(void)
 {
-        _cleanup_readset_ struct readset *rs = new_rs();
-        struct cost_profile p = share("strict");
+        _cleanup_readset_ struct readset *rs = test_lookups_readset();
+        struct cost_profile p = test_share("strict", 2000);
         struct pattern pat[_PATTERN_MAX];
         uint32_t trips[128];
         uint64_t t = 0;
@@ -232,7 +211,7 @@ static void test_search_path(void)
         /* every module found in the first directory it is looked for in:
          * no failed lookup, no search path */
         {
-                _cleanup_readset_ struct readset *ok = new_rs();
+                _cleanup_readset_ struct readset *ok = test_lookups_readset();
                 for (unsigned m = 0; m < 20; m++) {
                         snprintf(path, sizeof(path), "/s/p%u/m%02u.pm", m % 3, m);
                         add(ok, m * MS, RS_LOOKUP_STAT, 0, 1, path);
@@ -246,8 +225,8 @@ static void test_search_path(void)
  * (round trips set by hand). */
 static void test_sorted_listings(void)
 {
-        _cleanup_readset_ struct readset *rs = new_rs();
-        struct cost_profile p = share("strict");
+        _cleanup_readset_ struct readset *rs = test_lookups_readset();
+        struct cost_profile p = test_share("strict", 2000);
         struct pattern pat[_PATTERN_MAX];
         uint32_t trips[9];
         int n;
@@ -296,8 +275,8 @@ static void test_sorted_listings(void)
  * paths'); one stat'ed twice is a repeated path. */
 static void test_repeated(void)
 {
-        _cleanup_readset_ struct readset *rs = new_rs();
-        struct cost_profile p = share("smb");
+        _cleanup_readset_ struct readset *rs = test_lookups_readset();
+        struct cost_profile p = test_share("smb", 2000);
         struct pattern pat[_PATTERN_MAX];
         uint32_t trips[15];
         int n;
