@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 #include "record/lookups.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <stddef.h>
@@ -401,7 +403,9 @@ int lookups_open(struct lookups **ret, bool all)
         return 0;
 }
 
-int lookups_follow(struct lookups *l, pid_t pid)
+/* pid into the tree, with its working directory (parent: its parent in
+ * the tree, 0 for the root) */
+static int follow_one(struct lookups *l, pid_t pid, pid_t parent)
 {
         __u32 tgid = (__u32)pid;
         __u8 one = 1;
@@ -411,6 +415,7 @@ int lookups_follow(struct lookups *l, pid_t pid)
 
         if (!p)
                 return -ENOMEM;
+        p->parent = (uint32_t)parent;
         /* a process already running may have changed directory */
         snprintf(link, sizeof(link), "/proc/%d/cwd", (int)pid);
         k = readlink(link, cwd, sizeof(cwd) - 1);
@@ -427,6 +432,73 @@ int lookups_follow(struct lookups *l, pid_t pid)
         if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.traced), &tgid, &one, BPF_ANY) < 0)
                 return -errno;
         return 0;
+}
+
+/* The parent of process pid, from /proc/pid/stat (0: gone or unreadable). */
+static pid_t parent_of(const char *pid)
+{
+        char path[64], buf[512];
+        const char *end;
+        ssize_t k;
+        int fd, ppid;
+
+        snprintf(path, sizeof(path), "/proc/%.20s/stat", pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return 0;
+        k = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (k <= 0)
+                return 0;
+        buf[k] = 0;
+        /* "pid (comm) state ppid ...": comm may hold anything, ')' too */
+        end = strrchr(buf, ')');
+        if (!end || sscanf(end + 1, " %*c %d", &ppid) != 1)
+                return 0;
+        return ppid;
+}
+
+int lookups_follow(struct lookups *l, pid_t pid)
+{
+        struct { pid_t pid, parent; } *all = NULL;
+        size_t n = 0, cap = 0;
+        bool grew = true;
+        struct dirent *de;
+        DIR *d;
+        int r = follow_one(l, pid, 0);
+
+        /* What the tree started before the fork tracepoint saw it (the
+         * follower comes up while a wrapper script has already started its
+         * program): its descendants now, from /proc.  The root is in the
+         * map first, so that a fork after this scan is the BPF program's. */
+        if (r < 0 || !(d = opendir("/proc")))
+                return r;
+        while ((de = readdir(d))) {
+                pid_t parent;
+                if (de->d_name[0] < '1' || de->d_name[0] > '9' || !(parent = parent_of(de->d_name)))
+                        continue;
+                if (grow_array(&all, &cap, n + 1, sizeof(*all)) < 0) {
+                        r = -ENOMEM;
+                        break;
+                }
+                all[n].pid = (pid_t)strtol(de->d_name, NULL, 10);
+                all[n++].parent = parent;
+        }
+        closedir(d);
+        /* in the tree: the root, and whoever's parent is (to a fixed point:
+         * /proc lists by pid, and pids wrap) */
+        while (r >= 0 && grew) {
+                grew = false;
+                for (size_t i = 0; i < n && r >= 0; i++) {
+                        if (all[i].pid == pid || proc_get(l, (uint32_t)all[i].pid, false) ||
+                            !proc_get(l, (uint32_t)all[i].parent, false))
+                                continue;
+                        r = follow_one(l, all[i].pid, all[i].parent);
+                        grew = true;
+                }
+        }
+        free(all);
+        return r;
 }
 
 int lookups_ignore(struct lookups *l, pid_t pid)

@@ -217,19 +217,37 @@ void pace_follow(struct pacer *p)
         atomic_store(&p->following, true);
 }
 
+/* Was position prev, behind the start at at, made recently: within a
+ * window behind it, or warmed less than a lifetime ago? */
+static bool recently(struct pacer *p, uint32_t prev, size_t at)
+{
+        uint64_t s = atomic_load(&p->state[prev]);
+
+        if (at - prev <= p->o.window)
+                return true;
+        return s != 0 && s != CLAIMED && s != SKIPPED && since_start(p) + 1 < s + p->o.lifetime_us;
+}
+
 bool pace_observed(struct pacer *p, const char *path, bool listing)
 {
         size_t at, s;
-        uint32_t pos;
+        uint32_t pos, prev = NONE;
 
         if (!p || !p->n || path[0] != '/')
                 return false;
         at = atomic_load(&p->progress);
         s = slot_of(p, path, listing);
         for (pos = p->slots[s]; pos != NONE && pos < at; pos = p->next_same[pos])
-                ;
+                prev = pos;
         if (pos == NONE || pos >= at + MAX_JUMP(p->o.window))
                 return false;
+        /* a path the start already made not long ago: it makes it again
+         * where the recorded start had it answered from the client's cache
+         * (a directory stat'ed before every file), not at the position
+         * the recording has for it once that answer expired: no sign of
+         * where the start is */
+        if (prev != NONE && recently(p, prev, at))
+                return true;
         atomic_fetch_add(&p->observed, 1);
         /* only ever forward (several processes of the start report at once) */
         while (at < (size_t)pos + 1 && !atomic_compare_exchange_weak(&p->progress, &at, (size_t)pos + 1))

@@ -4,7 +4,8 @@
 # sequence and warms again what expired while the command slept; without
 # root it goes by the recorded timeline; replay --pace follows a program
 # started beside it; the pacer learns that the client keeps failed lookups
-# (SMB) or keeps none (strict: then it leaves them to the start).  What is
+# (SMB) or keeps none (strict: then it leaves them to the start); a
+# program a wrapper started before the follower was in is followed too.  What is
 # asserted is what the pacer says it did, never how long anything took: the
 # command's sleep (3 s) only has to outlast the client's 1 s lifetime, and
 # the 2 ms round trip is 40 times a cache hit.
@@ -53,6 +54,20 @@ assert p["observed"] >= 96, "its lookups were not seen"
 assert p["rewarmed"] >= 1, "nothing warmed again after the sleep"
 assert p.get("client_keeps_failed_lookups") is True, "SMB's negative entries not seen kept"
 PYEOF
+
+# a wrapper whose program the command forked before run's follower was in
+# (no --stats: nothing holds the command): the tree is followed from /proc
+# (its subshell, forked at once), the program, forked once the follower is
+# surely in, through BPF
+cat >"$TMP/wrap.sh" <<EOF
+#!/bin/sh
+( sleep 2; "$TMP/bin/rs-testprog" stat $first $second )
+EOF
+chmod 755 "$TMP/wrap.sh"
+sync; echo 3 >/proc/sys/vm/drop_caches
+"$READSET" run -v "$TMP/p.readset" -- "$TMP/wrap.sh" >/dev/null 2>"$TMP/wrap.err" || fail "run (wrapper): $(cat "$TMP/wrap.err")"
+grep -q "the start reached 96 of them (9[6-9] of its lookups seen)" "$TMP/wrap.err" ||
+        fail "the wrapper's program was not followed: $(cat "$TMP/wrap.err")"
 
 # without root: by the recorded timeline (the command's start)
 chmod 644 "$TMP/p.readset"

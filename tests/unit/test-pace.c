@@ -141,6 +141,62 @@ static void test_window_and_rewarming(void)
         readset_free(rs);
 }
 
+/* A directory stat'ed before each of 20 files, 300 ms apart: the
+ * recording holds it again only once a lifetime (1 s) has passed since
+ * (at the 5th file, the 9th, the 13th and the 17th).  The start, sped up, stats it before
+ * every file: that is no sign that it is at the recording's next one. */
+static void test_repeated_path(void)
+{
+        struct readset *rs = readset_new();
+        struct pace_options o = { .threads = 2, .window = 8, .lifetime_us = 1000000, .follow = true };
+        const char *dir = "/nonexistent-readset-test/dir";
+        struct pace_stats st;
+        struct pacer *p = NULL;
+        char path[128];
+
+        CHECK(rs != NULL);
+        if (!rs)
+                return;
+        for (int i = 0; i < 20; i++) {
+                uint64_t t = (uint64_t)i * 300000;
+                path_of(path, sizeof(path), i);
+                CHECK_EQ(readset_add_lookup(rs, t, RS_LOOKUP_STAT, 0, 7, dir), 0);
+                CHECK_EQ(readset_add_lookup(rs, t + 1000, RS_LOOKUP_STAT, -2, 7, path), 0);
+        }
+        CHECK_EQ(pace_start(rs, &o, &p), 0);
+        CHECK(p != NULL);
+        if (!p) {
+                readset_free(rs);
+                return;
+        }
+        pace_snapshot(p, &st);
+        /* 20 files, the directory at 0, 1.2, 2.4, 3.6 and 4.8 s */
+        CHECK_EQ(st.sequence, 20 + 5);
+        CHECK(pace_observed(p, dir, false));
+        path_of(path, sizeof(path), 0);
+        CHECK(pace_observed(p, path, false));
+        pace_snapshot(p, &st);
+        CHECK_EQ(st.reached, 2);
+        /* the directory again, before the second file: the start stays
+         * where it is, not 4 files on, where the recording has it next */
+        CHECK(pace_observed(p, dir, false));
+        pace_snapshot(p, &st);
+        CHECK_EQ(st.reached, 2);
+        CHECK_EQ(st.observed, 2);
+        /* each file moves it on, the directory between them never (past
+         * its last position in the recording, it is not one of the
+         * sequence's any more) */
+        for (int i = 1; i < 20; i++) {
+                path_of(path, sizeof(path), i);
+                CHECK_EQ(pace_observed(p, dir, false), i <= 16);
+                CHECK(pace_observed(p, path, false));
+        }
+        pace_stop(p, &st);
+        CHECK_EQ(st.reached, st.sequence);
+        CHECK_EQ(st.observed, 21);
+        readset_free(rs);
+}
+
 static void test_too_few(void)
 {
         struct readset *rs = readset_new();
@@ -186,6 +242,7 @@ int main(void)
 {
         test_sequence_and_following();
         test_window_and_rewarming();
+        test_repeated_path();
         test_too_few();
         test_worth();
         TESTS_DONE();
