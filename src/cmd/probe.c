@@ -28,8 +28,9 @@ static void probe_help(void)
                "fill rate.  Reads only, with O_DIRECT: the block device itself when PATH is\n"
                "one, else a scratch file made in PATH (an unnamed O_TMPFILE: gone when\n"
                "probe ends, however it ends).  For a directory, also the metadata cost:\n"
-               "open + stat, and the first 4 KiB read, of the files under it (a read-only\n"
-               "or remote directory gets only this part).\n"
+               "open + stat, and the first 4 KiB read, of the files under it, then of\n"
+               "other files 8 and 32 at once (how many round trips a share overlaps; a\n"
+               "read-only or remote directory gets only this part).\n"
                "\n"
                "options:\n"
                "      --quick          about 3 s instead of about 12\n"
@@ -93,6 +94,10 @@ static void print_text(const struct probe_report *p, bool cold)
                 printf("metadata:     %.0f us per open + stat (p90 %.0f us), first 4 KiB read %.0f us\n",
                        p->meta.open_stat_us, p->meta.open_stat_p90_us, p->meta.first_read_us);
                 printf("              (%u files%s)\n", p->meta.files, cold ? ", caches dropped" : "; --cold for cold figures");
+                for (int k = 0; k < PROBE_META_DEPTHS; k++)
+                        if (p->meta.parallel_per_s[k] > 0)
+                                printf("              %.0f opens + stats a second with %u at once (%u other files)\n",
+                                       p->meta.parallel_per_s[k], probe_meta_depths[k], p->meta.parallel_files[k]);
         } else if (p->have_meta)
                 printf("metadata:     no files under %s\n", cmd_fit(p->target, 29, path, sizeof(path)));
 }

@@ -146,6 +146,19 @@ int probe_report_write(FILE *f, const struct probe_report *r)
                 json_double(&j, "open_stat_us", m->open_stat_us);
                 json_double(&j, "open_stat_p90_us", m->open_stat_p90_us);
                 json_double(&j, "first_read_us", m->first_read_us);
+                if (m->parallel_per_s[0] > 0 || m->parallel_per_s[1] > 0) {
+                        json_array_open(&j, "parallel");
+                        for (int k = 0; k < PROBE_META_DEPTHS; k++) {
+                                if (m->parallel_per_s[k] <= 0)
+                                        continue;
+                                json_object_open(&j, NULL);
+                                json_u64(&j, "depth", probe_meta_depths[k]);
+                                json_double(&j, "open_stat_per_s", m->parallel_per_s[k]);
+                                json_u64(&j, "files", m->parallel_files[k]);
+                                json_object_close(&j);
+                        }
+                        json_array_close(&j);
+                }
                 json_object_close(&j);
         }
         json_object_close(&j);

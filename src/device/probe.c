@@ -4,6 +4,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <liburing.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -307,20 +310,51 @@ out:
         return r;
 }
 
+/* Files opened at once in the second part of the metadata probe (at each
+ * of probe_meta_depths), and how many of them at each (not opened before:
+ * their lookups and opens are the device's, not a cache's) */
+#define PAR_MAX_DEPTH 32u
+#define PAR_FILES 192u
+#define PAR_MIN_FILES 64u
+
+const unsigned probe_meta_depths[PROBE_META_DEPTHS] = { 8, 32 };
+
 struct walk {
         dev_t dev;
-        uint64_t end_ns;
+        uint64_t end_ns, serial_end_ns;
         unsigned max;
         double *open_us, *read_us;
         unsigned n;
+        char **par;               /* files for the second part, relative to the top */
+        unsigned n_par;
+        char prefix[PATH_MAX];    /* the directory walked, relative to the top ("" at it) */
         uint8_t *buf;
         struct probe_progress *pp;
 };
+
+static bool walk_more(const struct walk *w)
+{
+        uint64_t now = now_ns();
+        return now < w->end_ns && ((w->n < w->max && now < w->serial_end_ns) ||
+                                   w->n_par < PAR_FILES * PROBE_META_DEPTHS);
+}
+
+/* A file for the second part; false: out of memory or too long a name */
+static bool walk_keep(struct walk *w, const char *name)
+{
+        char path[PATH_MAX];
+        int k = snprintf(path, sizeof(path), "%s%s", w->prefix, name);
+        if (k < 0 || (size_t)k >= sizeof(path) || !(w->par[w->n_par] = strdup(path)))
+                return false;
+        w->n_par++;
+        return true;
+}
 
 static void walk_dir(struct walk *w, int dfd, unsigned depth)
 {
         DIR *d;
         struct dirent *e;
+        size_t plen;
 
         if (depth > 32) {
                 close(dfd);
@@ -331,7 +365,7 @@ static void walk_dir(struct walk *w, int dfd, unsigned depth)
                 close(dfd);
                 return;
         }
-        while (w->n < w->max && now_ns() < w->end_ns && (e = readdir(d))) {
+        while (walk_more(w) && (e = readdir(d))) {
                 struct stat st;
                 uint64_t t0, t1, t2;
                 int fd;
@@ -353,11 +387,24 @@ static void walk_dir(struct walk *w, int dfd, unsigned depth)
                                 close(sub);
                                 continue;
                         }
+                        plen = strlen(w->prefix);
+                        if (plen + strlen(e->d_name) + 2 >= sizeof(w->prefix)) {
+                                close(sub);
+                                continue;
+                        }
+                        snprintf(w->prefix + plen, sizeof(w->prefix) - plen, "%s/", e->d_name);
                         walk_dir(w, sub, depth + 1);
+                        w->prefix[plen] = 0;
                         continue;
                 }
                 if (e->d_type != DT_REG)
                         continue;
+                /* the serial part done: the rest is named for the second */
+                if (w->n >= w->max || now_ns() >= w->serial_end_ns) {
+                        if (w->n_par < PAR_FILES * PROBE_META_DEPTHS && !walk_keep(w, e->d_name))
+                                break;
+                        continue;
+                }
                 t0 = now_ns();
                 fd = openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW | O_NOATIME | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
                 if (fd < 0 && errno == EPERM)   /* O_NOATIME on a file we do not own */
@@ -386,14 +433,68 @@ static void walk_dir(struct walk *w, int dfd, unsigned depth)
         closedir(d);
 }
 
+struct par {
+        int top;
+        char **files;
+        unsigned n;
+        atomic_uint next, done;
+};
+
+static void *par_main(void *arg)
+{
+        struct par *p = arg;
+        unsigned i;
+
+        while ((i = atomic_fetch_add(&p->next, 1)) < p->n) {
+                struct stat st;
+                int fd = openat(p->top, p->files[i], O_RDONLY | O_NOFOLLOW | O_NOATIME | O_NONBLOCK | O_NOCTTY |
+                                O_CLOEXEC);
+                if (fd < 0 && errno == EPERM)
+                        fd = openat(p->top, p->files[i], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+                if (fd < 0)
+                        continue;
+                if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+                        atomic_fetch_add(&p->done, 1);
+                close(fd);
+        }
+        return NULL;
+}
+
+/* The second part: the files named, opened and stat'ed depth at once;
+ * how many a second (0: too few, or too few threads). */
+static double probe_parallel(int top, char **files, unsigned n, unsigned depth)
+{
+        struct par p = { .top = top, .files = files, .n = n };
+        pthread_t t[PAR_MAX_DEPTH];
+        unsigned started = 0;
+        uint64_t t0;
+
+        if (n < PAR_MIN_FILES)
+                return 0;
+        t0 = now_ns();
+        for (; started + 1 < MIN(depth, PAR_MAX_DEPTH); started++)
+                if (pthread_create(&t[started], NULL, par_main, &p) != 0)
+                        break;
+        par_main(&p);
+        for (unsigned i = 0; i < started; i++)
+                pthread_join(t[i], NULL);
+        if (started + 1 < depth / 2 || atomic_load(&p.done) < PAR_MIN_FILES)
+                return 0;
+        return (double)atomic_load(&p.done) / ((double)(now_ns() - t0) / 1e9);
+}
+
 int probe_metadata(const char *dir, unsigned max_files, double seconds, struct probe_meta *ret,
                    struct probe_progress *pp)
 {
-        struct walk w = { .max = max_files, .end_ns = now_ns() + (uint64_t)(seconds * 1e9), .pp = pp };
+        uint64_t t0 = now_ns();
+        /* three quarters of the time for the files one at a time, the rest
+         * for the second part */
+        struct walk w = { .max = max_files, .end_ns = t0 + (uint64_t)(seconds * 1e9),
+                          .serial_end_ns = t0 + (uint64_t)(seconds * 0.75e9), .pp = pp };
         struct probe_meta m = {};
         struct stat st;
         unsigned nr = 0;
-        int dfd;
+        int dfd, top;
 
         dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dfd < 0)
@@ -406,15 +507,32 @@ int probe_metadata(const char *dir, unsigned max_files, double seconds, struct p
         w.open_us = calloc(max_files + 1, sizeof(double));
         w.read_us = calloc(max_files + 1, sizeof(double));
         w.buf = malloc(BLOCK);
-        if (!w.open_us || !w.read_us || !w.buf) {
+        w.par = calloc(PAR_FILES * PROBE_META_DEPTHS, sizeof(*w.par));
+        if (!w.open_us || !w.read_us || !w.buf || !w.par) {
                 close(dfd);
                 free(w.open_us);
                 free(w.read_us);
                 free(w.buf);
+                free(w.par);
                 return -ENOMEM;
         }
         step(pp, "opening files");
+        top = dup(dfd);
         walk_dir(&w, dfd, 0);   /* takes dfd */
+        if (top >= 0) {
+                step(pp, "opening files at once");
+                /* each depth its own files, none opened before */
+                for (unsigned k = 0, from = 0; k < PROBE_META_DEPTHS; k++) {
+                        unsigned n = MIN(PAR_FILES, w.n_par - from);
+                        m.parallel_per_s[k] = probe_parallel(top, w.par + from, n, probe_meta_depths[k]);
+                        m.parallel_files[k] = m.parallel_per_s[k] > 0 ? n : 0;
+                        from += n;
+                }
+                close(top);
+        }
+        for (unsigned i = 0; i < w.n_par; i++)
+                free(w.par[i]);
+        free(w.par);
         m.files = w.n;
         if (w.n > 0) {
                 qsort_safe(w.open_us, w.n, sizeof(double), cmp_double);

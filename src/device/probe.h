@@ -27,11 +27,20 @@ struct probe_result {
 /* Metadata cost under a directory: open + fstat of files not opened before
  * by this process (cold when the caller dropped the caches first), and the
  * first 4 KiB read of each with its pages dropped. */
+/* The depths the metadata probe opens files at, after one at a time */
+#define PROBE_META_DEPTHS 2
+extern const unsigned probe_meta_depths[PROBE_META_DEPTHS];
+
 struct probe_meta {
         unsigned files;             /* files measured (0: none found) */
         double open_stat_us;        /* median open + fstat + close */
         double open_stat_p90_us;
         double first_read_us;       /* median buffered 4 KiB read after dropping the file's pages */
+        /* then other files, probe_meta_depths[k] at once: opened and
+         * stat'ed per second (0: not measured, too few files left); on a
+         * share, what its server and client serve with many asked at once */
+        double parallel_per_s[PROBE_META_DEPTHS];
+        unsigned parallel_files[PROBE_META_DEPTHS];
 };
 
 extern const unsigned probe_depths[4];

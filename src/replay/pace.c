@@ -29,6 +29,7 @@ struct pacer {
         struct pace_options o;
         uint32_t *seq;            /* lookup indices, in recorded order */
         uint32_t *next_same;      /* per position: the next one of the same path, or NONE */
+        uint32_t *parent;         /* per position: the last one before it of its directory, or NONE */
         size_t n;
         uint32_t *slots;          /* hash of (path, listing or not): its first position, or NONE */
         size_t cap;
@@ -37,6 +38,7 @@ struct pacer {
         atomic_bool following;    /* progress from pace_observed(), else the clock */
         uint64_t t0;
         atomic_bool stop;
+        atomic_int idle;          /* threads waiting for something to warm */
         pthread_mutex_t lock;
         pthread_cond_t cond;      /* progress moved, or stop */
         pthread_t *threads;
@@ -128,6 +130,24 @@ int pace_worth(const struct readset *rs, bool *worth)
         return 0;
 }
 
+/* The last position so far of path's directory looked up (not listed), or
+ * NONE: warming path waits for that lookup while it is in flight. */
+static uint32_t parent_position(const struct pacer *p, const char *path, const uint32_t *last)
+{
+        const char *slash = strrchr(path, '/');
+        char *dir;
+        size_t s;
+
+        if (!slash || slash == path)
+                return NONE;
+        dir = strndup(path, (size_t)(slash - path));
+        if (!dir)
+                return NONE;    /* only a hint */
+        s = slot_of(p, dir, false);
+        free(dir);
+        return p->slots[s] == NONE ? NONE : last[s];
+}
+
 static int build(struct pacer *p)
 {
         const struct readset *rs = p->rs;
@@ -146,9 +166,10 @@ static int build(struct pacer *p)
                 ;
         p->seq = malloc(want * sizeof(*p->seq));
         p->next_same = malloc(want * sizeof(*p->next_same));
+        p->parent = malloc(want * sizeof(*p->parent));
         p->slots = malloc(p->cap * sizeof(*p->slots));
         last = malloc(p->cap * sizeof(*last));
-        if (!p->seq || !p->next_same || !p->slots || !last)
+        if (!p->seq || !p->next_same || !p->parent || !p->slots || !last)
                 return -ENOMEM;
         memset(p->slots, 0xff, p->cap * sizeof(*p->slots));
         for (size_t i = 0; i < rs->n_lookups; i++) {
@@ -168,6 +189,7 @@ static int build(struct pacer *p)
                 } else
                         p->slots[s] = (uint32_t)p->n;
                 last[s] = (uint32_t)p->n;
+                p->parent[p->n] = parent_position(p, l->path, last);
                 p->next_same[p->n++] = NONE;
         }
         p->state = calloc(p->n, sizeof(*p->state));
@@ -279,6 +301,12 @@ static bool pick(struct pacer *p, size_t *ret, bool *again, uint64_t *next_expir
                 uint64_t s = atomic_load(&p->state[i]), expires;
                 if (s == CLAIMED || s == SKIPPED)
                         continue;
+                /* its directory's lookup in flight: it would only wait
+                 * for that one, where a lookup further on (in the next
+                 * directory, that directory itself) goes to the server
+                 * beside it */
+                if (p->parent[i] != NONE && atomic_load(&p->state[p->parent[i]]) == CLAIMED)
+                        continue;
                 /* a failed lookup the client does not keep: the start pays
                  * its round trip whatever was done before */
                 if (p->rs->lookups[p->seq[i]].result < 0 && negatives_kept(p) == 0) {
@@ -325,42 +353,62 @@ static void learn_negative(struct pacer *p, const char *path, uint64_t first_us)
                 atomic_fetch_add(&p->negative_lost, 1);
 }
 
+/* Warm position i (claimed). */
+static void warm(struct pacer *p, size_t i, bool again)
+{
+        const struct rs_lookup *l = &p->rs->lookups[p->seq[i]];
+        struct stat st;
+        uint64_t t = now_us();
+
+        if (fstatat(AT_FDCWD, l->path, &st, AT_SYMLINK_NOFOLLOW) < 0 && l->result < 0)
+                learn_negative(p, l->path, now_us() - t);
+        atomic_store(&p->state[i], since_start(p) + 1);
+        atomic_fetch_add(&p->warmed, 1);
+        if (again)
+                atomic_fetch_add(&p->rewarmed, 1);
+        /* what waited for this directory can go now (a thread going to
+         * wait counts itself idle before it looks: either it sees this
+         * answer, or it is woken) */
+        if (atomic_load(&p->idle) > 0) {
+                pthread_mutex_lock(&p->lock);
+                pthread_cond_broadcast(&p->cond);
+                pthread_mutex_unlock(&p->lock);
+        }
+}
+
 static void *pace_main(void *arg)
 {
         struct pacer *p = arg;
 
         while (!atomic_load(&p->stop)) {
-                uint64_t next_expiry;
+                uint64_t next_expiry, wait = IDLE_WAIT_US, now;
+                struct timespec ts;
                 size_t i;
-                bool again;
+                bool again, picked;
 
                 if (pick(p, &i, &again, &next_expiry)) {
-                        const struct rs_lookup *l = &p->rs->lookups[p->seq[i]];
-                        struct stat st;
-                        uint64_t t = now_us();
-                        if (fstatat(AT_FDCWD, l->path, &st, AT_SYMLINK_NOFOLLOW) < 0 && l->result < 0)
-                                learn_negative(p, l->path, now_us() - t);
-                        atomic_store(&p->state[i], since_start(p) + 1);
-                        atomic_fetch_add(&p->warmed, 1);
-                        if (again)
-                                atomic_fetch_add(&p->rewarmed, 1);
+                        warm(p, i, again);
                         continue;
                 }
-                /* nothing to do until the start moves or an answer expires */
-                {
-                        uint64_t wait = IDLE_WAIT_US, now = since_start(p) + 1;
-                        struct timespec ts;
+                /* nothing to do until the start moves, a directory's lookup
+                 * comes back or an answer expires */
+                pthread_mutex_lock(&p->lock);
+                atomic_fetch_add(&p->idle, 1);
+                picked = pick(p, &i, &again, &next_expiry);
+                if (!picked && !atomic_load(&p->stop)) {
+                        now = since_start(p) + 1;
                         if (next_expiry != UINT64_MAX && next_expiry > now)
                                 wait = MIN(wait, next_expiry - now);
                         clock_gettime(CLOCK_REALTIME, &ts);
                         ts.tv_nsec += (long)(wait % 1000000) * 1000;
                         ts.tv_sec += (time_t)(wait / 1000000) + ts.tv_nsec / 1000000000;
                         ts.tv_nsec %= 1000000000;
-                        pthread_mutex_lock(&p->lock);
-                        if (!atomic_load(&p->stop))
-                                (void)pthread_cond_timedwait(&p->cond, &p->lock, &ts);
-                        pthread_mutex_unlock(&p->lock);
+                        (void)pthread_cond_timedwait(&p->cond, &p->lock, &ts);
                 }
+                atomic_fetch_sub(&p->idle, 1);
+                pthread_mutex_unlock(&p->lock);
+                if (picked)
+                        warm(p, i, again);
         }
         return NULL;
 }
@@ -371,6 +419,7 @@ static void pacer_free(struct pacer *p)
                 return;
         free(p->seq);
         free(p->next_same);
+        free(p->parent);
         free(p->slots);
         free(p->state);
         free(p->threads);

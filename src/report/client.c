@@ -442,7 +442,7 @@ static int replay_cost(struct names *t, const struct readset *rs, const struct p
                         as_made.op = RS_LOOKUP_STAT;
                 one_lookup(t, &as_made, t->comps + t->off[li], n, c, &k);
         }
-        ret->seconds = (double)ret->round_trips * p->lat_us / 1e6 / COST_REPLAY_THREADS;
+        ret->seconds = (double)ret->round_trips * p->lat_us / 1e6 / cost_parallel(p, COST_REPLAY_THREADS);
         return 0;
 }
 

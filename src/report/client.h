@@ -40,7 +40,8 @@ struct client_cost {
         uint64_t file_round_trips; /* the replay's: of them, to open its files (the rest: its lookups) */
         uint64_t lookups;         /* recorded lookups on the share */
         double seconds;           /* the round trips one after another (the start's), or
-                                   * COST_REPLAY_THREADS at a time (the replay's) */
+                                   * COST_REPLAY_THREADS at a time (the replay's: as many as
+                                   * the share serves at that depth, cost_parallel()) */
 };
 
 /* The paths on the share: below root ("/": every path, as if the whole
@@ -66,7 +67,7 @@ struct client_exists {
  *  replay: readset replay's own, opening the files plan reads and looking
  *         up its lookups (listing the listings), all within one lifetime and
  *         at once (a listing answers none of the lookups beside it),
- *         COST_REPLAY_THREADS at a time;
+ *         COST_REPLAY_THREADS at a time (cost_parallel());
  *  warmed: the start replayed by readset run, the pacer keeping warm just
  *         ahead of it what the client keeps: what it asks anyway is every
  *         open, listing and readlink, and what the client never keeps

@@ -83,8 +83,21 @@ int cost_profile_parse(const char *json, const char *name, struct cost_profile *
         p.rotational = v && v->type == JV_BOOL && v->b;
         v = jv_get(root, "metadata");
         if (v) {
+                const struct jv *par = jv_get(v, "parallel");
                 double us = jv_number(jv_get(v, "open_stat_us"), 0);
                 p.open_stat_us = us >= 0.1 && us < 1e7 ? us : 0;
+                /* files opened at once per second, against one at a time:
+                 * how many round trips overlap */
+                if (par && par->type == JV_ARRAY && p.open_stat_us > 0)
+                        for (size_t i = 0; i < par->n_items && p.n_par < COST_MAX_PAR; i++) {
+                                double d = jv_number(jv_get(&par->items[i], "depth"), -1);
+                                double rate = jv_number(jv_get(&par->items[i], "open_stat_per_s"), -1);
+                                if (!(d >= 2 && d <= 4096) || !(rate > 0 && rate < 1e9) ||
+                                    (p.n_par > 0 && d <= p.par_depth[p.n_par - 1]))
+                                        return -EINVAL;
+                                p.par_depth[p.n_par] = d;
+                                p.par_speedup[p.n_par++] = MIN(d, MAX(1.0, rate * p.open_stat_us / 1e6));
+                        }
         }
         /* A profile without sequential figures measured only metadata: a
          * read-only directory, in practice a network share. */
@@ -182,6 +195,23 @@ uint64_t cost_run(const struct cost_profile *p, struct cost_head *h, const struc
         return k;
 }
 
+double cost_parallel(const struct cost_profile *p, uint32_t depth)
+{
+        double d0 = 1, s0 = 1;
+
+        if (depth <= 1)
+                return 1;
+        if (p->n_par == 0)
+                return depth;
+        for (size_t k = 0; k < p->n_par; k++) {
+                if (depth <= p->par_depth[k])
+                        return s0 + (p->par_speedup[k] - s0) * ((double)depth - d0) / (p->par_depth[k] - d0);
+                d0 = p->par_depth[k];
+                s0 = p->par_speedup[k];
+        }
+        return s0;
+}
+
 /* Random reads per second with `depth` in flight. */
 static double iops_at(const struct cost_profile *p, uint32_t depth)
 {
@@ -189,7 +219,7 @@ static double iops_at(const struct cost_profile *p, uint32_t depth)
         double best = 1e6 / p->lat_us;
 
         if (p->remote)  /* each of the replay's threads waits for its round trip */
-                return best * MIN(depth, (uint32_t)COST_REPLAY_THREADS);
+                return best * cost_parallel(p, MIN(depth, (uint32_t)COST_REPLAY_THREADS));
         for (size_t i = 0; i < ARRAY_SIZE(depths); i++)
                 if (p->iops[i] > 0 && depths[i] <= depth && p->iops[i] > best)
                         best = p->iops[i];
@@ -221,7 +251,7 @@ void cost_estimate(const struct cost_profile *p, const struct cost_req *reqs, si
                 /* an open without a measured figure: a lookup and an open */
                 double per = p->open_stat_us > 0 ? p->open_stat_us : 2 * p->lat_us;
                 c.metadata_s = ((double)meta->opens * per + (double)meta->lookups * p->lat_us) / 1e6 /
-                               (double)MAX(meta->parallel, 1u) + meta->counted_s;
+                               cost_parallel(p, meta->parallel) + meta->counted_s;
         }
         if (p->rotational || queue_depth == 1) {
                 /* one request at a time (a disk's head serves one anyway) */

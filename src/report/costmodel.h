@@ -11,6 +11,7 @@
 
 #define COST_POS_UNKNOWN UINT64_MAX
 #define COST_MAX_SEEK 8
+#define COST_MAX_PAR 4
 
 /* The caches of a network file system's client: how long it keeps each
  * answer, in seconds (0: not kept).  The models are docs/SLOWDEV.md's,
@@ -41,6 +42,11 @@ struct cost_profile {
         bool rotational;             /* positioning depends on distance */
         bool remote;                 /* every open and stat is a round trip (network share) */
         double open_stat_us;         /* open + stat of a file not seen before; 0 = not measured */
+        /* remote: round trips served in the time of one with par_depth[k]
+         * in flight (readset probe's metadata "parallel": files opened at
+         * once); n_par 0: not measured, as many as are in flight */
+        size_t n_par;
+        double par_depth[COST_MAX_PAR], par_speedup[COST_MAX_PAR];
         struct cost_client client;   /* remote: what its client keeps ("client" in the profile;
                                       * strict when it names none) */
 };
@@ -78,6 +84,10 @@ struct cost_result {
 /* Fill p from the JSON text of a probe profile (readset probe -o, or
  * profiles/ *.json).  -EINVAL when it has no usable latency and rate. */
 int cost_profile_parse(const char *json, const char *name, struct cost_profile *ret);
+/* On a share, how many round trips it serves in the time of one with
+ * depth in flight: depth where the probe measured nothing, else between
+ * the depths it measured in proportion (no more beyond the deepest). */
+double cost_parallel(const struct cost_profile *p, uint32_t depth);
 
 /* Where a disk's head is: the end of the last read, and how far back the
  * data that passed under it since its last seek reaches (the drive's

@@ -430,8 +430,8 @@ static void predict_run(const struct cost_profile *p, struct rp_scenarios *ret)
          * longer); the replay's transfer goes on beside them (at 0.2 ms,
          * 2.3 s of it, the start took 2.3 s) */
         files = ret->replay.host_s + ret->replay.positioning_s +
-                (double)lr->file_round_trips * rtt / COST_REPLAY_THREADS;
-        pacer = (double)(lr->round_trips - lr->file_round_trips) * rtt / PACE_DEFAULT_THREADS;
+                (double)lr->file_round_trips * rtt / cost_parallel(p, COST_REPLAY_THREADS);
+        pacer = (double)(lr->round_trips - lr->file_round_trips) * rtt / cost_parallel(p, PACE_DEFAULT_THREADS);
         ret->run.metadata_s = ret->lookups_warmed.seconds;
         ret->run.seconds = MAX(ret->replay.transfer_s, files + MAX(pacer, ret->lookups_warmed.seconds));
 }

@@ -102,6 +102,10 @@ done
 # The share: every open is a lookup and an open, every first read one more trip.
 mkdir -p "$TMP/src/d"
 for i in $(seq 200); do head -c 20000 /dev/urandom > "$TMP/src/d/f$i"; done
+# more files for the probe's opens at once (its files one at a time take
+# the first 1.5 s, about 150 of them)
+mkdir -p "$TMP/src/e"
+for i in $(seq 500); do head -c 8192 /dev/urandom > "$TMP/src/e/g$i"; done
 m=$TMP/share; UP="$UP $m"
 "$SLOWDEV" up share "$m" --source "$TMP/src" --rtt 5 || fail "up share"
 cmp "$TMP/src/d/f7" "$m/d/f7" || fail "share: wrong data"
@@ -113,9 +117,16 @@ import json, sys
 p = json.load(open(sys.argv[1]))
 m = p["metadata"]
 print(f"share: open+stat {m['open_stat_us']:.0f} us, first read {m['first_read_us']:.0f} us over {m['files']} files")
-assert p["probed"] == "metadata only" and m["files"] >= 100
+assert p["probed"] == "metadata only" and m["files"] >= 50
 assert 2 * 5000 * 0.9 <= m["open_stat_us"] <= 2 * 5000 * 1.25, "lookup + open = 2 round trips"
 assert 5000 * 0.9 <= m["first_read_us"] <= 5000 * 1.25, "a read = 1 round trip"
+# other files 8 and 32 at once: the round trips overlap (never more than in flight)
+par = {q["depth"]: q for q in m.get("parallel", [])}
+print("share: at once", {d: round(q["open_stat_per_s"]) for d, q in par.items()})
+assert sorted(par) == [8, 32], "opens at once not measured at 8 and 32: %s" % m
+for d, q in par.items():
+    over = q["open_stat_per_s"] * m["open_stat_us"] / 1e6
+    assert q["files"] >= 64 and 1.5 < over <= d * 1.25, "%d at once: %.1f round trips overlap" % (d, over)
 PYEOF
 }
 attempt=1

@@ -151,6 +151,46 @@ static void test_profile_parse(void)
         }
 }
 
+/* A share's round trips at depth: as many as are in flight where the probe
+ * measured nothing; else what it measured opening files at once (files a
+ * second x one open + stat's time), between its depths in proportion, no
+ * more beyond the deepest, never more than in flight. */
+static void test_parallel(void)
+{
+        struct cost_profile p;
+
+        load_reference("share-2ms", &p);
+        CHECK(cost_parallel(&p, 8) == 8 && cost_parallel(&p, 32) == 32 && cost_parallel(&p, 1) == 1);
+        /* 4 ms an open + stat: 1 000 a second at 8 is 4 at once; 4 000 at
+         * 32 is 16; 50 000 at 64 would be 200, more than 64 */
+        CHECK_EQ(cost_profile_parse("{\"latency_qd1_us\": 2000, \"sequential_mbps\": 117, \"metadata\": "
+                                    "{\"open_stat_us\": 4000, \"parallel\": [{\"depth\": 8, \"open_stat_per_s\": 1000}, "
+                                    "{\"depth\": 32, \"open_stat_per_s\": 4000}, "
+                                    "{\"depth\": 64, \"open_stat_per_s\": 50000}]}}", "p", &p), 0);
+        CHECK_EQ(p.n_par, 3);
+        CHECK(cost_parallel(&p, 1) == 1);
+        CHECK(cost_parallel(&p, 8) == 4);
+        CHECK(cost_parallel(&p, 32) == 16);
+        CHECK(cost_parallel(&p, 20) == 10);             /* halfway from 8 to 32 */
+        CHECK(cost_parallel(&p, 64) == 64);
+        CHECK(cost_parallel(&p, 1000) == 64);
+        CHECK(fabs(cost_parallel(&p, 4) - (1 + 3.0 * 3 / 7)) < 1e-9);   /* from (1, 1) to (8, 4) */
+        /* slower at depth than one at a time: one at a time */
+        CHECK_EQ(cost_profile_parse("{\"latency_qd1_us\": 2000, \"sequential_mbps\": 117, \"metadata\": "
+                                    "{\"open_stat_us\": 4000, \"parallel\": [{\"depth\": 8, \"open_stat_per_s\": 10}]}}",
+                                    "q", &p), 0);
+        CHECK(cost_parallel(&p, 8) == 1 && cost_parallel(&p, 32) == 1);
+        /* refused: depths not ascending, a depth under 2, no rate */
+        CHECK_EQ(cost_profile_parse("{\"latency_qd1_us\": 2000, \"sequential_mbps\": 117, \"metadata\": "
+                                    "{\"open_stat_us\": 4000, \"parallel\": [{\"depth\": 32, \"open_stat_per_s\": 10}, "
+                                    "{\"depth\": 8, \"open_stat_per_s\": 10}]}}", "x", &p), -EINVAL);
+        CHECK_EQ(cost_profile_parse("{\"latency_qd1_us\": 2000, \"sequential_mbps\": 117, \"metadata\": "
+                                    "{\"open_stat_us\": 4000, \"parallel\": [{\"depth\": 1, \"open_stat_per_s\": 10}]}}",
+                                    "x", &p), -EINVAL);
+        CHECK_EQ(cost_profile_parse("{\"latency_qd1_us\": 2000, \"sequential_mbps\": 117, \"metadata\": "
+                                    "{\"open_stat_us\": 4000, \"parallel\": [{\"depth\": 8}]}}", "x", &p), -EINVAL);
+}
+
 /* docs/FIELD.md: a boot read 226 MB at 3 113 places on a 7200 rpm disk; ~20 ms
  * per move predicted 65 s, 63.4 s were measured.  The same bytes in one
  * sweep take a few seconds. */
@@ -481,6 +521,7 @@ int main(void)
         test_json_reader();
         test_profile_parse();
         test_profile_damage();
+        test_parallel();
         test_origin_arithmetic();
         test_positioning();
         test_report();
