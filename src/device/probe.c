@@ -487,10 +487,11 @@ int probe_metadata(const char *dir, unsigned max_files, double seconds, struct p
                    struct probe_progress *pp)
 {
         uint64_t t0 = now_ns();
-        /* three quarters of the time for the files one at a time, the rest
-         * for the second part */
+        /* 60% of the time for the files one at a time, the rest for
+         * naming those of the second part (on a slow share, listings take
+         * round trips too) */
         struct walk w = { .max = max_files, .end_ns = t0 + (uint64_t)(seconds * 1e9),
-                          .serial_end_ns = t0 + (uint64_t)(seconds * 0.75e9), .pp = pp };
+                          .serial_end_ns = t0 + (uint64_t)(seconds * 0.6e9), .pp = pp };
         struct probe_meta m = {};
         struct stat st;
         unsigned nr = 0;

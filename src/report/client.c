@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "replay/pace.h"
 #include "util/util.h"
 #include "util/banned.h"
 
@@ -480,7 +481,11 @@ int client_cost(const struct readset *rs, const struct plan *plan, const struct 
         uint64_t unopened;
         int e;
 
+        _cleanup_free_ bool *worth = malloc((rs->n_lookups ? rs->n_lookups : 1) * sizeof(bool));
+
         *ret_plain = *ret_replay = *ret_warmed = (struct client_cost){};
+        if (!worth || pace_worth(rs, worth) < 0)
+                return -ENOMEM;
         e = names_build(&t, rs, root, ex);
         if (e < 0)
                 goto out;
@@ -505,6 +510,7 @@ int client_cost(const struct readset *rs, const struct plan *plan, const struct 
                 k = (struct clock){ now, rtt, ret_plain, 0 };
                 ret_plain->lookups++;
                 ret_warmed->lookups++;
+                ret_warmed->paced += worth[i];
                 one_lookup(&t, l, t.comps + t.off[i], n, c, &k);
                 now = k.t;
                 if (per_lookup)

@@ -209,7 +209,9 @@ double cost_parallel(const struct cost_profile *p, uint32_t depth)
                 d0 = p->par_depth[k];
                 s0 = p->par_speedup[k];
         }
-        return s0;
+        /* deeper than measured: as much of each one more in flight as at
+         * the deepest (a probe with too few files left measured 8 only) */
+        return s0 * (double)depth / d0;
 }
 
 /* Random reads per second with `depth` in flight. */

@@ -66,6 +66,11 @@ struct cost_req {
 #define COST_REPLAY_FIXED_US 8000.0
 #define COST_REPLAY_FILE_US 15.0
 #define COST_REPLAY_LOOKUP_US 6.0
+/* readset run pacing a start's lookups on a share: the recorder's BPF
+ * program loaded and attached to follow it (6-10 ms in bpf() calls on a
+ * 2-CPU VM, measured with strace -T), CPU that the start and the pacer
+ * beside it wait for. */
+#define COST_RUN_FOLLOW_US 10000.0
 /* Threads readset replay opens files and looks up paths with (4 per CPU). */
 #define COST_REPLAY_THREADS 8
 
@@ -86,7 +91,8 @@ struct cost_result {
 int cost_profile_parse(const char *json, const char *name, struct cost_profile *ret);
 /* On a share, how many round trips it serves in the time of one with
  * depth in flight: depth where the probe measured nothing, else between
- * the depths it measured in proportion (no more beyond the deepest). */
+ * the depths it measured in proportion, and beyond the deepest as
+ * much of each one more in flight as there. */
 double cost_parallel(const struct cost_profile *p, uint32_t depth);
 
 /* Where a disk's head is: the end of the last read, and how far back the

@@ -77,6 +77,7 @@ static void print_lookups_json(struct json *j, const struct cost_profile *p, con
                 json_object_close(j);
                 json_u64(j, "replay_round_trips", sc->lookups_replay.round_trips);
                 json_double(j, "replay_s", sc->lookups_replay.seconds);
+                json_u64(j, "run_paced", sc->lookups_warmed.paced);
                 json_u64(j, "run_round_trips", sc->lookups_warmed.round_trips);
                 json_double(j, "run_s", sc->lookups_warmed.seconds);
         }

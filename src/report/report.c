@@ -431,7 +431,16 @@ static void predict_run(const struct cost_profile *p, struct rp_scenarios *ret)
          * 2.3 s of it, the start took 2.3 s) */
         files = ret->replay.host_s + ret->replay.positioning_s +
                 (double)lr->file_round_trips * rtt / cost_parallel(p, COST_REPLAY_THREADS);
-        pacer = (double)(lr->round_trips - lr->file_round_trips) * rtt / cost_parallel(p, PACE_DEFAULT_THREADS);
+        /* the pacer makes the lookups worth it (a round trip each at
+         * most: the replay's count, made cold, is the most), the start
+         * the others, answered at once by its listings */
+        pacer = (double)MIN(lr->round_trips - lr->file_round_trips, ret->lookups_warmed.paced) * rtt /
+                cost_parallel(p, PACE_DEFAULT_THREADS);
+        /* enough to pace: the pacer follows the start through BPF, whose
+         * program run loads first (as root); too few, and the replay's
+         * engine makes them at once */
+        if (ret->lookups_warmed.paced >= PACE_MIN)
+                files += COST_RUN_FOLLOW_US / 1e6;
         ret->run.metadata_s = ret->lookups_warmed.seconds;
         ret->run.seconds = MAX(ret->replay.transfer_s, files + MAX(pacer, ret->lookups_warmed.seconds));
 }

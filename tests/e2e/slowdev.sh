@@ -103,7 +103,7 @@ done
 mkdir -p "$TMP/src/d"
 for i in $(seq 200); do head -c 20000 /dev/urandom > "$TMP/src/d/f$i"; done
 # more files for the probe's opens at once (its files one at a time take
-# the first 1.5 s, about 150 of them)
+# the first 1.2 s, about 80 of them)
 mkdir -p "$TMP/src/e"
 for i in $(seq 500); do head -c 8192 /dev/urandom > "$TMP/src/e/g$i"; done
 m=$TMP/share; UP="$UP $m"

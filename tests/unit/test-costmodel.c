@@ -153,8 +153,8 @@ static void test_profile_parse(void)
 
 /* A share's round trips at depth: as many as are in flight where the probe
  * measured nothing; else what it measured opening files at once (files a
- * second x one open + stat's time), between its depths in proportion, no
- * more beyond the deepest, never more than in flight. */
+ * second x one open + stat's time), between its depths in proportion,
+ * beyond the deepest as efficient as there, never more than in flight. */
 static void test_parallel(void)
 {
         struct cost_profile p;
@@ -173,13 +173,19 @@ static void test_parallel(void)
         CHECK(cost_parallel(&p, 32) == 16);
         CHECK(cost_parallel(&p, 20) == 10);             /* halfway from 8 to 32 */
         CHECK(cost_parallel(&p, 64) == 64);
-        CHECK(cost_parallel(&p, 1000) == 64);
+        CHECK(cost_parallel(&p, 128) == 128);           /* as efficient as at 64 */
         CHECK(fabs(cost_parallel(&p, 4) - (1 + 3.0 * 3 / 7)) < 1e-9);   /* from (1, 1) to (8, 4) */
-        /* slower at depth than one at a time: one at a time */
+        /* slower at depth than one at a time: one at a time (at 8; at 32
+         * no more than 4 times that) */
         CHECK_EQ(cost_profile_parse("{\"latency_qd1_us\": 2000, \"sequential_mbps\": 117, \"metadata\": "
                                     "{\"open_stat_us\": 4000, \"parallel\": [{\"depth\": 8, \"open_stat_per_s\": 10}]}}",
                                     "q", &p), 0);
-        CHECK(cost_parallel(&p, 8) == 1 && cost_parallel(&p, 32) == 1);
+        CHECK(cost_parallel(&p, 8) == 1 && cost_parallel(&p, 32) == 4);
+        /* 8 measured only, 6 of 8 overlap: 24 of 32 */
+        CHECK_EQ(cost_profile_parse("{\"latency_qd1_us\": 2000, \"sequential_mbps\": 117, \"metadata\": "
+                                    "{\"open_stat_us\": 4000, \"parallel\": [{\"depth\": 8, \"open_stat_per_s\": 1500}]}}",
+                                    "r", &p), 0);
+        CHECK(cost_parallel(&p, 32) == 24);
         /* refused: depths not ascending, a depth under 2, no rate */
         CHECK_EQ(cost_profile_parse("{\"latency_qd1_us\": 2000, \"sequential_mbps\": 117, \"metadata\": "
                                     "{\"open_stat_us\": 4000, \"parallel\": [{\"depth\": 32, \"open_stat_per_s\": 10}, "
