@@ -75,7 +75,9 @@ int probe_target(const char *target, const struct probe_options *o, struct probe
         if (S_ISDIR(st.st_mode))
                 meta_s = ret->have_reads ? o->seconds / 6 : o->seconds;
         pp.begin_ns = now_ns();
-        pp.total_us = (uint64_t)((meta_s + (ret->have_reads ? o->seconds * PROBE_RUN_SHARE : 0)) * 1e6);
+        /* (the metadata's opens at once: a fifth of meta_s at most each) */
+        pp.total_us = (uint64_t)((meta_s * (1 + 0.2 * PROBE_META_DEPTHS) +
+                                  (ret->have_reads ? o->seconds * PROBE_RUN_SHARE : 0)) * 1e6);
         if (S_ISDIR(st.st_mode)) {
                 /* first, while the caches are as cold as they will be */
                 r = probe_metadata(target, o->meta_files, meta_s, &ret->meta, &pp);
@@ -146,7 +148,10 @@ int probe_report_write(FILE *f, const struct probe_report *r)
                 json_double(&j, "open_stat_us", m->open_stat_us);
                 json_double(&j, "open_stat_p90_us", m->open_stat_p90_us);
                 json_double(&j, "first_read_us", m->first_read_us);
-                if (m->parallel_per_s[0] > 0 || m->parallel_per_s[1] > 0) {
+                bool par = false;
+                for (int k = 0; k < PROBE_META_DEPTHS; k++)
+                        par |= m->parallel_per_s[k] > 0;
+                if (par) {
                         json_array_open(&j, "parallel");
                         for (int k = 0; k < PROBE_META_DEPTHS; k++) {
                                 if (m->parallel_per_s[k] <= 0)

@@ -437,6 +437,8 @@ struct par {
         int top;
         char **files;
         unsigned n;
+        uint64_t end_ns;          /* no file taken after it */
+        pthread_mutex_t go;       /* held until every thread is there */
         atomic_uint next, done;
 };
 
@@ -445,7 +447,9 @@ static void *par_main(void *arg)
         struct par *p = arg;
         unsigned i;
 
-        while ((i = atomic_fetch_add(&p->next, 1)) < p->n) {
+        pthread_mutex_lock(&p->go);
+        pthread_mutex_unlock(&p->go);
+        while (now_ns() < p->end_ns && (i = atomic_fetch_add(&p->next, 1)) < p->n) {
                 struct stat st;
                 int fd = openat(p->top, p->files[i], O_RDONLY | O_NOFOLLOW | O_NOATIME | O_NONBLOCK | O_NOCTTY |
                                 O_CLOEXEC);
@@ -460,27 +464,37 @@ static void *par_main(void *arg)
         return NULL;
 }
 
-/* The second part: the files named, opened and stat'ed depth at once;
- * how many a second (0: too few, or too few threads). */
-static double probe_parallel(int top, char **files, unsigned n, unsigned depth)
+/* The second part: the files named, opened and stat'ed depth at once for
+ * seconds at most; how many a second (0: too few, or too few threads),
+ * how many in *ret_done. */
+static double probe_parallel(int top, char **files, unsigned n, unsigned depth, double seconds,
+                             unsigned *ret_done)
 {
-        struct par p = { .top = top, .files = files, .n = n };
+        struct par p = { .top = top, .files = files, .n = n, .go = PTHREAD_MUTEX_INITIALIZER };
         pthread_t t[PAR_MAX_DEPTH];
         unsigned started = 0;
         uint64_t t0;
 
+        *ret_done = 0;
         if (n < PAR_MIN_FILES)
                 return 0;
-        t0 = now_ns();
+        /* the clock starts once every thread is made (making 31 of them
+         * takes time a fast share would count against itself) */
+        pthread_mutex_lock(&p.go);
         for (; started + 1 < MIN(depth, PAR_MAX_DEPTH); started++)
                 if (pthread_create(&t[started], NULL, par_main, &p) != 0)
                         break;
+        t0 = now_ns();
+        p.end_ns = t0 + (uint64_t)(seconds * 1e9);
+        pthread_mutex_unlock(&p.go);
         par_main(&p);
         for (unsigned i = 0; i < started; i++)
                 pthread_join(t[i], NULL);
-        if (started + 1 < depth / 2 || atomic_load(&p.done) < PAR_MIN_FILES)
+        pthread_mutex_destroy(&p.go);
+        *ret_done = atomic_load(&p.done);
+        if (started + 1 < depth / 2 || *ret_done < PAR_MIN_FILES)
                 return 0;
-        return (double)atomic_load(&p.done) / ((double)(now_ns() - t0) / 1e9);
+        return (double)*ret_done / ((double)(now_ns() - t0) / 1e9);
 }
 
 int probe_metadata(const char *dir, unsigned max_files, double seconds, struct probe_meta *ret,
@@ -518,15 +532,17 @@ int probe_metadata(const char *dir, unsigned max_files, double seconds, struct p
                 return -ENOMEM;
         }
         step(pp, "opening files");
-        top = dup(dfd);
+        top = fcntl(dfd, F_DUPFD_CLOEXEC, 0);
         walk_dir(&w, dfd, 0);   /* takes dfd */
         if (top >= 0) {
                 step(pp, "opening files at once");
-                /* each depth its own files, none opened before */
+                /* each depth its own files (none opened before), as many
+                 * for each, and a fifth of the time */
                 for (unsigned k = 0, from = 0; k < PROBE_META_DEPTHS; k++) {
-                        unsigned n = MIN(PAR_FILES, w.n_par - from);
-                        m.parallel_per_s[k] = probe_parallel(top, w.par + from, n, probe_meta_depths[k]);
-                        m.parallel_files[k] = m.parallel_per_s[k] > 0 ? n : 0;
+                        unsigned n = MIN(PAR_FILES, w.n_par / PROBE_META_DEPTHS), done;
+                        m.parallel_per_s[k] = probe_parallel(top, w.par + from, n, probe_meta_depths[k],
+                                                             seconds / 5, &done);
+                        m.parallel_files[k] = m.parallel_per_s[k] > 0 ? done : 0;
                         from += n;
                 }
                 close(top);

@@ -24,21 +24,22 @@ struct probe_result {
         bool rotational;            /* seeks cost more with distance */
 };
 
-/* Metadata cost under a directory: open + fstat of files not opened before
- * by this process (cold when the caller dropped the caches first), and the
- * first 4 KiB read of each with its pages dropped. */
 /* The depths the metadata probe opens files at, after one at a time */
 #define PROBE_META_DEPTHS 2
 extern const unsigned probe_meta_depths[PROBE_META_DEPTHS];
 
+/* Metadata cost under a directory: open + fstat of files not opened before
+ * by this process (cold when the caller dropped the caches first), and the
+ * first 4 KiB read of each with its pages dropped. */
 struct probe_meta {
         unsigned files;             /* files measured (0: none found) */
         double open_stat_us;        /* median open + fstat + close */
         double open_stat_p90_us;
         double first_read_us;       /* median buffered 4 KiB read after dropping the file's pages */
         /* then other files, probe_meta_depths[k] at once: opened and
-         * stat'ed per second (0: not measured, too few files left); on a
-         * share, what its server and client serve with many asked at once */
+         * stat'ed per second (0: not measured, too few files left) and how
+         * many were; on a share, what its server and client serve with
+         * many asked at once */
         double parallel_per_s[PROBE_META_DEPTHS];
         unsigned parallel_files[PROBE_META_DEPTHS];
 };
@@ -60,7 +61,9 @@ struct probe_progress {
 #define PROBE_RUN_SHARE 0.9
 
 /* Walk dir (not leaving its filesystem, at most max_files regular files,
- * about `seconds`) and time what opening a file costs there. */
+ * about `seconds`) and time what opening a file costs there, one at a
+ * time, then at each of probe_meta_depths (another fifth of `seconds` at
+ * most for each). */
 int probe_metadata(const char *dir, unsigned max_files, double seconds, struct probe_meta *ret,
                    struct probe_progress *pp);
 

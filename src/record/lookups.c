@@ -404,7 +404,8 @@ int lookups_open(struct lookups **ret, bool all)
 }
 
 /* pid into the tree, with its working directory (parent: its parent in
- * the tree, 0 for the root) */
+ * the tree, 0 for the root; a descendant whose directory cannot be read,
+ * gone meanwhile, has none: its relative names are not resolved) */
 static int follow_one(struct lookups *l, pid_t pid, pid_t parent)
 {
         __u32 tgid = (__u32)pid;
@@ -424,11 +425,12 @@ static int follow_one(struct lookups *l, pid_t pid, pid_t parent)
                 p->cwd = strdup(cwd);
                 if (!p->cwd)
                         return -ENOMEM;
-        } else if (getcwd(cwd, sizeof(cwd))) {
-                p->cwd = strdup(cwd);
+        } else if (parent == 0 && getcwd(cwd, sizeof(cwd))) {
+                p->cwd = strdup(cwd);     /* the command we started: ours */
                 if (!p->cwd)
                         return -ENOMEM;
-        }
+        } else
+                p->cwd_unknown = true;
         if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.traced), &tgid, &one, BPF_ANY) < 0)
                 return -errno;
         return 0;
@@ -458,46 +460,63 @@ static pid_t parent_of(const char *pid)
         return ppid;
 }
 
+/* Has the BPF program put tgid in the tree (it saw the fork)?  Then its
+ * records, its changes of directory among them, wait in the ring. */
+static bool traced_by_bpf(struct lookups *l, uint32_t tgid)
+{
+        __u8 v;
+        return bpf_map_lookup_elem(bpf_map__fd(l->skel->maps.traced), &tgid, &v) == 0;
+}
+
+/* One pass over /proc: each process whose parent is in the tree and that
+ * is not, joins it.  How many joined, or -ENOMEM. */
+static int follow_pass(struct lookups *l)
+{
+        struct dirent *de;
+        DIR *d = opendir("/proc");
+        int joined = 0;
+
+        if (!d)
+                return 0;
+        while ((de = readdir(d))) {
+                pid_t parent, pid;
+                int r;
+                if (de->d_name[0] < '1' || de->d_name[0] > '9' || !(parent = parent_of(de->d_name)))
+                        continue;
+                pid = (pid_t)strtol(de->d_name, NULL, 10);
+                if (proc_get(l, (uint32_t)pid, false) || traced_by_bpf(l, (uint32_t)pid) ||
+                    (!proc_get(l, (uint32_t)parent, false) && !traced_by_bpf(l, (uint32_t)parent)))
+                        continue;
+                r = follow_one(l, pid, parent);
+                if (r == -ENOMEM) {
+                        closedir(d);
+                        return r;
+                }
+                joined += r >= 0;       /* (gone meanwhile: no matter) */
+        }
+        closedir(d);
+        return joined;
+}
+
 int lookups_follow(struct lookups *l, pid_t pid)
 {
-        struct { pid_t pid, parent; } *all = NULL;
-        size_t n = 0, cap = 0;
-        bool grew = true;
-        struct dirent *de;
-        DIR *d;
         int r = follow_one(l, pid, 0);
 
         /* What the tree started before the fork tracepoint saw it (the
          * follower comes up while a wrapper script has already started its
-         * program): its descendants now, from /proc.  The root is in the
-         * map first, so that a fork after this scan is the BPF program's. */
-        if (r < 0 || !(d = opendir("/proc")))
-                return r;
-        while ((de = readdir(d))) {
-                pid_t parent;
-                if (de->d_name[0] < '1' || de->d_name[0] > '9' || !(parent = parent_of(de->d_name)))
-                        continue;
-                if (grow_array(&all, &cap, n + 1, sizeof(*all)) < 0) {
-                        r = -ENOMEM;
+         * program): its descendants now, from /proc (each process's
+         * parent; this kernel has no /proc/PID/task/TID/children).  The
+         * root is in the map first, and each descendant as it is found: a
+         * fork after that is the BPF program's; one by a descendant before
+         * it joined, the next pass's.  Orphans (reparented to init or a
+         * subreaper) are not found. */
+        for (int pass = 0; r >= 0 && pass < 8; pass++) {
+                int joined = follow_pass(l);
+                if (joined <= 0) {
+                        r = joined < 0 ? joined : 0;
                         break;
                 }
-                all[n].pid = (pid_t)strtol(de->d_name, NULL, 10);
-                all[n++].parent = parent;
         }
-        closedir(d);
-        /* in the tree: the root, and whoever's parent is (to a fixed point:
-         * /proc lists by pid, and pids wrap) */
-        while (r >= 0 && grew) {
-                grew = false;
-                for (size_t i = 0; i < n && r >= 0; i++) {
-                        if (all[i].pid == pid || proc_get(l, (uint32_t)all[i].pid, false) ||
-                            !proc_get(l, (uint32_t)all[i].parent, false))
-                                continue;
-                        r = follow_one(l, all[i].pid, all[i].parent);
-                        grew = true;
-                }
-        }
-        free(all);
         return r;
 }
 

@@ -30,6 +30,7 @@ struct pacer {
         uint32_t *seq;            /* lookup indices, in recorded order */
         uint32_t *next_same;      /* per position: the next one of the same path, or NONE */
         uint32_t *parent;         /* per position: the last one before it of its directory, or NONE */
+        uint8_t *is_parent;       /* per position: some position's parent (others wait for it) */
         size_t n;
         uint32_t *slots;          /* hash of (path, listing or not): its first position, or NONE */
         size_t cap;
@@ -40,7 +41,7 @@ struct pacer {
         atomic_bool stop;
         atomic_int idle;          /* threads waiting for something to warm */
         pthread_mutex_t lock;
-        pthread_cond_t cond;      /* progress moved, or stop */
+        pthread_cond_t cond;      /* progress moved, a directory's lookup came back, or stop */
         pthread_t *threads;
         unsigned n_threads;
         atomic_uint_fast64_t warmed, rewarmed, observed, skipped_later;
@@ -167,9 +168,10 @@ static int build(struct pacer *p)
         p->seq = malloc(want * sizeof(*p->seq));
         p->next_same = malloc(want * sizeof(*p->next_same));
         p->parent = malloc(want * sizeof(*p->parent));
+        p->is_parent = calloc(want, sizeof(*p->is_parent));
         p->slots = malloc(p->cap * sizeof(*p->slots));
         last = malloc(p->cap * sizeof(*last));
-        if (!p->seq || !p->next_same || !p->parent || !p->slots || !last)
+        if (!p->seq || !p->next_same || !p->parent || !p->is_parent || !p->slots || !last)
                 return -ENOMEM;
         memset(p->slots, 0xff, p->cap * sizeof(*p->slots));
         for (size_t i = 0; i < rs->n_lookups; i++) {
@@ -190,6 +192,8 @@ static int build(struct pacer *p)
                         p->slots[s] = (uint32_t)p->n;
                 last[s] = (uint32_t)p->n;
                 p->parent[p->n] = parent_position(p, l->path, last);
+                if (p->parent[p->n] != NONE)
+                        p->is_parent[p->parent[p->n]] = 1;
                 p->next_same[p->n++] = NONE;
         }
         p->state = calloc(p->n, sizeof(*p->state));
@@ -369,7 +373,7 @@ static void warm(struct pacer *p, size_t i, bool again)
         /* what waited for this directory can go now (a thread going to
          * wait counts itself idle before it looks: either it sees this
          * answer, or it is woken) */
-        if (atomic_load(&p->idle) > 0) {
+        if (p->is_parent[i] && atomic_load(&p->idle) > 0) {
                 pthread_mutex_lock(&p->lock);
                 pthread_cond_broadcast(&p->cond);
                 pthread_mutex_unlock(&p->lock);
@@ -420,6 +424,7 @@ static void pacer_free(struct pacer *p)
         free(p->seq);
         free(p->next_same);
         free(p->parent);
+        free(p->is_parent);
         free(p->slots);
         free(p->state);
         free(p->threads);
@@ -473,6 +478,28 @@ int pace_start(const struct readset *rs, const struct pace_options *o, struct pa
         }
         *ret = p;
         return 0;
+}
+
+static bool wanted_mask(void *userdata, size_t i) { return ((const bool *)userdata)[i]; }
+
+int pace_count(const struct readset *rs, const bool *wanted, size_t *ret)
+{
+        struct pacer *p = calloc(1, sizeof(*p));
+        int r;
+
+        *ret = 0;
+        if (!p)
+                return -ENOMEM;
+        p->rs = rs;
+        p->o = (struct pace_options){ .lifetime_us = PACE_DEFAULT_LIFETIME_US, .wanted = wanted ? wanted_mask : NULL,
+                                      .wanted_userdata = (void *)wanted };
+        pthread_mutex_init(&p->lock, NULL);
+        pthread_cond_init(&p->cond, NULL);
+        r = build(p);
+        if (r >= 0)
+                *ret = p->n - p->skipped;
+        pacer_free(p);
+        return r < 0 ? r : 0;
 }
 
 void pace_snapshot(struct pacer *p, struct pace_stats *ret)

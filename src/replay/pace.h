@@ -45,7 +45,8 @@ struct pace_stats {
         uint64_t sequence;        /* lookups paced (repeats within a lifetime folded) */
         uint64_t warmed;          /* stats and listings made, re-warming included */
         uint64_t rewarmed;        /* of them, again after the answer expired */
-        uint64_t observed;        /* lookups of the start matched to the sequence */
+        uint64_t observed;        /* lookups of the start that moved where it is (a path it
+                                   * made again not long ago is matched, but moves nothing) */
         uint64_t reached;         /* how far the start got: index into the sequence */
         uint64_t skipped;         /* not warmed: listings, what the recorded start had at once, and
                                    * failed lookups where the client keeps none */
@@ -63,6 +64,11 @@ int pace_start(const struct readset *rs, const struct pace_options *o, struct pa
 /* Which of rs's lookups are worth warming on a share (n_lookups entries):
  * not listings, nor what the recorded start had at once.  -ENOMEM. */
 int pace_worth(const struct readset *rs, bool *worth);
+/* How many lookups a pacer on rs would warm: those wanted (wanted[i] for
+ * each of rs's lookups; NULL: every absolute one), folded as pace_start()
+ * folds them, less what it leaves to the start (fewer than PACE_MIN: no
+ * pacer).  -ENOMEM. */
+int pace_count(const struct readset *rs, const bool *wanted, size_t *ret);
 /* From now on, follow the start's progress from pace_observed(). */
 void pace_follow(struct pacer *p);
 /* The start looked path up, or listed it (absolute, as the recorder makes

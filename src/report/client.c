@@ -481,10 +481,11 @@ int client_cost(const struct readset *rs, const struct plan *plan, const struct 
         uint64_t unopened;
         int e;
 
-        _cleanup_free_ bool *worth = malloc((rs->n_lookups ? rs->n_lookups : 1) * sizeof(bool));
+        _cleanup_free_ bool *on_share = calloc(rs->n_lookups ? rs->n_lookups : 1, sizeof(bool));
+        size_t paced;
 
         *ret_plain = *ret_replay = *ret_warmed = (struct client_cost){};
-        if (!worth || pace_worth(rs, worth) < 0)
+        if (!on_share)
                 return -ENOMEM;
         e = names_build(&t, rs, root, ex);
         if (e < 0)
@@ -510,7 +511,7 @@ int client_cost(const struct readset *rs, const struct plan *plan, const struct 
                 k = (struct clock){ now, rtt, ret_plain, 0 };
                 ret_plain->lookups++;
                 ret_warmed->lookups++;
-                ret_warmed->paced += worth[i];
+                on_share[i] = true;
                 one_lookup(&t, l, t.comps + t.off[i], n, c, &k);
                 now = k.t;
                 if (per_lookup)
@@ -532,6 +533,11 @@ int client_cost(const struct readset *rs, const struct plan *plan, const struct 
         ret_warmed->round_trips += unopened;
         ret_plain->seconds = (double)ret_plain->round_trips * rtt;
         ret_warmed->seconds = (double)ret_warmed->round_trips * rtt;
+        /* what run's pacer would warm of them */
+        e = pace_count(rs, on_share, &paced);
+        if (e < 0)
+                goto out;
+        ret_warmed->paced = paced;
         e = replay_cost(&t, rs, plan, p, root, ret_replay);
 out:
         names_free(&t);

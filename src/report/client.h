@@ -40,8 +40,8 @@ struct client_cost {
         uint64_t file_round_trips; /* the replay's: of them, to open its files (the rest: its lookups) */
         uint64_t lookups;         /* recorded lookups on the share */
         uint64_t paced;           /* the warmed start's: of them, those run's pacer warms
-                                   * (pace_worth(): not listings, nor what the recorded
-                                   * start had at once) */
+                                   * (pace_count(): repeats within a lifetime folded, not
+                                   * listings, nor what the recorded start had at once) */
         double seconds;           /* the round trips one after another (the start's), or
                                    * COST_REPLAY_THREADS at a time (the replay's: as many as
                                    * the share serves at that depth, cost_parallel()) */

@@ -87,7 +87,8 @@ struct cost_result {
 };
 
 /* Fill p from the JSON text of a probe profile (readset probe -o, or
- * profiles/ *.json).  -EINVAL when it has no usable latency and rate. */
+ * profiles/ *.json).  -EINVAL when it has no usable latency and rate, or
+ * a figure out of bounds (a seek cost, an open at depth). */
 int cost_profile_parse(const char *json, const char *name, struct cost_profile *ret);
 /* On a share, how many round trips it serves in the time of one with
  * depth in flight: depth where the probe measured nothing, else between

@@ -22,7 +22,7 @@ runs_plain() {   # read-set what grep-pattern
         rc=0; "$READSET" run "$1" -- sh -c "touch '$TMP/ran'; exit 9" 2>"$TMP/err" || rc=$?
         [ "$rc" = 9 ] && [ -e "$TMP/ran" ] || { cat "$TMP/err"; fail "run with $2: exit $rc, ran: $(ls "$TMP/ran" 2>&1)"; }
         grep -q "warning: .*$3.*the command runs without a replay" "$TMP/err" &&
-                [ "$(grep -c . "$TMP/err")" = 1 ] || { cat "$TMP/err"; fail "run with $2: not said once"; }
+                [ "$(grep -c . "$TMP/err")" = 1 ] || { cat "$TMP/err" >&2; fail "run with $2: not said once"; }
 }
 runs_plain "$TMP/missing.readset" "a missing read set" "cannot read"
 cp "$TMP/x.readset" "$TMP/bad.readset"

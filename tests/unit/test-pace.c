@@ -197,6 +197,59 @@ static void test_repeated_path(void)
         readset_free(rs);
 }
 
+/* The same, the start's repeat further behind it than the window: what
+ * tells it from the recording's next one is that its answer, warmed a
+ * moment ago, is still kept (30 s here). */
+static void test_repeated_path_warmed(void)
+{
+        struct readset *rs = readset_new();
+        struct pace_options o = { .threads = 2, .window = 2, .lifetime_us = 30000000, .follow = true };
+        const char *dir = "/nonexistent-readset-test/dir";
+        uint64_t until = now_us() + 20000000;
+        struct pace_stats st = { 0 };
+        struct pacer *p = NULL;
+        char path[128];
+
+        CHECK(rs != NULL);
+        if (!rs)
+                return;
+        /* dir at 0 s, 20 files every 4 s, dir again at 33 s: positions
+         * dir, f0..f7, dir, f8..f19 */
+        CHECK_EQ(readset_add_lookup(rs, 0, RS_LOOKUP_STAT, 0, 7, dir), 0);
+        for (int i = 0; i < 20; i++) {
+                path_of(path, sizeof(path), i);
+                if (i == 8)
+                        CHECK_EQ(readset_add_lookup(rs, 33000000, RS_LOOKUP_STAT, 0, 7, dir), 0);
+                CHECK_EQ(readset_add_lookup(rs, (uint64_t)(i + 1) * 4000000, RS_LOOKUP_STAT, -2, 7, path), 0);
+        }
+        CHECK_EQ(pace_start(rs, &o, &p), 0);
+        CHECK(p != NULL);
+        if (!p) {
+                readset_free(rs);
+                return;
+        }
+        /* the window (positions 0 and 1) warmed */
+        while (now_us() < until) {
+                pace_snapshot(p, &st);
+                if (st.warmed >= 2)
+                        break;
+                sleep_ms(1);
+        }
+        CHECK(st.warmed >= 2);
+        CHECK_EQ(st.sequence, 22);
+        path_of(path, sizeof(path), 6);
+        CHECK(pace_observed(p, path, false));      /* f6: position 7 */
+        pace_snapshot(p, &st);
+        CHECK_EQ(st.reached, 8);
+        /* dir again: 8 behind the start, more than the window, but warmed
+         * at 0 less than a lifetime ago: not its place at 9 */
+        CHECK(pace_observed(p, dir, false));
+        pace_snapshot(p, &st);
+        CHECK_EQ(st.reached, 8);
+        pace_stop(p, &st);
+        readset_free(rs);
+}
+
 static void test_too_few(void)
 {
         struct readset *rs = readset_new();
@@ -243,6 +296,7 @@ int main(void)
         test_sequence_and_following();
         test_window_and_rewarming();
         test_repeated_path();
+        test_repeated_path_warmed();
         test_too_few();
         test_worth();
         TESTS_DONE();
