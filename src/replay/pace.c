@@ -36,6 +36,9 @@ struct pacer {
         size_t cap;
         _Atomic uint64_t *state;
         atomic_size_t progress;   /* positions before it are behind the start */
+        _Atomic uint32_t window;  /* positions ahead kept warm now (pace_rate()) */
+        _Atomic uint64_t rate_at; /* when the start's pace was last measured (since the start) */
+        atomic_size_t rate_from;  /* where it was then */
         atomic_bool following;    /* progress from pace_observed(), else the clock */
         uint64_t t0;
         atomic_bool stop;
@@ -254,6 +257,30 @@ static bool recently(struct pacer *p, uint32_t prev, size_t at)
         return s != 0 && s != CLAIMED && s != SKIPPED && since_start(p) + 1 < s + p->o.lifetime_us;
 }
 
+/* The window from the start's pace: as many positions as it goes through
+ * in half a lifetime, so that what is warmed for it is still kept when it
+ * gets there (a start that makes a lookup every 2 ms, 512 warmed ahead,
+ * reaches the last of them a second later, when a client that keeps an
+ * answer a second has let the first go), between WINDOW_MIN and the
+ * window asked for, its pace measured over RATE_PERIOD_US at least. */
+#define RATE_PERIOD_US 200000
+#define WINDOW_MIN 16
+
+static void pace_rate(struct pacer *p)
+{
+        uint64_t now = since_start(p), then = atomic_load(&p->rate_at);
+        size_t at, from;
+        double per_s, w;
+
+        if (now < then + RATE_PERIOD_US || !atomic_compare_exchange_strong(&p->rate_at, &then, now))
+                return;         /* (one caller measures) */
+        at = atomic_load(&p->progress);
+        from = atomic_exchange(&p->rate_from, at);
+        per_s = (double)(at - MIN(from, at)) * 1e6 / (double)(now - then);
+        w = per_s * (double)p->o.lifetime_us / 2e6;
+        atomic_store(&p->window, (uint32_t)MIN(MAX(w, (double)WINDOW_MIN), (double)p->o.window));
+}
+
 bool pace_observed(struct pacer *p, const char *path, bool listing)
 {
         size_t at, s;
@@ -278,6 +305,7 @@ bool pace_observed(struct pacer *p, const char *path, bool listing)
         /* only ever forward (several processes of the start report at once) */
         while (at < (size_t)pos + 1 && !atomic_compare_exchange_weak(&p->progress, &at, (size_t)pos + 1))
                 ;
+        pace_rate(p);
         pthread_mutex_lock(&p->lock);
         pthread_cond_broadcast(&p->cond);
         pthread_mutex_unlock(&p->lock);
@@ -297,7 +325,7 @@ bool pace_finished(struct pacer *p)
  * whose answer has expired; else say when the next one expires. */
 static bool pick(struct pacer *p, size_t *ret, bool *again, uint64_t *next_expiry)
 {
-        size_t from = where(p), to = MIN(p->n, from + p->o.window);
+        size_t from = where(p), to = MIN(p->n, from + atomic_load(&p->window));
         uint64_t now = since_start(p) + 1;
 
         *next_expiry = UINT64_MAX;
@@ -463,6 +491,7 @@ int pace_start(const struct readset *rs, const struct pace_options *o, struct pa
                 return -ENOMEM;
         }
         p->t0 = now_us();
+        atomic_store(&p->window, p->o.window);
         atomic_store(&p->following, o->follow);
         pthread_attr_init(&attr);
         (void)pthread_attr_setstacksize(&attr, 256 << 10);   /* they only stat */

@@ -24,7 +24,9 @@
 
 struct pace_options {
         uint32_t threads;         /* warming threads (0: PACE_DEFAULT_THREADS) */
-        uint32_t window;          /* lookups ahead of the start kept warm (0: PACE_DEFAULT_WINDOW) */
+        uint32_t window;          /* lookups ahead of the start kept warm, at most (0:
+                                   * PACE_DEFAULT_WINDOW; fewer for a start slow enough
+                                   * that they would expire before it got there) */
         uint64_t lifetime_us;     /* how long the client keeps an answer (0: PACE_DEFAULT_LIFETIME_US) */
         bool follow;              /* follow pace_observed() from the first moment, not the clock until
                                    * pace_follow() */

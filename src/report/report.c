@@ -415,7 +415,7 @@ static int cost_lookups(struct report *r, const struct readset *rs, const struct
 static void predict_run(const struct cost_profile *p, struct rp_scenarios *ret)
 {
         const struct client_cost *lr = &ret->lookups_replay;
-        double rtt = p->lat_us / 1e6, files, pacer;
+        double rtt = p->lat_us / 1e6, setup, files, pacer;
 
         ret->run = (struct cost_result){ .seconds = ret->replay.seconds };
         if (!ret->lookups_costed)
@@ -423,13 +423,15 @@ static void predict_run(const struct cost_profile *p, struct rp_scenarios *ret)
         /* on a share run's replay opens and reads the files; the lookups
          * are the pacer's, made beside the start by its threads
          * (replay/pace.h), while the start asks what no warming answers;
-         * the two run beside each other, after the replay's opens and
-         * requests on the same server (measured on the emulated share: the
-         * boot-shaped tree at 2 ms took the replay's 2.4 s and the start's
-         * own 6.6 s of round trips one after the other, 8.9-10.4 s, not the
-         * longer); the replay's transfer goes on beside them (at 0.2 ms,
-         * 2.3 s of it, the start took 2.3 s) */
-        files = ret->replay.host_s + ret->replay.positioning_s +
+         * all three go on beside each other, and beside the replay's
+         * transfer, once run has set up (measured on the emulated share:
+         * the boot-shaped tree at 2 ms, the start's own 6.2 s of opens
+         * with the replay's 1.8 s of opens and requests beside them, took
+         * 6.8 s on nfs and, once the pacer's window no longer ran a second
+         * ahead of the start, 7.9 s on smb; at 0.2 ms, 2.3 s of transfer,
+         * the start 2.3 s) */
+        setup = ret->replay.host_s;
+        files = ret->replay.positioning_s +
                 (double)lr->file_round_trips * rtt / cost_parallel(p, COST_REPLAY_THREADS);
         /* the pacer makes the lookups worth it (a round trip each at
          * most: the replay's count, made cold, is the most), the start
@@ -440,9 +442,9 @@ static void predict_run(const struct cost_profile *p, struct rp_scenarios *ret)
          * program run loads first (as root); too few, and the replay's
          * engine makes them at once */
         if (ret->lookups_warmed.paced >= PACE_MIN)
-                files += COST_RUN_FOLLOW_US / 1e6;
+                setup += COST_RUN_FOLLOW_US / 1e6;
         ret->run.metadata_s = ret->lookups_warmed.seconds;
-        ret->run.seconds = MAX(ret->replay.transfer_s, files + MAX(pacer, ret->lookups_warmed.seconds));
+        ret->run.seconds = MAX(ret->replay.transfer_s, setup + MAX(files, MAX(pacer, ret->lookups_warmed.seconds)));
 }
 
 int report_predict(struct report *r, const struct readset *rs, const struct rp_layout *layouts,

@@ -250,6 +250,56 @@ static void test_repeated_path_warmed(void)
         readset_free(rs);
 }
 
+/* A slow start gets a window of what it goes through in half a lifetime:
+ * one lookup in a quarter of a second is a window of the least, 16, not
+ * the 64 asked for, so that nothing is warmed that would expire before
+ * the start got there. */
+static void test_window_from_pace(void)
+{
+        struct readset *rs = readset_new();
+        struct pace_options o = { .threads = 2, .window = 64, .lifetime_us = 20000, .follow = true };
+        uint64_t until = now_us() + 20000000;
+        struct pace_stats st = { 0 };
+        struct pacer *p = NULL;
+        char path[128];
+
+        CHECK(rs != NULL);
+        if (!rs)
+                return;
+        for (int i = 0; i < 100; i++) {
+                snprintf(path, sizeof(path), "/nonexistent-readset-test/w%d", i);
+                CHECK_EQ(readset_add_lookup(rs, (uint64_t)i * 100000, RS_LOOKUP_STAT, -2, 7, path), 0);
+        }
+        CHECK_EQ(pace_start(rs, &o, &p), 0);
+        CHECK(p != NULL);
+        if (!p) {
+                readset_free(rs);
+                return;
+        }
+        /* the first 64 warmed at once: nothing is known of its pace */
+        while (now_us() < until) {
+                pace_snapshot(p, &st);
+                if (st.warmed - st.rewarmed >= 64)
+                        break;
+                sleep_ms(1);
+        }
+        CHECK_EQ(st.warmed - st.rewarmed, 64);
+        sleep_ms(250);
+        CHECK(pace_observed(p, "/nonexistent-readset-test/w0", false));        /* 1 in 250 ms */
+        CHECK(pace_observed(p, "/nonexistent-readset-test/w60", false));
+        /* the window [61, 77): 13 more warmed for the first time, not 36 */
+        while (now_us() < until) {
+                pace_snapshot(p, &st);
+                if (st.warmed - st.rewarmed >= 77)
+                        break;
+                sleep_ms(1);
+        }
+        sleep_ms(50);
+        pace_stop(p, &st);
+        CHECK_EQ(st.warmed - st.rewarmed, 77);
+        readset_free(rs);
+}
+
 static void test_too_few(void)
 {
         struct readset *rs = readset_new();
@@ -297,6 +347,7 @@ int main(void)
         test_window_and_rewarming();
         test_repeated_path();
         test_repeated_path_warmed();
+        test_window_from_pace();
         test_too_few();
         test_worth();
         TESTS_DONE();
