@@ -68,6 +68,18 @@ static bool start(const struct pace_options *o, struct readset **rs, struct pace
         return true;
 }
 
+/* A pacer on rs, or NULL (checks failed, rs freed) */
+static struct pacer *pace_on(struct readset *rs, const struct pace_options *o)
+{
+        struct pacer *p = NULL;
+
+        CHECK_EQ(pace_start(rs, o, &p), 0);
+        CHECK(p != NULL);
+        if (!p)
+                readset_free(rs);
+        return p;
+}
+
 static void test_sequence_and_following(void)
 {
         struct readset *rs;
@@ -143,8 +155,9 @@ static void test_window_and_rewarming(void)
 
 /* A directory stat'ed before each of 20 files, 300 ms apart: the
  * recording holds it again only once a lifetime (1 s) has passed since
- * (at the 5th file, the 9th, the 13th and the 17th).  The start, sped up, stats it before
- * every file: that is no sign that it is at the recording's next one. */
+ * (at the 5th file, the 9th, the 13th and the 17th).  The start, sped up,
+ * stats it before every file: that is no sign that it is at the
+ * recording's next one. */
 static void test_repeated_path(void)
 {
         struct readset *rs = readset_new();
@@ -163,12 +176,8 @@ static void test_repeated_path(void)
                 CHECK_EQ(readset_add_lookup(rs, t, RS_LOOKUP_STAT, 0, 7, dir), 0);
                 CHECK_EQ(readset_add_lookup(rs, t + 1000, RS_LOOKUP_STAT, -2, 7, path), 0);
         }
-        CHECK_EQ(pace_start(rs, &o, &p), 0);
-        CHECK(p != NULL);
-        if (!p) {
-                readset_free(rs);
+        if (!(p = pace_on(rs, &o)))
                 return;
-        }
         pace_snapshot(p, &st);
         /* 20 files, the directory at 0, 1.2, 2.4, 3.6 and 4.8 s */
         CHECK_EQ(st.sequence, 20 + 5);
@@ -222,12 +231,8 @@ static void test_repeated_path_warmed(void)
                         CHECK_EQ(readset_add_lookup(rs, 33000000, RS_LOOKUP_STAT, 0, 7, dir), 0);
                 CHECK_EQ(readset_add_lookup(rs, (uint64_t)(i + 1) * 4000000, RS_LOOKUP_STAT, -2, 7, path), 0);
         }
-        CHECK_EQ(pace_start(rs, &o, &p), 0);
-        CHECK(p != NULL);
-        if (!p) {
-                readset_free(rs);
+        if (!(p = pace_on(rs, &o)))
                 return;
-        }
         /* the window (positions 0 and 1) warmed */
         while (now_us() < until) {
                 pace_snapshot(p, &st);
@@ -270,12 +275,8 @@ static void test_window_from_pace(void)
                 snprintf(path, sizeof(path), "/nonexistent-readset-test/w%d", i);
                 CHECK_EQ(readset_add_lookup(rs, (uint64_t)i * 100000, RS_LOOKUP_STAT, -2, 7, path), 0);
         }
-        CHECK_EQ(pace_start(rs, &o, &p), 0);
-        CHECK(p != NULL);
-        if (!p) {
-                readset_free(rs);
+        if (!(p = pace_on(rs, &o)))
                 return;
-        }
         /* the first 64 warmed at once: nothing is known of its pace */
         while (now_us() < until) {
                 pace_snapshot(p, &st);
