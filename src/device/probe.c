@@ -350,6 +350,16 @@ static bool walk_keep(struct walk *w, const char *name)
         return true;
 }
 
+/* A file under the probed directory opened for reading: no symlink
+ * followed, never blocking, its access time left alone where we may. */
+static int open_file(int dfd, const char *name)
+{
+        int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NOATIME | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        if (fd < 0 && errno == EPERM)   /* O_NOATIME on a file we do not own */
+                fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        return fd;
+}
+
 static void walk_dir(struct walk *w, int dfd, unsigned depth)
 {
         DIR *d;
@@ -406,9 +416,7 @@ static void walk_dir(struct walk *w, int dfd, unsigned depth)
                         continue;
                 }
                 t0 = now_ns();
-                fd = openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW | O_NOATIME | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-                if (fd < 0 && errno == EPERM)   /* O_NOATIME on a file we do not own */
-                        fd = openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+                fd = open_file(dirfd(d), e->d_name);
                 if (fd < 0)
                         continue;
                 if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
@@ -451,10 +459,7 @@ static void *par_main(void *arg)
         pthread_mutex_unlock(&p->go);
         while (now_ns() < p->end_ns && (i = atomic_fetch_add(&p->next, 1)) < p->n) {
                 struct stat st;
-                int fd = openat(p->top, p->files[i], O_RDONLY | O_NOFOLLOW | O_NOATIME | O_NONBLOCK | O_NOCTTY |
-                                O_CLOEXEC);
-                if (fd < 0 && errno == EPERM)
-                        fd = openat(p->top, p->files[i], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+                int fd = open_file(p->top, p->files[i]);
                 if (fd < 0)
                         continue;
                 if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
