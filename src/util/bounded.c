@@ -2,6 +2,7 @@
 #include "util/bounded.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -43,8 +44,29 @@ static struct header *header_of(const void *shared)
 bool bounded_stopping(const void *shared) { return atomic_load(&header_of(shared)->stop); }
 void bounded_say_ready(void *shared) { atomic_store(&header_of(shared)->ready, true); }
 
+/* In the child: its descriptors from fd to last on /dev/null.  It reads
+ * nothing and writes only messages (libbpf's with READSET_DEBUG, a
+ * sanitizer's), and a descriptor it holds of a pipe the caller's output
+ * goes to keeps whoever reads that pipe waiting until the child is gone
+ * (readset run -- make 2>&1 | tee: until the replay's process has torn
+ * its BPF program down, some 70 ms after make ended, or, on a share that
+ * stopped answering, longer). */
+static void drop_stdio(int fd, int last)
+{
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+        if (null < 0)
+                return;
+        for (; fd <= last; fd++)
+                (void)dup2(null, fd);
+        if (null > 2)
+                close(null);
+}
+
 void bounded_say_done(void *shared, int r)
 {
+        /* nothing it does from now on is anyone's to read */
+        drop_stdio(STDERR_FILENO, STDERR_FILENO);
         header_of(shared)->r = r;
         atomic_store(&header_of(shared)->done, true);
 }
@@ -102,6 +124,7 @@ struct bounded *bounded_start(int (*fn)(void *userdata, void *shared), void *use
                 sigdelset(&all, SIGABRT);
                 pthread_sigmask(SIG_BLOCK, &all, NULL);
                 (void)close_range(3, ~0U, 0);
+                drop_stdio(STDIN_FILENO, STDOUT_FILENO);        /* its stderr stays until it is done */
                 r = fn(userdata, b->h + 1);
                 if (!atomic_load(&b->h->done))
                         bounded_say_done(b->h + 1, r);

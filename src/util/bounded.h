@@ -5,9 +5,12 @@
  * daemon holds waits even past SIGKILL, and so does the whole process of a
  * thread waiting there (its exit waits for every thread).  Only a separate
  * process can be left behind.  It shares its results with the caller
- * through a mapping, holds none of the caller's descriptors but 0, 1 and 2
- * (a recorder's, a gate's, a guardian's pipe stay the caller's alone), and
- * ends with the caller (PR_SET_PDEATHSIG). */
+ * through a mapping, holds none of the caller's descriptors but its stderr
+ * (a recorder's, a gate's, a guardian's pipe stay the caller's alone; its
+ * stdin and stdout are /dev/null), and that one only until it says it is
+ * done (bounded_say_done(): whoever reads the caller's output through a
+ * pipe is not kept waiting by its teardown), and ends with the caller
+ * (PR_SET_PDEATHSIG). */
 #pragma once
 
 #include <stdbool.h>

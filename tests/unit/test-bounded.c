@@ -6,6 +6,7 @@
  * one that work which never returns cannot meet. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -182,14 +183,35 @@ static int done_then_slow(void *userdata, void *shared)
 static void test_done_early(void)
 {
         struct bounded *b;
-        int err = 0, sig;
+        int err = 0, sig, p[2], out = dup(STDOUT_FILENO), errfd = dup(STDERR_FILENO);
+        struct pollfd pf;
 
+        /* the caller's stdout and stderr a pipe, as in run -- make 2>&1 | tee */
+        CHECK(out >= 0 && errfd >= 0);
+        CHECK_EQ(pipe2(p, O_CLOEXEC), 0);
+        CHECK_EQ(dup2(p[1], STDOUT_FILENO), STDOUT_FILENO);
+        CHECK_EQ(dup2(p[1], STDERR_FILENO), STDERR_FILENO);
+        close(p[1]);
         b = bounded_start(done_then_slow, NULL, sizeof(struct shared), &err);
         CHECK(b != NULL);
-        if (!b)
+        if (b)
+                CHECK_EQ(bounded_wait(b, 0, NULL, NULL, 0, &sig), 5);
+        fflush(NULL);
+        dup2(out, STDOUT_FILENO);
+        dup2(errfd, STDERR_FILENO);
+        close(out);
+        close(errfd);
+        if (!b) {
+                close(p[0]);
                 return;
-        CHECK_EQ(bounded_wait(b, 0, NULL, NULL, 0, &sig), 5);
+        }
         CHECK(strcmp(((struct shared *)bounded_shared(b))->text, "final") == 0);
+        /* the child, done but not gone (it waits for the go), holds no end
+         * of that pipe: whoever reads it sees its end now */
+        pf = (struct pollfd){ p[0], POLLIN, 0 };
+        CHECK_EQ(poll(&pf, 1, 0), 1);
+        CHECK(pf.revents & POLLHUP);
+        close(p[0]);
         bounded_go(b);   /* and now it may end */
         bounded_free(b);
 }
