@@ -276,7 +276,8 @@ void say_paced(const struct replay_result *res)
                  p->warmed, p->rewarmed, p->skipped);
         log_info("  (left to it: listings, what it had at once when recorded)");
         if (p->negatives_kept == 0)
-                log_info("  (failed lookups: this client keeps none)");
+                log_info("  (failed lookups: this client keeps none; %" PRIu64 " stats of their directories)",
+                         p->dirs_warmed);
         log_info("  the start reached %" PRIu64 " of them (%" PRIu64 " of its lookups seen)", p->reached,
                  p->observed);
 }
@@ -293,6 +294,7 @@ void json_pace(struct json *j, const struct replay_result *res)
         json_u64(j, "observed", res->pace.observed);
         json_u64(j, "reached", res->pace.reached);
         json_u64(j, "left_to_the_start", res->pace.skipped);
+        json_u64(j, "directories_warmed", res->pace.dirs_warmed);
         if (res->pace.negatives_kept >= 0)
                 json_bool(j, "client_keeps_failed_lookups", res->pace.negatives_kept);
         json_object_close(j);

@@ -31,6 +31,18 @@ struct pacer {
         uint32_t *next_same;      /* per position: the next one of the same path, or NONE */
         uint32_t *parent;         /* per position: the last one before it of its directory, or NONE */
         uint8_t *is_parent;       /* per position: some position's parent (others wait for it) */
+        uint32_t *dir_of;         /* per position: its directory's index into dir_state (NONE:
+                                   * no directory, or not a failed lookup) */
+        struct pace_dir {
+                const char *s;    /* its path: s[0 .. len), into rs */
+                uint32_t len;
+                uint32_t up;      /* the directory above, where this one may not be there */
+                atomic_bool missing; /* it was not (its failed lookups warm up instead) */
+        } *dirs;
+        _Atomic uint64_t *dir_state; /* per directory: as state[] */
+        size_t n_dirs, dirs_cap;
+        uint8_t *left;            /* per position: a failed lookup counted as left to the start (its
+                                   * claimer's alone) */
         size_t n;
         uint32_t *slots;          /* hash of (path, listing or not): its first position, or NONE */
         size_t cap;
@@ -47,7 +59,7 @@ struct pacer {
         pthread_cond_t cond;      /* progress moved, a directory's lookup came back, or stop */
         pthread_t *threads;
         unsigned n_threads;
-        atomic_uint_fast64_t warmed, rewarmed, observed, skipped_later;
+        atomic_uint_fast64_t warmed, rewarmed, observed, skipped_later, dirs_warmed;
         uint64_t skipped;
         /* does the client keep a failed lookup?  Samples for and against
          * (learn_negative()) */
@@ -68,6 +80,18 @@ struct pacer {
  * the way of the listing that answers it.  A round trip is 200 us and more
  * on the fastest share measured (bench/share, 0.2 ms). */
 #define ANSWERED_US 100
+
+/* Was lookup l, the start's next this long after it, answered from the
+ * client's cache when recorded, by what the start will have again?  Not a
+ * failed lookup: a client has a failed name only from an earlier ask of
+ * it, or below a directory that is not there (Encode/Encoding.pmc after
+ * Encode/Alias.pmc, in a directory of a search path with no Encode/),
+ * which a sped-up start may no longer have made within its lifetime;
+ * warming it costs a round trip beside the start, or nothing */
+static bool answered_then(const struct rs_lookup *l, uint64_t gap)
+{
+        return gap < ANSWERED_US && l->result >= 0;
+}
 
 static uint64_t hash_str(const char *s)
 {
@@ -130,7 +154,7 @@ int pace_worth(const struct readset *rs, bool *worth)
         if (!gap || time_to_next(rs, gap) < 0)
                 return -ENOMEM;
         for (size_t i = 0; i < rs->n_lookups; i++)
-                worth[i] = !is_listing(&rs->lookups[i]) && gap[i] >= ANSWERED_US;
+                worth[i] = !is_listing(&rs->lookups[i]) && !answered_then(&rs->lookups[i], gap[i]);
         return 0;
 }
 
@@ -150,6 +174,133 @@ static uint32_t parent_position(const struct pacer *p, const char *path, const u
         s = slot_of(p, dir, false);
         free(dir);
         return p->slots[s] == NONE ? NONE : last[s];
+}
+
+/* Directories as prefixes of recorded paths, for index_directories(). */
+struct prefix {
+        const char *s;
+        uint32_t len;
+        bool exists;              /* the recording found a path through it */
+        uint32_t dir;             /* its index into dirs, or NONE */
+};
+
+struct prefixes {
+        struct prefix *e;
+        size_t cap, n;
+};
+
+/* The slot of s[0 .. len): holding it, or free (s NULL) */
+static struct prefix *prefix_slot(const struct prefixes *t, const char *s, size_t len)
+{
+        uint64_t h = 1469598103934665603ULL;  /* FNV-1a */
+        size_t k;
+
+        for (size_t j = 0; j < len; j++)
+                h = (h ^ (uint8_t)s[j]) * 1099511628211ULL;
+        for (k = h & (t->cap - 1); t->e[k].s; k = (k + 1) & (t->cap - 1))
+                if (t->e[k].len == len && memcmp(t->e[k].s, s, len) == 0)
+                        break;
+        return &t->e[k];
+}
+
+/* s[0 .. len) in t (added when new), or NULL: -ENOMEM */
+static struct prefix *prefix_add(struct prefixes *t, const char *s, size_t len)
+{
+        struct prefix *x;
+
+        if ((t->n + 1) * 2 > t->cap) {
+                struct prefixes g = { calloc(t->cap ? t->cap * 2 : 256, sizeof(*g.e)), t->cap ? t->cap * 2 : 256, 0 };
+                if (!g.e)
+                        return NULL;
+                for (size_t i = 0; i < t->cap; i++)
+                        if (t->e[i].s)
+                                *prefix_slot(&g, t->e[i].s, t->e[i].len) = t->e[i];
+                g.n = t->n;
+                free(t->e);
+                *t = g;
+        }
+        x = prefix_slot(t, s, len);
+        if (!x->s) {
+                *x = (struct prefix){ s, (uint32_t)len, false, NONE };
+                t->n++;
+        }
+        return x;
+}
+
+/* The directory s[0 .. len) warmed for failed lookups below it, with those
+ * above it that may not be there either (where the recording did not see
+ * it exist), made when new: its index, or NONE (-ENOMEM in *r). */
+static uint32_t directory(struct pacer *p, struct prefixes *t, const char *s, size_t len, int *r)
+{
+        uint32_t first = NONE, below = NONE;
+
+        while (len > 0) {
+                struct prefix *x = prefix_add(t, s, len);
+                const char *up;
+                uint32_t d;
+                if (!x || grow_array(&p->dirs, &p->dirs_cap, p->n_dirs + 1, sizeof(*p->dirs)) < 0) {
+                        *r = -ENOMEM;
+                        return NONE;
+                }
+                d = x->dir;
+                if (d == NONE) {
+                        d = x->dir = (uint32_t)p->n_dirs++;
+                        p->dirs[d] = (struct pace_dir){ x->s, x->len, NONE, false };
+                }
+                if (below != NONE)
+                        p->dirs[below].up = d;
+                else
+                        first = d;
+                /* known to be there, or linked up already */
+                if (x->exists || p->dirs[d].up != NONE)
+                        break;
+                up = memrchr(s, '/', len);
+                if (!up || up == s)
+                        break;
+                below = d;
+                len = (size_t)(up - s);
+        }
+        return first;
+}
+
+/* For each failed lookup of the sequence, the directory warmed for it
+ * where the client keeps no failed lookup (warm_directory()): its own, the
+ * same index for the same directory.  -ENOMEM. */
+static int index_directories(struct pacer *p)
+{
+        const struct readset *rs = p->rs;
+        struct prefixes t = {};
+        int r = 0;
+
+        p->dir_of = malloc((p->n ? p->n : 1) * sizeof(*p->dir_of));
+        p->left = calloc(p->n ? p->n : 1, 1);
+        if (!p->dir_of || !p->left)
+                return -ENOMEM;
+        /* the directories the recording saw exist */
+        for (size_t i = 0; i < rs->n_lookups && r >= 0; i++) {
+                const char *path = rs->lookups[i].path;
+                if (rs->lookups[i].result < 0 || path[0] != '/')
+                        continue;
+                for (const char *c = strchr(path + 1, '/'); c; c = strchr(c + 1, '/')) {
+                        struct prefix *x = prefix_add(&t, path, (size_t)(c - path));
+                        if (!x) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                        x->exists = true;
+                }
+        }
+        for (size_t i = 0; i < p->n && r >= 0; i++) {
+                const char *path = rs->lookups[p->seq[i]].path, *c = strrchr(path, '/');
+                p->dir_of[i] = NONE;
+                if (rs->lookups[p->seq[i]].result < 0 && c && c > path)
+                        p->dir_of[i] = directory(p, &t, path, (size_t)(c - path), &r);
+        }
+        free(t.e);
+        if (r < 0)
+                return r;
+        p->dir_state = calloc(p->n_dirs ? p->n_dirs : 1, sizeof(*p->dir_state));
+        return p->dir_state ? 0 : -ENOMEM;
 }
 
 static int build(struct pacer *p)
@@ -200,13 +351,13 @@ static int build(struct pacer *p)
                 p->next_same[p->n++] = NONE;
         }
         p->state = calloc(p->n, sizeof(*p->state));
-        if (!p->state)
+        if (!p->state || index_directories(p) < 0)
                 return -ENOMEM;
         /* listings are not warmed: no client here keeps one (NFS's
          * directory cache aside), so the start's own costs its round trip
          * anyway, and one made beside it slows it */
         for (size_t i = 0; i < p->n; i++)
-                if (is_listing(&rs->lookups[p->seq[i]]) || gap[p->seq[i]] < ANSWERED_US) {
+                if (is_listing(&rs->lookups[p->seq[i]]) || answered_then(&rs->lookups[p->seq[i]], gap[p->seq[i]])) {
                         p->state[i] = SKIPPED;
                         p->skipped++;
                 }
@@ -244,6 +395,26 @@ void pace_follow(struct pacer *p)
         /* from the start: the clock's guess could only be wrong ahead of it
          * (where it would stay), and the start's lookups soon say where it is */
         atomic_store(&p->following, true);
+}
+
+/* Until when an answer that came at s (state[]'s clock) is fresh enough to
+ * leave: half its lifetime */
+static uint64_t fresh_until(const struct pacer *p, uint64_t s) { return s + p->o.lifetime_us / 2; }
+
+/* When the answer of a stat that began at t0_us (now_us()) came, on
+ * state[]'s clock: now, where it went to the server; where the client
+ * answered it at once (under LEARN_HIT_US), it had the answer from
+ * someone else's ask, of an age not known (the replay's, the start's, a
+ * failed lookup's missing directory asked for another name below it):
+ * taken as old enough to be asked again in an eighth of a lifetime, so
+ * that the pacer, not the start, is the one that finds it expired */
+static uint64_t answered(const struct pacer *p, uint64_t t0_us)
+{
+        uint64_t now = since_start(p) + 1, age = p->o.lifetime_us / 2 - p->o.lifetime_us / 8;
+
+        if (now_us() - t0_us >= LEARN_HIT_US)
+                return now;
+        return now > age ? now - age : 1;
 }
 
 /* Was position prev, behind the start at at, made recently: within a
@@ -339,16 +510,15 @@ static bool pick(struct pacer *p, size_t *ret, bool *again, uint64_t *next_expir
                  * beside it */
                 if (p->parent[i] != NONE && atomic_load(&p->state[p->parent[i]]) == CLAIMED)
                         continue;
-                /* a failed lookup the client does not keep: the start pays
-                 * its round trip whatever was done before */
-                if (p->rs->lookups[p->seq[i]].result < 0 && negatives_kept(p) == 0) {
-                        if (atomic_compare_exchange_strong(&p->state[i], &s, SKIPPED))
-                                atomic_fetch_add(&p->skipped_later, 1);
-                        continue;
-                }
-                /* a lookup repeated by the start after its lifetime has a
-                 * position of its own: no need to hold this one past it */
-                expires = s + p->o.lifetime_us;
+                /* warmed again once half its lifetime is gone: the start
+                 * may be half a lifetime from it (the window, pace_rate()),
+                 * and an answer warmed again only once it had expired
+                 * expired for a start just getting there (perl looking
+                 * for a module in a directory warmed 0.95 s before, on a
+                 * client keeping it a second).  A lookup repeated by the
+                 * start after its lifetime has a position of its own: no
+                 * need to hold this one past it */
+                expires = fresh_until(p, s);
                 if (s != 0 && now < expires) {
                         *next_expiry = MIN(*next_expiry, expires);
                         continue;
@@ -385,6 +555,50 @@ static void learn_negative(struct pacer *p, const char *path, uint64_t first_us)
                 atomic_fetch_add(&p->negative_lost, 1);
 }
 
+/* A failed lookup the client does not keep: the start pays its round trip
+ * whatever was done before, but not those of the directories it walks
+ * through, once their names have expired (a search path's directories,
+ * where a module is looked for before it is found): those are warmed, one
+ * stat of its directory a lifetime for every failed lookup there.  When
+ * its answer came (state[]'s clock). */
+static uint64_t warm_directory(struct pacer *p, size_t i)
+{
+        uint32_t d = p->dir_of[i];
+        _Atomic uint64_t *state;
+        uint64_t s, t, now = since_start(p) + 1;
+        struct stat st;
+        char *dir;
+        int e = 0;
+
+        /* a directory found missing: the one above, where the walk stops */
+        while (atomic_load(&p->dirs[d].missing) && p->dirs[d].up != NONE)
+                d = p->dirs[d].up;
+        state = &p->dir_state[d];
+        s = atomic_load(state);
+        /* warmed not long ago (this one's answer expires with it), or
+         * being warmed: served by that */
+        if (s != 0 && s != CLAIMED && now < fresh_until(p, s))
+                return s;
+        if (s == CLAIMED || !atomic_compare_exchange_strong(state, &s, CLAIMED))
+                return now;
+        dir = strndup(p->dirs[d].s, p->dirs[d].len);
+        t = now_us();
+        if (dir) {
+                if (fstatat(AT_FDCWD, dir, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        e = errno;
+                free(dir);
+                atomic_fetch_add(&p->dirs_warmed, 1);
+        }
+        /* not there: once asked, the walk of the directory above is what
+         * is kept warm for it (a missing name asked beside the start's
+         * own ask of it makes the start wait for both) */
+        if (e == ENOENT || e == ENOTDIR)
+                atomic_store(&p->dirs[d].missing, true);
+        now = answered(p, t);
+        atomic_store(state, dir ? now : 0);
+        return now;
+}
+
 /* Warm position i (claimed). */
 static void warm(struct pacer *p, size_t i, bool again)
 {
@@ -392,9 +606,19 @@ static void warm(struct pacer *p, size_t i, bool again)
         struct stat st;
         uint64_t t = now_us();
 
+        if (p->dir_of[i] != NONE && negatives_kept(p) == 0) {
+                atomic_store(&p->state[i], warm_directory(p, i));
+                /* left to the start from now on (warmed before that was
+                 * known, or not) */
+                if (!p->left[i]) {
+                        p->left[i] = 1;
+                        atomic_fetch_add(&p->skipped_later, 1);
+                }
+                return;
+        }
         if (fstatat(AT_FDCWD, l->path, &st, AT_SYMLINK_NOFOLLOW) < 0 && l->result < 0)
                 learn_negative(p, l->path, now_us() - t);
-        atomic_store(&p->state[i], since_start(p) + 1);
+        atomic_store(&p->state[i], answered(p, t));
         atomic_fetch_add(&p->warmed, 1);
         if (again)
                 atomic_fetch_add(&p->rewarmed, 1);
@@ -453,6 +677,10 @@ static void pacer_free(struct pacer *p)
         free(p->next_same);
         free(p->parent);
         free(p->is_parent);
+        free(p->dir_of);
+        free(p->left);
+        free(p->dirs);
+        free((void *)p->dir_state);
         free(p->slots);
         free(p->state);
         free(p->threads);
@@ -490,6 +718,9 @@ int pace_start(const struct readset *rs, const struct pace_options *o, struct pa
                 pacer_free(p);
                 return -ENOMEM;
         }
+        if (o->negatives != PACE_NEGATIVES_LEARN)
+                atomic_store(o->negatives == PACE_NEGATIVES_KEPT ? &p->negative_kept : &p->negative_lost,
+                             LEARN_SAMPLES);
         p->t0 = now_us();
         atomic_store(&p->window, p->o.window);
         atomic_store(&p->following, o->follow);
@@ -536,6 +767,7 @@ void pace_snapshot(struct pacer *p, struct pace_stats *ret)
         *ret = (struct pace_stats){ .sequence = p->n, .warmed = atomic_load(&p->warmed),
                                     .rewarmed = atomic_load(&p->rewarmed), .observed = atomic_load(&p->observed),
                                     .reached = where(p), .skipped = p->skipped + atomic_load(&p->skipped_later),
+                                    .dirs_warmed = atomic_load(&p->dirs_warmed),
                                     .negatives_kept = negatives_kept(p) };
 }
 

@@ -10,9 +10,12 @@
  * there.  It warms what the recorded start waited for: neither listings
  * (no client modelled keeps them: the start's own costs the same) nor what
  * the client answered at once (a listing's entries where the listing
- * brings their attributes), nor, once it has seen that the client keeps no
+ * brings their attributes); once it has seen that the client keeps no
  * failed lookup (looked up again at once, one costs a round trip again),
- * failed lookups.  Its threads only stat; a server that stops answering
+ * it warms a failed lookup's directory instead (the start pays for the
+ * name that is not there whatever was done, but not for the directories
+ * it walks through: a search path's).  Its threads only stat; a server
+ * that stops answering
  * leaves them waiting, which is why it runs in the replay's own process
  * (util/bounded.h). */
 #pragma once
@@ -28,6 +31,10 @@ struct pace_options {
                                    * PACE_DEFAULT_WINDOW; fewer for a start slow enough
                                    * that they would expire before it got there) */
         uint64_t lifetime_us;     /* how long the client keeps an answer (0: PACE_DEFAULT_LIFETIME_US) */
+        /* whether the client keeps a failed lookup, where the caller
+         * knows: PACE_NEGATIVES_LEARN (0) learns it from the first
+         * failed lookups warmed */
+        enum { PACE_NEGATIVES_LEARN, PACE_NEGATIVES_KEPT, PACE_NEGATIVES_NOT_KEPT } negatives;
         bool follow;              /* follow pace_observed() from the first moment, not the clock until
                                    * pace_follow() */
         /* which of rs's lookups to pace (by index; NULL: every absolute one) */
@@ -51,7 +58,10 @@ struct pace_stats {
                                    * made again not long ago is matched, but moves nothing) */
         uint64_t reached;         /* how far the start got: index into the sequence */
         uint64_t skipped;         /* not warmed: listings, what the recorded start had at once, and
-                                   * failed lookups where the client keeps none */
+                                   * failed lookups where the client keeps none (their
+                                   * directories are, dirs_warmed) */
+        uint64_t dirs_warmed;     /* stats of a failed lookup's directory, where the client
+                                   * keeps none (left to the start, their directories warmed) */
         int negatives_kept;       /* the client keeps failed lookups: 1, 0, -1 not learnt */
 };
 

@@ -4,7 +4,8 @@
 # sequence and warms again what expired while the command slept; without
 # root it goes by the recorded timeline; replay --pace follows a program
 # started beside it; the pacer learns that the client keeps failed lookups
-# (SMB) or keeps none (strict: then it leaves them to the start); a
+# (SMB) or keeps none (strict: then it leaves them to the start and warms
+# their directory); a
 # program a wrapper started before the follower was in is followed too.  What is
 # asserted is what the pacer says it did, never how long anything took: the
 # command's sleep (3 s) only has to outlast the client's 1 s lifetime, and
@@ -100,7 +101,8 @@ sync; echo 3 >/proc/sys/vm/drop_caches
 tail -n 1 "$TMP/np.err" | grep -q '"paced"' && fail "run --no-pace paced"
 "$SLOWDEV" down "$m" || fail "down"
 
-# a client that keeps no failed lookup: they are left to the start
+# a client that keeps no failed lookup: they are left to the start, and
+# their directory is warmed for them instead
 "$SLOWDEV" up share "$m" --source "$TMP/src" --rtt 2 --client strict 2>/dev/null || fail "up share strict"
 sync; echo 3 >/proc/sys/vm/drop_caches
 "$READSET" record -q -o "$TMP/s.readset" -- "$TMP/start.sh" >/dev/null || fail "record (strict)"
@@ -111,6 +113,7 @@ p = json.load(open(sys.argv[1]))["paced"]
 print("strict:", p)
 assert p.get("client_keeps_failed_lookups") is False, "strict's lost negative entries not seen"
 assert p["left_to_the_start"] >= 24, "the failed lookups were warmed"
+assert p["directories_warmed"] >= 1, "no directory of the failed lookups warmed"
 PYEOF
 "$SLOWDEV" down "$m" || fail "down"
 echo "share-pace: ok"

@@ -4,8 +4,12 @@
  * (forward only, no far jumps), the window, warming again what expired.
  * No check depends on how fast this machine is: the waits are for
  * something to happen at all, bounded by a generous deadline. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "model/readset.h"
 #include "replay/pace.h"
@@ -20,7 +24,8 @@ static void path_of(char *buf, size_t size, int i)
 }
 
 /* N stats 1 ms apart (the start waited for each), each after a stat of a
- * neighbour it had at once (10 us before it), then a listing, a repeat of
+ * neighbour it had at once (10 us before it: found, as a listing's entry
+ * is), then a listing, a repeat of
  * the first within the lifetime, and a name that is not absolute */
 static struct readset *make(void)
 {
@@ -33,7 +38,7 @@ static struct readset *make(void)
         for (int i = 0; i < N; i++) {
                 path_of(p, sizeof(p), i);
                 strcat(p, ".at-once");
-                CHECK_EQ(readset_add_lookup(rs, t, RS_LOOKUP_STAT, -2, 7, p), 0);
+                CHECK_EQ(readset_add_lookup(rs, t, RS_LOOKUP_STAT, 0, 7, p), 0);
                 path_of(p, sizeof(p), i);
                 CHECK_EQ(readset_add_lookup(rs, t + 10, RS_LOOKUP_STAT, -2, 7, p), 0);
                 t += 1000;
@@ -340,6 +345,85 @@ static void test_worth(void)
         }
         free(w);
         readset_free(rs);
+
+        /* a failed lookup the start had at once (below a directory that
+         * was not there, found so a moment before) is warmed all the same */
+        rs = readset_new();
+        CHECK(rs != NULL);
+        if (!rs)
+                return;
+        CHECK_EQ(readset_add_lookup(rs, 0, RS_LOOKUP_STAT, -2, 7, "/nonexistent-readset-test/no/a"), 0);
+        CHECK_EQ(readset_add_lookup(rs, 10, RS_LOOKUP_STAT, -2, 7, "/nonexistent-readset-test/no/b"), 0);
+        CHECK_EQ(readset_add_lookup(rs, 1000, RS_LOOKUP_STAT, 0, 7, "/nonexistent-readset-test/c"), 0);
+        CHECK_EQ(readset_add_lookup(rs, 1010, RS_LOOKUP_STAT, 0, 7, "/nonexistent-readset-test/d"), 0);
+        w = calloc(rs->n_lookups, sizeof(bool));
+        CHECK(w != NULL);
+        if (w) {
+                CHECK_EQ(pace_worth(rs, w), 0);
+                CHECK(w[0]);            /* failed, at once */
+                CHECK(!w[2]);           /* found, at once */
+        }
+        free(w);
+        readset_free(rs);
+}
+
+/* A client that keeps no failed lookup: for each, its directory is warmed
+ * (the walk the start makes through it), once a lifetime for all of its
+ * failed lookups; a directory that is not there, the one above it.  One
+ * thread: in order. */
+static void test_failed_lookups_directory(void)
+{
+        char top[] = "/tmp/readset-test-pace-XXXXXX", p[256];
+        struct pace_options o = { .threads = 1, .lifetime_us = 60000000, .follow = true,
+                                  .negatives = PACE_NEGATIVES_NOT_KEPT };
+        struct readset *rs;
+        struct pacer *pc;
+        struct pace_stats st = { 0 };
+        uint64_t t = 0, until = now_us() + 20000000;
+        FILE *f;
+
+        CHECK(mkdtemp(top) != NULL);
+        snprintf(p, sizeof(p), "%s/a", top);
+        CHECK_EQ(mkdir(p, 0700), 0);
+        snprintf(p, sizeof(p), "%s/a/found", top);
+        CHECK((f = fopen(p, "w")) != NULL);
+        if (f)
+                fclose(f);
+        rs = readset_new();
+        CHECK(rs != NULL);
+        if (!rs)
+                goto out;
+        CHECK_EQ(readset_add_lookup(rs, t, RS_LOOKUP_STAT, 0, 7, p), 0);
+        for (int i = 0; i < 8; i++) {
+                snprintf(p, sizeof(p), "%s/a/nope%d", top, i);
+                CHECK_EQ(readset_add_lookup(rs, t += 1000, RS_LOOKUP_STAT, -2, 7, p), 0);
+        }
+        for (int i = 0; i < 8; i++) {
+                snprintf(p, sizeof(p), "%s/missing/nope%d", top, i);
+                CHECK_EQ(readset_add_lookup(rs, t += 1000, RS_LOOKUP_STAT, -2, 7, p), 0);
+        }
+        if (!(pc = pace_on(rs, &o)))
+                goto out;
+        /* the start makes nothing: the whole sequence lies ahead of it */
+        while (now_us() < until) {
+                pace_snapshot(pc, &st);
+                if (st.warmed == 1 && st.skipped == 16)
+                        break;
+                sleep_ms(10);
+        }
+        pace_stop(pc, &st);
+        CHECK_EQ(st.warmed, 1);                 /* the file found */
+        CHECK_EQ(st.skipped, 16);               /* the failed lookups left to the start */
+        CHECK_EQ(st.negatives_kept, 0);
+        /* a/ for its 8; missing/ once (not there), then the top for the rest */
+        CHECK_EQ(st.dirs_warmed, 3);
+        readset_free(rs);
+out:
+        snprintf(p, sizeof(p), "%s/a/found", top);
+        unlink(p);
+        snprintf(p, sizeof(p), "%s/a", top);
+        rmdir(p);
+        rmdir(top);
 }
 
 int main(void)
@@ -351,5 +435,6 @@ int main(void)
         test_window_from_pace();
         test_too_few();
         test_worth();
+        test_failed_lookups_directory();
         TESTS_DONE();
 }
