@@ -13,6 +13,16 @@ cd "$(dirname "$0")/.."
 sh scripts/install-deps.sh
 
 dmesg_before=$(dmesg 2>/dev/null | wc -l || echo 0)
+# What the tests mount and attach lies below these (tests/e2e/lib.sh's
+# $TMP, bench/slowdev's state, the README and hostile tests' directories):
+# anything of theirs still there after the runs was left behind, whatever
+# else the machine has (other work shares it).
+ours() {
+        { findmnt -rn -o TARGET,SOURCE; losetup -n -l -O NAME,BACK-FILE 2>/dev/null; } |
+                grep -E '(/var/lib|/tmp)/readset-(e2e|readme|hostile)\.|/run/readset-slowdev/' | sort || true
+}
+ours_before=$(mktemp)
+ours > "$ours_before"
 status=0
 logs=
 
@@ -41,6 +51,14 @@ if [ "${READSET_SKIP_VALGRIND:-0}" != 1 ]; then
         run_suite build check-unit --suite unit \
                 --wrapper "valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite"
         run_suite build check-valgrind-verbs --suite valgrind
+fi
+
+left=$(ours | comm -13 "$ours_before" -)
+rm -f "$ours_before"
+if [ -n "$left" ]; then
+        echo "the tests left these mounts or loop devices behind:" >&2
+        echo "$left" >&2
+        status=1
 fi
 
 new=$(dmesg 2>/dev/null | tail -n +"$((dmesg_before + 1))" | grep -E 'BUG:|WARNING:' || true)

@@ -15,7 +15,7 @@ grep -qw btrfs /proc/filesystems || modprobe btrfs 2>/dev/null || true
 grep -qw btrfs /proc/filesystems || skip "the kernel has no btrfs"
 
 truncate -s 400M "$TMP/fs.img"
-mkfs.btrfs -q -f "$TMP/fs.img" > /dev/null 2>&1 || fail "mkfs.btrfs"
+btrfs_progs mkfs.btrfs -q -f "$TMP/fs.img" > /dev/null 2>"$TMP/mkfs.err" || fail "mkfs.btrfs: $(cat "$TMP/mkfs.err")"
 LOOPDEV=$(losetup --find --show "$TMP/fs.img")
 MNT=$TMP/mnt
 mkdir -p "$MNT"
@@ -139,7 +139,7 @@ grep -q "nothing rewritten" "$TMP/again.out" || fail "run again, layout rewrote:
 [ "$(SRCDIR=$SRCDIR "$PY" "$TMP/follows.py" "$TMP/moving" encoded)" = "$runs_after" ] || fail "run again, the files moved"
 kill $PROG_PID $HOLDER_PID 2>/dev/null || true; wait 2>/dev/null || true; PROG_PID= HOLDER_PID=
 unmount "$MNT"
-btrfs check --readonly "$LOOPDEV" > "$TMP/check.out" 2>&1 || fail "btrfs check: $(cat "$TMP/check.out")"
+btrfs_progs btrfs check --readonly "$LOOPDEV" > "$TMP/check.out" 2>&1 || fail "btrfs check: $(cat "$TMP/check.out")"
 mount -t btrfs "$LOOPDEV" "$MNT"
 
 # ext4 takes no --compress

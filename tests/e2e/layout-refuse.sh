@@ -31,7 +31,7 @@ refused() {   # expected-message command...: exit 1 and the message, one line
 # ---- a file system that is not ext4 ----
 if command -v mkfs.btrfs >/dev/null; then
         truncate -s 256M "$TMP/btrfs.img"
-        mkfs.btrfs -q "$TMP/btrfs.img" >/dev/null
+        btrfs_progs mkfs.btrfs -q "$TMP/btrfs.img" >/dev/null
         BL=$(losetup --find --show "$TMP/btrfs.img"); MORE_LOOPS="$BL"
         mkdir -p "$TMP/b"; mount "$BL" "$TMP/b"; MORE_MNTS="$TMP/b"
         $CHECK scatter "$TMP/b/tree" 8 1

@@ -62,6 +62,23 @@ user_readset() {
         setpriv --reuid=65534 --regid=65534 --clear-groups -- "$TMP/user/bin/readset" "$@"
 }
 user_name() { if [ "$(id -u)" = 0 ]; then echo nobody; else id -un; fi; }
+# A btrfs-progs command (mkfs.btrfs, btrfs check) that does not fail on
+# someone else's broken mount: before it works on a file or device, it
+# looks at the backing file of every mounted loop device, and one it cannot
+# reach (on a FUSE file system whose server died: "Transport endpoint is not
+# connected") makes it refuse.  Such a mount is not ours and not ours to
+# remove: the command runs in a private mount namespace without it.
+btrfs_progs() {
+        unshare --mount --propagation private sh -c '
+                for b in /sys/block/loop*/loop/backing_file; do
+                        [ -f "$b" ] || continue
+                        f=$(cat "$b" 2>/dev/null) || continue
+                        stat "${f% (deleted)}" >/dev/null 2>&1 && continue
+                        d=${b#/sys/block/}; d=/dev/${d%%/*}
+                        findmnt -n -l -o TARGET -S "$d" | while IFS= read -r t; do umount -l "$t" 2>/dev/null || true; done
+                done
+                exec "$@"' btrfs_progs "$@"
+}
 need_python() { [ -x "$PY" ] || skip "needs $PY"; }
 need_loop() {
         command -v losetup >/dev/null && command -v mkfs.ext4 >/dev/null || skip "needs losetup and mkfs.ext4"
