@@ -106,8 +106,8 @@ int run_load(const char *file, struct replay_args *a, bool is_auto, struct run_l
         }
         /* The first file's device is the program's own.  The plan is for the
          * device most bytes come from, which needs the whole read set
-         * decoded; when that one is a disk and the program's is not, the
-         * command starts while FIEMAP is asked (a known cost, not measured). */
+         * decoded: run_plan_by_main_device() asks where this one is not a
+         * disk. */
         /* a portable read set's names are below --root */
         if (a->root && first[0] == '/') {
                 char *j = NULL;
@@ -136,6 +136,40 @@ int run_decode(struct run_loaded *ld, bool is_auto, struct readset **ret_rs)
                 log_warning("the command runs without a replay");
                 readset_free(TAKE_PTR(*ret_rs));
         }
+        return 0;
+}
+
+int run_plan_by_main_device(struct run_loaded *ld, bool is_auto, struct readset **ret_rs)
+{
+        struct device_profile peeked;
+        struct device_note note;
+        const char *first = NULL, *main_path = NULL;
+        uint64_t main_dev, first_dev = 0;
+        const struct readset *rs;
+
+        if (!ld->buf || ld->plan_first || ld->a->root)
+                return 0;       /* (a portable read set's lie in its image, where the first is) */
+        (void)run_decode(ld, is_auto, ret_rs);
+        rs = *ret_rs;
+        if (!rs || readset_main_device(rs, &main_dev) < 0)
+                return 0;
+        /* (no access() here: a file on a share whose server is gone would
+         * hold the command; the peek is asked in a process of its own) */
+        for (size_t i = 0; i < rs->n_files && !main_path; i++) {
+                const struct rs_file *f = &rs->files[i];
+                if (f->kind != RS_FILE_REGULAR || f->path[0] != '/')
+                        continue;
+                if (!first) {
+                        first = f->path;
+                        first_dev = f->dev;
+                }
+                if (f->dev == main_dev)
+                        main_path = f->path;
+        }
+        if (!main_path || (first && first_dev == main_dev))
+                return 0;       /* the device peeked already */
+        peek_device(ld->a, main_path, &peeked, &note);
+        ld->plan_first = peeked.rotational;
         return 0;
 }
 

@@ -152,6 +152,37 @@ static uint32_t stride_of(void *userdata, const char *dir, size_t len)
         return replay_lookup_stride(userdata, dir, len);
 }
 
+int replay_plan_metadata(const struct readset *rs, const struct device_profile *dev,
+                         const struct replay_options *o, struct plan **ret)
+{
+        struct plan_options po = { .accessed_only = !o->all_ranges };
+        uint64_t budget;
+        int r;
+
+        *ret = NULL;
+        r = replay_memory_budget(o->max_evict_percent, &budget);
+        if (r < 0)
+                return r;
+        po.max_bytes = budget ? budget : 1;
+        if (o->max_bytes && o->max_bytes < po.max_bytes)
+                po.max_bytes = o->max_bytes;
+        r = planner_build(rs, dev, &po, ret);
+        if (r < 0)
+                return r;
+        /* (the budget keeps the metadata: it is needed first) */
+        (*ret)->n_reads = (*ret)->n_meta;
+        (*ret)->n_lookups = 0;
+        (*ret)->by_position = false;
+        (*ret)->bytes = 0;
+        for (size_t i = 0; i < (*ret)->n_meta; i++)
+                (*ret)->bytes += (*ret)->reads[i].length;
+        if ((*ret)->n_meta == 0) {
+                plan_free(*ret);
+                *ret = NULL;
+        }
+        return 0;
+}
+
 int replay_plan(const struct readset *rs, const struct device_profile *dev, const struct replay_options *o,
                 const struct rp_layout *layouts, struct plan **ret)
 {

@@ -73,3 +73,9 @@ bool replay_on_share(const struct mounts *mt, const char *path);
  * NULL to have them read here when they are needed). */
 int replay_plan(const struct readset *rs, const struct device_profile *dev, const struct replay_options *o,
                 const struct rp_layout *layouts, struct plan **ret);
+/* Only the metadata reads of that plan (no file asked where it lies): what
+ * a disk reads before the plan's FIEMAP of every file, which would read
+ * the same inode blocks one synchronous request at a time.  *ret NULL
+ * where the read set holds no metadata. */
+int replay_plan_metadata(const struct readset *rs, const struct device_profile *dev,
+                         const struct replay_options *o, struct plan **ret);

@@ -39,6 +39,7 @@ struct replay_session {
         struct replay_result res;
         uint8_t *skips;             /* o.skips: rs->n_files entries */
         int image_fd;               /* opened by open_image() here (-1: none) */
+        struct engine_stats pre;    /* the metadata read before planning (metadata_first()) */
 };
 
 void replay_session_options_init(struct replay_session_options *o)
@@ -78,8 +79,49 @@ int replay_session_new(const struct replay_session_options *o, const struct read
         return 0;
 }
 
-/* The device and the plan; why not in res. */
-static int plan_it(struct replay_session *s, struct replay_result *res, struct plan **ret)
+/* On a disk, the read set's metadata before the plan: planning asks
+ * every file where its data lies (FIEMAP), and each question reads the
+ * file's inode, one synchronous request at a time in the order of the
+ * files; the recorded metadata holds those blocks, and read ahead
+ * together, in device order, they are one sweep (python's 207 files on the
+ * emulated 7200 rpm disk, cold: planning 130 ms, or 20-50 ms of metadata
+ * and then 8 ms).  What it read is added to the replay's figures after. */
+static void metadata_first(struct replay_session *s, const struct device_profile *dev,
+                           bool (*stop)(void *userdata), void *userdata)
+{
+        _cleanup_plan_ struct plan *meta = NULL;
+        struct engine_options eo = s->o.engine;
+
+        if (!dev->rotational || replay_plan_metadata(s->rs, dev, &s->o.policy, &meta) < 0 || !meta)
+                return;
+        eo.stop = stop;
+        eo.stop_userdata = userdata;
+        eo.skip_reasons = NULL;     /* (the replay after says why, once) */
+        eo.progress_bytes = NULL;
+        eo.image_fd = -1;
+        eo.image = NULL;
+        eo.lookups = false;
+        eo.wait = true;
+        if (engine_run(s->rs, meta, &eo, &s->pre) < 0)
+                s->pre = (struct engine_stats){ 0 };
+}
+
+/* The replay's figures with what metadata_first() read: its reads and
+ * bytes, found cached by the replay after it. */
+static void add_metadata_first(const struct engine_stats *pre, struct engine_stats *st)
+{
+        uint64_t moved = MIN(pre->bytes, st->bytes_cached);
+
+        st->reads += pre->reads;
+        st->bytes += moved;     /* (each planned byte counted once: read, cached or skipped) */
+        st->bytes_cached -= moved;
+        st->meta_us += pre->elapsed_us;
+        st->elapsed_us += pre->elapsed_us;
+}
+
+/* The device and the plan; why not in res.  (stop: as the engine's) */
+static int plan_it(struct replay_session *s, struct replay_result *res, bool (*stop)(void *userdata),
+                   void *userdata, struct plan **ret)
 {
         struct device_profile dev;
         struct device_note note;
@@ -91,6 +133,7 @@ static int plan_it(struct replay_session *s, struct replay_result *res, struct p
                 return r;
         }
         res->note = note;
+        metadata_first(s, &dev, stop, userdata);
         r = replay_plan(s->rs, &dev, &s->o.policy, NULL, ret);
         if (r < 0) {
                 res->plan_error = r;
@@ -135,6 +178,7 @@ static int run_engine(struct replay_session *s, const struct plan *plan, bool (*
         s->o.engine.skip_reasons = skips;
         open_image(s, res);
         r = engine_run(s->rs, plan, &s->o.engine, &res->st);
+        add_metadata_first(&s->pre, &res->st);
         if (res->st.fell_back)
                 snprintf(res->fell_back, sizeof(res->fell_back), "%s", res->st.fell_back);
         res->st.fell_back = NULL;
@@ -150,7 +194,7 @@ static int job_main(void *userdata, void *shared)
         struct pace_run *pace = NULL;
         int r;
 
-        r = plan_it(s, &out->res, &plan);
+        r = plan_it(s, &out->res, stop_asked, shared, &plan);
         bounded_say_ready(shared);
         if (r < 0)
                 return 0;       /* (planned_ok false: nothing replayed) */
@@ -294,7 +338,7 @@ static int replay_here(struct replay_session *s)
         /* (never started: no process was asked for, and none used) */
         s->res = (struct replay_result){ .st.stopped = true,
                                          .no_process = s->start_error ? s->start_error : -ECHILD };
-        if (plan_it(s, &s->res, &plan) < 0)
+        if (plan_it(s, &s->res, stopping_here, s, &plan) < 0)
                 return 0;       /* (planned_ok false: nothing replayed) */
         s->res.st.stopped = false;
         progress(s, &s->res, false, false, 0);

@@ -87,6 +87,47 @@ static void test_plan(void)
         readset_free(rs);
 }
 
+/* The metadata read before a disk's plan: only the block device's ranges,
+ * in device order and merged where they are close, no lookups; none where
+ * the read set holds no metadata. */
+static void test_plan_metadata(void)
+{
+        struct readset *rs = readset_new();
+        struct rs_file *f = readset_add_file(rs, "/nonexistent/a", 1, 1);
+        struct rs_file *m = readset_add_file(rs, "/dev/nonexistent", 2, 2);
+        struct replay_options o;
+        struct device_profile d;
+        struct plan *p = NULL;
+
+        f->kind = RS_FILE_REGULAR;
+        f->size = 1 << 20;
+        CHECK_EQ(readset_file_add_range(f, 0, 65536, 0, RS_RANGE_ACCESSED), 0);
+        replay_options_init(&o);
+        device_profile_rotational(&d);
+        CHECK_EQ(replay_plan_metadata(rs, &d, &o, &p), 0);
+        CHECK(p == NULL);       /* no metadata: nothing to read first */
+        m->kind = RS_FILE_BLOCKDEV;
+        CHECK_EQ(readset_file_add_range(m, 64 << 20, 4096, 9, RS_RANGE_FILLED), 0);
+        CHECK_EQ(readset_file_add_range(m, 1 << 20, 4096, 3, RS_RANGE_FILLED), 0);
+        CHECK_EQ(readset_file_add_range(m, (1 << 20) + 8192, 4096, 5, RS_RANGE_FILLED), 0);
+        CHECK_EQ(replay_plan_metadata(rs, &d, &o, &p), 0);
+        CHECK(p != NULL);
+        if (p) {
+                /* the two 8 KiB apart in one read (a disk bridges the gap), then the far one */
+                CHECK_EQ(p->n_reads, 2);
+                CHECK_EQ(p->n_meta, 2);
+                CHECK_EQ(p->n_lookups, 0);
+                CHECK_EQ(p->reads[0].file, 1);
+                CHECK_EQ(p->reads[0].offset, 1 << 20);
+                CHECK_EQ(p->reads[0].length, 12288);
+                CHECK_EQ(p->reads[1].offset, 64 << 20);
+                CHECK_EQ(p->bytes, 12288 + 4096);
+                CHECK(!p->by_position);
+        }
+        plan_free(p);
+        readset_free(rs);
+}
+
 /* The budget: free memory above the reserve, plus a share of what is
  * cached, never more than MemAvailable allows. */
 static void test_budget(void)
@@ -117,5 +158,6 @@ int main(void)
         test_lookup_stride();
         test_device_option();
         test_plan();
+        test_plan_metadata();
         TESTS_DONE();
 }
