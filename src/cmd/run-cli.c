@@ -82,9 +82,20 @@ static void peek_device(const struct replay_args *a, const char *first, struct d
                             "command starts first", first);
 }
 
+/* A portable read set's names are below --root. */
+static void below_root(const struct replay_args *a, char **path)
+{
+        char *j = NULL;
+
+        if (a->root && *path && (*path)[0] == '/' && asprintf(&j, "%s%s", a->root, *path) >= 0) {
+                free(*path);
+                *path = j;
+        }
+}
+
 int run_load(const char *file, struct replay_args *a, bool is_auto, struct run_loaded *ld)
 {
-        _cleanup_free_ char *first = NULL;
+        _cleanup_free_ char *first = NULL, *main_file = NULL;
         const char *why = NULL;
         char refusal[512];
         struct device_profile peeked;
@@ -104,21 +115,22 @@ int run_load(const char *file, struct replay_args *a, bool is_auto, struct run_l
                 free(TAKE_PTR(ld->buf));
                 return unusable(file, r, why, is_auto);
         }
-        /* The first file's device is the program's own.  The plan is for the
-         * device most bytes come from, which needs the whole read set
-         * decoded: run_plan_by_main_device() asks where this one is not a
-         * disk. */
-        /* a portable read set's names are below --root */
-        if (a->root && first[0] == '/') {
-                char *j = NULL;
-                if (asprintf(&j, "%s%s", a->root, first) >= 0) {
-                        free(first);
-                        first = j;
-                }
-        }
+        /* The first file's device is the program's own; the plan is for the
+         * device most bytes come from, which may be another (python3 copied
+         * onto a disk starts with libc from solid state): that one is
+         * peeked too, from the same prefix, and either being a disk plans
+         * first (docs/DECISIONS.md, "Run: start at once") */
+        if (format_peek_main_file_buf(ld->buf, ld->len, &main_file, &why) < 0)
+                main_file = NULL;       /* (the first peek said nothing else) */
+        below_root(a, &first);
         peek_device(a, first, &peeked, &note);
         say_device_note(&note);
         ld->plan_first = peeked.rotational;
+        if (!ld->plan_first && main_file && (!first || strcmp(main_file, first) != 0)) {
+                below_root(a, &main_file);
+                peek_device(a, main_file, &peeked, &note);
+                ld->plan_first = peeked.rotational;
+        }
         return 0;
 }
 
@@ -136,40 +148,6 @@ int run_decode(struct run_loaded *ld, bool is_auto, struct readset **ret_rs)
                 log_warning("the command runs without a replay");
                 readset_free(TAKE_PTR(*ret_rs));
         }
-        return 0;
-}
-
-int run_plan_by_main_device(struct run_loaded *ld, bool is_auto, struct readset **ret_rs)
-{
-        struct device_profile peeked;
-        struct device_note note;
-        const char *first = NULL, *main_path = NULL;
-        uint64_t main_dev, first_dev = 0;
-        const struct readset *rs;
-
-        if (!ld->buf || ld->plan_first || ld->a->root)
-                return 0;       /* (a portable read set's lie in its image, where the first is) */
-        (void)run_decode(ld, is_auto, ret_rs);
-        rs = *ret_rs;
-        if (!rs || readset_main_device(rs, &main_dev) < 0)
-                return 0;
-        /* (no access() here: a file on a share whose server is gone would
-         * hold the command; the peek is asked in a process of its own) */
-        for (size_t i = 0; i < rs->n_files && !main_path; i++) {
-                const struct rs_file *f = &rs->files[i];
-                if (f->kind != RS_FILE_REGULAR || f->path[0] != '/')
-                        continue;
-                if (!first) {
-                        first = f->path;
-                        first_dev = f->dev;
-                }
-                if (f->dev == main_dev)
-                        main_path = f->path;
-        }
-        if (!main_path || (first && first_dev == main_dev))
-                return 0;       /* the device peeked already */
-        peek_device(ld->a, main_path, &peeked, &note);
-        ld->plan_first = peeked.rotational;
         return 0;
 }
 

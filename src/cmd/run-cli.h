@@ -33,12 +33,6 @@ int run_load(const char *file, struct replay_args *a, bool is_auto, struct run_l
 /* Decode what run_load() kept (*ret_rs NULL when it cannot be: said, as a
  * warning; the command runs without a replay).  0. */
 int run_decode(struct run_loaded *ld, bool is_auto, struct readset **ret_rs);
-/* Where the read set's first file (the program's own, peeked by
- * run_load()) is not on a disk, the device most of its bytes come from,
- * which the plan is for, may still be one: decoded now (run_decode(), into
- * *ret_rs) to know, and that device peeked as the first was; plan_first
- * then follows it.  0. */
-int run_plan_by_main_device(struct run_loaded *ld, bool is_auto, struct readset **ret_rs);
 void run_loaded_free(struct run_loaded *ld);
 
 /* Recording the command beside the replay (--stats, --auto). */

@@ -273,12 +273,9 @@ int cmd_run(int argc, char **argv)
          * (--auto keeps what the replay found changed: it is told to stop
          * when the command ends, and says) */
         a.opts.leave_at_give_up = !o.stats && !a.verbose && !o.auto_dir && !o.json;
-        if (replay)
-                (void)run_plan_by_main_device(&ld, o.auto_dir != NULL, &rs);
         if (ld.plan_first) {
                 struct readset_totals t;
-                if (!rs)
-                        (void)run_decode(&ld, o.auto_dir != NULL, &rs);
+                (void)run_decode(&ld, o.auto_dir != NULL, &rs);
                 /* a small read set: the head has little to be fought over,
                  * and the command's start is not put off for the plan */
                 if (rs) {
@@ -309,7 +306,7 @@ int cmd_run(int argc, char **argv)
         /* the replay (and, after the start, its decoding and planning) runs
          * at a lower CPU priority: it mostly waits for the device, and where
          * it would compete for the CPU, the command wins */
-        if ((ld.buf || rs) && o.nice > 0)
+        if (ld.buf && o.nice > 0)
                 (void)setpriority(PRIO_PROCESS, 0, (int)o.nice);
         /* (a recording needs the old read set, to tell whether it went
          * stale, even if the command is done already) */

@@ -817,7 +817,71 @@ int format_peek_first_file(const char *path, char **ret_path, char *why, size_t 
         return k;
 }
 
-int format_peek_first_file_buf(const uint8_t *buf, size_t len, char **ret_path, const char **ret_why)
+/* Devices a peek at the main one tells apart (a read set of more is rare:
+ * the rest are not counted) */
+#define PEEK_DEVICES 32
+
+struct peek_dev {
+        uint64_t dev, bytes;
+        char *path;     /* its first regular file with an absolute path, or NULL */
+};
+
+/* Of FILES' files (r at its count): the first regular one (main false), or
+ * the first regular one on the device most of their bytes come from (main
+ * true); *ret_path NULL where the prefix or a malformed file says nothing. */
+static int peek_files(struct rbuf *r, bool main, char **ret_path)
+{
+        struct peek_dev d[PEEK_DEVICES];
+        size_t nd = 0, best = SIZE_MAX;
+        uint64_t n;
+        int e = 0;
+
+        n = r_varint(r);
+        for (uint64_t i = 0; i < n && !r->err; i++) {
+                struct rs_file file;
+                uint64_t nr, bytes = 0;
+                size_t k;
+                r_file_head(r, &file);
+                if (r->err) {
+                        free(file.path);
+                        break;
+                }
+                if (!main && file.kind == RS_FILE_REGULAR && file.path[0] == '/') {
+                        *ret_path = file.path;
+                        return 0;
+                }
+                nr = r_varint(r);
+                for (uint64_t j = 0; j < nr && !r->err; j++) {
+                        (void)r_varint(r);
+                        bytes += r_varint(r);   /* (a sum a reader's limits keep below 2^64) */
+                        (void)r_varint(r);
+                        (void)r_varint(r);
+                }
+                for (k = 0; k < nd && d[k].dev != file.dev; k++)
+                        ;
+                if (main && file.kind != RS_FILE_UNRESOLVED && !r->err && (k < nd || nd < PEEK_DEVICES)) {
+                        if (k == nd)
+                                d[nd++] = (struct peek_dev){ file.dev, 0, NULL };
+                        d[k].bytes += bytes;
+                        if (!d[k].path && file.kind == RS_FILE_REGULAR && file.path[0] == '/')
+                                d[k].path = TAKE_PTR(file.path);
+                }
+                free(file.path);
+        }
+        if (r->err == -ENOMEM)
+                e = -ENOMEM;
+        for (size_t k = 0; main && !r->err && k < nd; k++)
+                if (best == SIZE_MAX || d[k].bytes > d[best].bytes)
+                        best = k;
+        for (size_t k = 0; k < nd; k++) {
+                if (k == best)
+                        *ret_path = TAKE_PTR(d[k].path);
+                free(d[k].path);
+        }
+        return e;
+}
+
+static int peek_buf(const uint8_t *buf, size_t len, bool main, char **ret_path, const char **ret_why)
 {
         _cleanup_free_ uint8_t *raw = NULL;
         const char *why_dummy;
@@ -873,11 +937,11 @@ int format_peek_first_file_buf(const uint8_t *buf, size_t len, char **ret_path, 
                 return -EBADMSG;
         }
 
-        /* sections up to FILES, then its files up to the first regular one;
-         * running out of the prefix (or a malformed one) says "unknown" */
+        /* sections up to FILES, then its files (peek_files()); running out
+         * of the prefix (or a malformed one) says "unknown" */
         while (r.off < r.n) {
                 uint8_t tag = r.p[r.off++];
-                uint64_t slen, n;
+                uint64_t slen;
 
                 if (tag == SEC_END)
                         break;
@@ -890,28 +954,21 @@ int format_peek_first_file_buf(const uint8_t *buf, size_t len, char **ret_path, 
                         r.off += slen;
                         continue;
                 }
+                if (main && slen > r.n - r.off)
+                        return 0;       /* (FILES goes on past the prefix: not known) */
                 if (slen < r.n - r.off)
                         r.n = r.off + slen;   /* (it may go on past the prefix) */
-                n = r_varint(&r);
-                for (uint64_t i = 0; i < n && !r.err; i++) {
-                        struct rs_file file;
-                        uint64_t nr;
-                        r_file_head(&r, &file);
-                        if (r.err) {
-                                free(file.path);
-                                return r.err == -ENOMEM ? -ENOMEM : 0;
-                        }
-                        if (file.kind == RS_FILE_REGULAR && file.path[0] == '/') {
-                                *ret_path = file.path;
-                                return 0;
-                        }
-                        free(file.path);
-                        nr = r_varint(&r);
-                        for (uint64_t j = 0; j < nr && !r.err; j++)
-                                for (int f = 0; f < 4; f++)
-                                        (void)r_varint(&r);
-                }
-                return 0;
+                return peek_files(&r, main, ret_path);
         }
         return 0;
+}
+
+int format_peek_first_file_buf(const uint8_t *buf, size_t len, char **ret_path, const char **ret_why)
+{
+        return peek_buf(buf, len, false, ret_path, ret_why);
+}
+
+int format_peek_main_file_buf(const uint8_t *buf, size_t len, char **ret_path, const char **ret_why)
+{
+        return peek_buf(buf, len, true, ret_path, ret_why);
 }

@@ -50,3 +50,8 @@ int format_load(const char *path, uint8_t **ret_buf, size_t *ret_len, char *why,
 int format_peek_first_file(const char *path, char **ret_path, char *why, size_t why_len);
 /* The same, of a file already loaded (format_load()). */
 int format_peek_first_file_buf(const uint8_t *buf, size_t len, char **ret_path, const char **ret_why);
+/* The same peek for the first regular file on the device most of the
+ * read set's bytes come from (the one a replay is planned for): *ret_path
+ * NULL where the files do not all lie in the peeked prefix, or none is
+ * regular. */
+int format_peek_main_file_buf(const uint8_t *buf, size_t len, char **ret_path, const char **ret_why);

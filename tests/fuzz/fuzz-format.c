@@ -9,7 +9,7 @@
  *   3  a whole file whose header checksum is fixed up (the header's fields
  *      themselves are fuzzed: sizes, flags, versions).
  * Modes 1-3 reach the payload decoder and the limits behind the checks.
- * Each input goes to format_decode() and to the peek `run` makes before it
+ * Each input goes to format_decode() and to the peeks `run` makes before it
  * decodes, which must agree: what decodes has its first regular file
  * peeked, and what the peek refuses outright does not decode. */
 #include <stddef.h>
@@ -65,6 +65,8 @@ static void check(const uint8_t *buf, size_t len)
         char *first = NULL;
         int d = format_decode(buf, len, &rs, &why);
         int p = format_peek_first_file_buf(buf, len, &first, &why);
+        char *main_file = NULL;
+        int pm = format_peek_main_file_buf(buf, len, &main_file, &why);
 
         if (d == 0) {
                 /* What parses must re-encode and parse back, and the peek
@@ -73,7 +75,7 @@ static void check(const uint8_t *buf, size_t len)
                 size_t again_len = 0;
                 struct readset *again = NULL;
 
-                if (p != 0)
+                if (p != 0 || pm != 0)
                         __builtin_trap();
                 if (format_encode(rs, &again_buf, &again_len) == 0 &&
                     format_decode(again_buf, again_len, &again, &why) != 0)
@@ -85,6 +87,7 @@ static void check(const uint8_t *buf, size_t len)
                 readset_free(rs);
         }
         free(first);
+        free(main_file);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -233,6 +233,62 @@ static void write_bytes(const char *path, const uint8_t *buf, size_t len)
         fclose(f);
 }
 
+/* format_peek_main_file_buf(): the first regular file on the device most
+ * bytes come from, which need not be the first file's; unknown (NULL) where
+ * the files run past what the peek reads. */
+static void test_peek_main(void)
+{
+        struct readset *rs = readset_new(), *big;
+        struct rs_file *f;
+        uint8_t *buf = NULL;
+        size_t len = 0;
+        char *got = NULL;
+        const char *why = NULL;
+
+        rs->page_size = 4096;
+        f = readset_add_file(rs, "/usr/lib/libc.so.6", 0xfe01, 1);      /* solid state: small */
+        f->kind = RS_FILE_REGULAR;
+        readset_file_add_range(f, 0, 8192, 0, RS_RANGE_ACCESSED);
+        f = readset_add_file(rs, "/dev/loop1", 0x701, 0x701);          /* the disk's metadata */
+        f->kind = RS_FILE_BLOCKDEV;
+        readset_file_add_range(f, 1 << 20, 4096, 1, RS_RANGE_FILLED);
+        f = readset_add_file(rs, "7:1:99", 0x701, 99);                 /* unresolved: no path */
+        f->kind = RS_FILE_UNRESOLVED;
+        readset_file_add_range(f, 0, 4096, 2, RS_RANGE_ACCESSED);
+        f = readset_add_file(rs, "/mnt/disk/py/lib/os.pyc", 0x701, 12);
+        f->kind = RS_FILE_REGULAR;
+        readset_file_add_range(f, 0, 4096, 3, RS_RANGE_ACCESSED);
+        f = readset_add_file(rs, "/mnt/disk/py/bin/python3", 0x701, 13);
+        f->kind = RS_FILE_REGULAR;
+        readset_file_add_range(f, 0, 65536, 4, RS_RANGE_ACCESSED);
+        CHECK_EQ(format_encode(rs, &buf, &len), 0);
+        CHECK_EQ(format_peek_first_file_buf(buf, len, &got, &why), 0);
+        CHECK(got && strcmp(got, "/usr/lib/libc.so.6") == 0);
+        free(got);
+        CHECK_EQ(format_peek_main_file_buf(buf, len, &got, &why), 0);
+        CHECK(got && strcmp(got, "/mnt/disk/py/lib/os.pyc") == 0);     /* the disk's first regular file */
+        free(got);
+        free(buf);
+        /* more bytes on solid state: its file */
+        readset_file_add_range(&rs->files[0], 1 << 20, 1 << 20, 5, RS_RANGE_ACCESSED);
+        CHECK_EQ(format_encode(rs, &buf, &len), 0);
+        CHECK_EQ(format_peek_main_file_buf(buf, len, &got, &why), 0);
+        CHECK(got && strcmp(got, "/usr/lib/libc.so.6") == 0);
+        free(got);
+        free(buf);
+        readset_free(rs);
+        /* files past the peek's prefix: not known, no error */
+        big = sample(30000, 4);
+        CHECK_EQ(format_encode(big, &buf, &len), 0);
+        CHECK_EQ(format_peek_main_file_buf(buf, len, &got, &why), 0);
+        CHECK(got == NULL);
+        CHECK_EQ(format_peek_first_file_buf(buf, len, &got, &why), 0);
+        CHECK(got != NULL);
+        free(got);
+        free(buf);
+        readset_free(big);
+}
+
 /* format_peek_first_file(): the first regular file's path, after the header
  * checks (and, for a payload of at most 256 KiB, all the reader's checks);
  * the rest of a longer payload is format_read()'s to check. */
@@ -621,6 +677,7 @@ int main(void)
         test_big();
         test_file_io();
         test_peek();
+        test_peek_main();
         test_portable();
         test_content_section();
         test_clients();
