@@ -152,20 +152,32 @@ static uint32_t stride_of(void *userdata, const char *dir, size_t len)
         return replay_lookup_stride(userdata, dir, len);
 }
 
+/* What every plan takes from o: the ranges it keeps, and its bytes within
+ * the memory budget and o->max_bytes. */
+static int plan_options_of(const struct replay_options *o, struct plan_options *po)
+{
+        uint64_t budget;
+        int r = replay_memory_budget(o->max_evict_percent, &budget);
+
+        if (r < 0)
+                return r;
+        *po = (struct plan_options){ .accessed_only = !o->all_ranges };
+        po->max_bytes = budget ? budget : 1;   /* 0 would mean "no limit" */
+        if (o->max_bytes && o->max_bytes < po->max_bytes)
+                po->max_bytes = o->max_bytes;
+        return 0;
+}
+
 int replay_plan_metadata(const struct readset *rs, const struct device_profile *dev,
                          const struct replay_options *o, struct plan **ret)
 {
-        struct plan_options po = { .accessed_only = !o->all_ranges };
-        uint64_t budget;
+        struct plan_options po;
         int r;
 
         *ret = NULL;
-        r = replay_memory_budget(o->max_evict_percent, &budget);
+        r = plan_options_of(o, &po);
         if (r < 0)
                 return r;
-        po.max_bytes = budget ? budget : 1;
-        if (o->max_bytes && o->max_bytes < po.max_bytes)
-                po.max_bytes = o->max_bytes;
         r = planner_build(rs, dev, &po, ret);
         if (r < 0)
                 return r;
@@ -186,18 +198,15 @@ int replay_plan_metadata(const struct readset *rs, const struct device_profile *
 int replay_plan(const struct readset *rs, const struct device_profile *dev, const struct replay_options *o,
                 const struct rp_layout *layouts, struct plan **ret)
 {
-        struct plan_options po = { .accessed_only = !o->all_ranges, .layouts = layouts };
+        struct plan_options po;
         _cleanup_(mounts_free) struct mounts mt = { 0 };
         struct rp_layout *read_here = NULL;
-        uint64_t budget;
         int r;
 
-        r = replay_memory_budget(o->max_evict_percent, &budget);
+        r = plan_options_of(o, &po);
         if (r < 0)
                 return r;
-        po.max_bytes = budget ? budget : 1;   /* 0 would mean "no limit" */
-        if (o->max_bytes && o->max_bytes < po.max_bytes)
-                po.max_bytes = o->max_bytes;
+        po.layouts = layouts;
         if (!o->all_lookups && mounts_read(&mt) == 0) {
                 po.lookup_stride = stride_of;
                 po.lookup_stride_userdata = &mt;

@@ -51,19 +51,30 @@ static void test_device_option(void)
         CHECK(!o.device.rotational);    /* left as it was */
 }
 
+/* A read set of one regular file of 1 MiB that is not there, its first
+ * range accessed at time 0. */
+static struct readset *one_file(uint64_t first_length, struct rs_file **ret)
+{
+        struct readset *rs = readset_new();
+        struct rs_file *f = readset_add_file(rs, "/nonexistent/a", 1, 1);
+
+        f->kind = RS_FILE_REGULAR;
+        f->size = 1 << 20;
+        CHECK_EQ(readset_file_add_range(f, 0, first_length, 0, RS_RANGE_ACCESSED), 0);
+        *ret = f;
+        return rs;
+}
+
 /* The plan follows the options: used ranges only unless all_ranges, the
  * byte limit. */
 static void test_plan(void)
 {
-        struct readset *rs = readset_new();
-        struct rs_file *f = readset_add_file(rs, "/nonexistent/a", 1, 1);
+        struct rs_file *f;
+        struct readset *rs = one_file(4096, &f);
         struct replay_options o;
         struct device_profile d;
         struct plan *p = NULL;
 
-        f->kind = RS_FILE_REGULAR;
-        f->size = 1 << 20;
-        CHECK_EQ(readset_file_add_range(f, 0, 4096, 0, RS_RANGE_ACCESSED), 0);
         CHECK_EQ(readset_file_add_range(f, 512 << 10, 8192, 5, RS_RANGE_FILLED), 0);
         replay_options_init(&o);
         device_profile_solid(&d);
@@ -92,16 +103,13 @@ static void test_plan(void)
  * the read set holds no metadata. */
 static void test_plan_metadata(void)
 {
-        struct readset *rs = readset_new();
-        struct rs_file *f = readset_add_file(rs, "/nonexistent/a", 1, 1);
+        struct rs_file *f;
+        struct readset *rs = one_file(65536, &f);
         struct rs_file *m = readset_add_file(rs, "/dev/nonexistent", 2, 2);
         struct replay_options o;
         struct device_profile d;
         struct plan *p = NULL;
 
-        f->kind = RS_FILE_REGULAR;
-        f->size = 1 << 20;
-        CHECK_EQ(readset_file_add_range(f, 0, 65536, 0, RS_RANGE_ACCESSED), 0);
         replay_options_init(&o);
         device_profile_rotational(&d);
         CHECK_EQ(replay_plan_metadata(rs, &d, &o, &p), 0);
