@@ -40,6 +40,27 @@ def timed(cmds, cwd):
     return time.monotonic() - t0
 
 
+def median_ci(values, conf=0.95):
+    """The median of values and a distribution-free interval around it at confidence conf or more: the order
+    statistics whose ranks a binomial(n, 1/2) puts at (1 - conf) / 2 or less on either side (n >= 6 for 95%)."""
+    v = sorted(values)
+    n = len(v)
+    if n == 0:
+        raise ValueError("no values")
+    med = v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+    # k: the largest rank with P(B <= k - 1) <= (1 - conf) / 2; the interval is [v(k), v(n - k + 1)]
+    tail, k, cdf = (1 - conf) / 2, 0, 0.0
+    from math import comb
+    while k < n // 2:
+        cdf += comb(n, k) / 2 ** n
+        if cdf > tail:
+            break
+        k += 1
+    if k == 0:
+        return med, v[0], v[-1]
+    return med, v[k - 1], v[n - k]
+
+
 def readset_info(rs):
     return json.loads(subprocess.run([READSET, "show", "--json", rs], capture_output=True, check=True).stdout)
 

@@ -3,7 +3,7 @@
 # Debian's archive.  Idempotent: does nothing when all is there.
 set -eu
 
-PKGS="meson ninja-build gcc pkg-config libzstd-dev zlib1g-dev liburing-dev libssl-dev
+PKGS="meson ninja-build gcc pkg-config libzstd-dev zlib1g-dev liblz4-dev liblzma-dev liburing-dev libssl-dev
       libbpf-dev bpftool clang python3 libfuse3-dev fuse3 psmisc e2fsprogs btrfs-progs util-linux procps mount
       valgrind vmtouch strace coreutils time git chromium python3-pil
       qemu-system-x86 debootstrap systemd-container debhelper dpkg-dev fakeroot lintian

@@ -226,7 +226,7 @@ static void print_json(const struct pack_args *a, const char *root, const struct
                 json_string(&j, "compress", pack_compress_name((enum pack_compress)a->compress));
                 json_u64(&j, "bytes", m->have_size ? m->size : 0);
                 json_u64(&j, "files_ordered", m->ordered);
-                json_bool(&j, "replays_image", !m->files_only);
+                json_bool(&j, "replays_image", a->image == PACK_SQUASHFS && !m->files_only);
         }
         json_u64(&j, "files", p->n_files);
         json_u64(&j, "files_outside", c->outside);

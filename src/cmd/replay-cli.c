@@ -20,6 +20,7 @@ void replay_args_init(struct replay_args *a)
         replay_session_options_init(&a->opts);
         a->opts.follower = &record_follower;
         a->opts.open_image = portable_image_open;
+        a->opts.image_here = portable_image_here;
         a->verbose = false;
         a->root = NULL;
         a->image_root = NULL;
@@ -146,11 +147,9 @@ int replay_args_bind(struct replay_args *a, struct readset *rs, const char *path
                 return log_error("--root: '%s' is not a directory", a->root);
         if (portable_bind(rs, root, (uint64_t)st.st_dev) < 0)
                 return log_errno(-ENOMEM, "cannot bind '%s' to '%s'", path, root);
-        if (rs->image) {
-                a->image_root = TAKE_PTR(root);
-                a->opts.image_root = a->image_root;
-                a->opts.image = rs->image;
-        }
+        a->image_root = TAKE_PTR(root);
+        a->opts.image_root = a->image_root;
+        a->opts.image = rs->image;
         return 0;
 }
 
@@ -259,8 +258,9 @@ void say_replay_notes(const struct replay_result *res, int r, const struct repla
         if (res->pace_no_memory)
                 log_warning("out of memory: the lookups are not paced");
         if (res->image_other && a->verbose)
-                cmd_info_wrapped("%s is mounted from another image than the read set was packed in: its files are "
-                                 "replayed", printable_elided(a->image_root, 50, root, sizeof(root)));
+                cmd_info_wrapped("%s is mounted from another image than the read set was packed in: where its "
+                                 "files lie there is read (squashfs), and each file is checked by content",
+                                 printable_elided(a->image_root, 50, root, sizeof(root)));
         if (r == -ECHILD)
                 log_error("the replay's process was killed by signal %d (%s)", res->signal,
                           res->signal ? strsignal(res->signal) : "?");

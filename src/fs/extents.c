@@ -168,18 +168,33 @@ int extents_table_read(const struct readset *rs, const bool *want, unsigned flag
         struct rp_layout *t = calloc(rs->n_files ? rs->n_files : 1, sizeof(*t));
         struct extents_counts n = {};
 
+        /* file systems found to keep no map (squashfs): their other files
+         * are not opened to be asked (each open there is a lookup and an
+         * inode read; the 624 files of a packed image on the emulated
+         * 7200 rpm disk took 0.4 s so, with nothing to show for it) */
+        dev_t nomap[8];
+        size_t n_nomap = 0;
+
         if (!t)
                 return -ENOMEM;
         for (size_t i = 0; i < rs->n_files; i++) {
-                bool unwritten = false;
+                bool unwritten = false, skip = false;
                 int r;
                 if (rs->files[i].kind != RS_FILE_REGULAR || (want && !want[i]))
                         continue;
+                for (size_t k = 0; k < n_nomap && !skip; k++)
+                        skip = nomap[k] == rs->files[i].dev;
+                if (skip) {
+                        n.unknown++;
+                        continue;
+                }
                 r = read_recorded(&rs->files[i], flags & EXTENTS_TABLE_SYNC, &t[i], &unwritten);
                 if (r == -ENOMEM) {
                         extents_table_free(t, rs->n_files);
                         return r;
                 }
+                if (r == -EOPNOTSUPP && n_nomap < ARRAY_SIZE(nomap))
+                        nomap[n_nomap++] = rs->files[i].dev;
                 if (r < 0)
                         n.unknown++;
                 n.unwritten += unwritten;

@@ -88,9 +88,7 @@ static bool readable_by_invoker(const struct stat *s)
                (s->st_uid == u && (s->st_mode & S_IRUSR));
 }
 
-/* Are the bytes of f's ranges in fd those recorded?  1 yes, 0 no (or
- * shorter now), -errno. */
-static int content_matches(int fd, const struct rs_file *f)
+int fs_content_matches(int fd, const struct rs_file *f)
 {
         struct content_sum sum;
         int r;
@@ -112,12 +110,12 @@ static int content_matches(int fd, const struct rs_file *f)
 int fs_open_recorded(const struct rs_file *f, int mode, enum fs_skip *ret_why)
 {
         _cleanup_close_ int pfd = -1;
-        bool content = !(mode & FS_OPEN_IDENTITY_ONLY);
+        bool content = !(mode & FS_OPEN_IDENTITY_ONLY), later = mode & FS_OPEN_CONTENT_LATER;
         struct statfs sfs;
         struct stat s;
         int fd;
 
-        mode &= ~FS_OPEN_IDENTITY_ONLY;
+        mode &= ~(FS_OPEN_IDENTITY_ONLY | FS_OPEN_CONTENT_LATER);
         /* a block device is read for its metadata ranges, never written */
         if ((mode != O_RDONLY && mode != O_RDWR) || (mode == O_RDWR && f->kind == RS_FILE_BLOCKDEV))
                 return skip(FS_SKIP_ERROR, -EINVAL, ret_why);
@@ -152,8 +150,8 @@ int fs_open_recorded(const struct rs_file *f, int mode, enum fs_skip *ret_why)
         fd = reopen(pfd, mode | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
         if (fd < 0)
                 return skip(why_of(-fd), fd, ret_why);
-        if ((f->flags & RS_FILE_BY_CONTENT) && content) {
-                int r = content_matches(fd, f);
+        if ((f->flags & RS_FILE_BY_CONTENT) && content && !later) {
+                int r = fs_content_matches(fd, f);
                 if (r <= 0) {
                         close(fd);
                         return r < 0 ? skip(FS_SKIP_ERROR, r, ret_why) : skip(FS_SKIP_CONTENT, -ESTALE, ret_why);

@@ -51,4 +51,12 @@ bool fs_identity_matches(const struct rs_file *f, const struct stat *st);
  * differ is changed.  FS_OPEN_IDENTITY_ONLY in mode leaves the digest
  * out (for what reads no data: extent maps). */
 #define FS_OPEN_IDENTITY_ONLY (1 << 30)
+/* FS_OPEN_CONTENT_LATER: the digest is left to the caller, who reads the
+ * ranges first and checks them after with fs_content_matches() (a file is
+ * still refused where the user who asked could not read it). */
+#define FS_OPEN_CONTENT_LATER (1 << 29)
 int fs_open_recorded(const struct rs_file *f, int mode, enum fs_skip *ret_why);
+/* Are the bytes of f's recorded ranges in fd those its digest says?  1 yes,
+ * 0 no (or shorter now), -errno.  Read through the page cache, no more than
+ * the ranges. */
+int fs_content_matches(int fd, const struct rs_file *f);

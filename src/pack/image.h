@@ -74,6 +74,11 @@ struct pack_build {
  * lzo), -ENOENT a file of p not in the image, -EBADMSG, -ENOMEM. */
 #define PACK_SPAN_GAP (32 << 10)
 int pack_image_spans(const char *path, const struct readset *p, struct rs_image **ret);
+/* The same of the squashfs image open at fd, where p's paths are its own
+ * below a prefix of skip bytes (a portable read set bound to the root the
+ * image is mounted at): its spans and size, no digests (another image than
+ * p's, or p has none).  Errors as above. */
+int image_spans_here(int fd, const struct readset *p, size_t skip, struct rs_image **ret);
 
 /* Run the image tool; its errors on standard error.  -ENOENT when the
  * tool is not installed, -EIO when it failed, -EINVAL for a compressor

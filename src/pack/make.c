@@ -196,6 +196,10 @@ int pack_make(const struct pack_make_options *o, struct readset *p, struct pack_
                 goto out;
         /* where in the image the start's bytes lie, for a replay of the
          * image itself (squashfs; metadata that readset can read) */
+        /* (spans of an image made before from the same read set are not
+         * this one's) */
+        rs_image_free(p->image);
+        p->image = NULL;
         if (o->image == PACK_SQUASHFS) {
                 r = pack_image_spans(img, p, &p->image);
                 if (r == -EOPNOTSUPP)

@@ -13,6 +13,7 @@
 
 #include "fs/checksum.h"
 #include "fs/open.h"
+#include "pack/image.h"
 #include "util/util.h"
 #include "util/banned.h"
 
@@ -168,15 +169,15 @@ static char *loop_attr(dev_t dev, const char *name)
         return s;
 }
 
-int portable_image_open(const char *root, const struct rs_image *im)
+/* The file root's file system is mounted from: the backing file of its
+ * loop device, at offset 0, read through the page cache, a regular file;
+ * an fd (O_RDONLY) and its stat, or -ENODEV not such a loop device,
+ * -errno. */
+static int backing_open(const char *root, struct stat *ret)
 {
         _cleanup_free_ char *path = NULL, *off = NULL, *dio = NULL;
         _cleanup_close_ int pfd = -1;
-        struct content_sum sum;
-        uint8_t head[4096];
         struct stat st;
-        ssize_t k;
-        int fd, r;
 
         if (stat(root, &st) < 0)
                 return -errno;
@@ -194,18 +195,46 @@ int portable_image_open(const char *root, const struct rs_image *im)
                 return -errno;
         if (fstat(pfd, &st) < 0)
                 return -errno;
-        if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != im->size)
-                return -ESTALE;
-        fd = fd_reopen(pfd, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+        if (!S_ISREG(st.st_mode))
+                return -ENODEV;
+        *ret = st;
+        return fd_reopen(pfd, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+}
+
+int portable_image_open(const char *root, const struct rs_image *im)
+{
+        struct content_sum sum;
+        uint8_t head[4096];
+        struct stat st;
+        ssize_t k;
+        int fd, r = 0;
+
+        fd = backing_open(root, &st);
         if (fd < 0)
                 return fd;
-        r = 0;
-        if (r >= 0) {
-                k = pread(fd, head, sizeof(head), 0);
-                r = k < 0 ? -errno : checksum_buf(head, (size_t)k, &sum);
+        if ((uint64_t)st.st_size != im->size) {
+                close(fd);
+                return -ESTALE;
         }
+        k = pread(fd, head, sizeof(head), 0);
+        r = k < 0 ? -errno : checksum_buf(head, (size_t)k, &sum);
         if (r >= 0 && memcmp(sum.d, im->head, sizeof(im->head)) != 0)
                 r = -ESTALE;
+        if (r < 0) {
+                close(fd);
+                return r;
+        }
+        return fd;
+}
+
+int portable_image_here(const char *root, const struct readset *rs, struct rs_image **ret)
+{
+        struct stat st;
+        int fd = backing_open(root, &st), r;
+
+        if (fd < 0)
+                return fd;
+        r = image_spans_here(fd, rs, strcmp(root, "/") == 0 ? 0 : strlen(root), ret);
         if (r < 0) {
                 close(fd);
                 return r;

@@ -41,6 +41,13 @@ int portable_bind(struct readset *rs, const char *root, uint64_t dev);
  * head digest are im's (a copy of the very image).  An fd (O_RDONLY), or
  * -ENODEV not a loop device, -ESTALE another image, -errno. */
 int portable_image_open(const char *root, const struct rs_image *im);
+/* The squashfs image root is mounted from, whichever it is (another image
+ * of the same files, one the read set has no spans of): an fd of it, as
+ * above, and the spans the bound read set rs's ranges lie in there (no
+ * digests: *ret's files still need their content checked).  -ENODEV,
+ * -EOPNOTSUPP (not a squashfs readset can read), -ENOENT (a file not in
+ * it), -errno. */
+int portable_image_here(const char *root, const struct readset *rs, struct rs_image **ret);
 
 static inline bool readset_is_portable(const struct readset *rs)
 {

@@ -9,6 +9,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <lz4.h>
+#include <lzma.h>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -19,7 +21,10 @@
 #define SQFS_SUPER_SIZE 96
 #define META_MAX 8192                   /* a metadata block's uncompressed size */
 #define COMP_GZIP 1
+#define COMP_XZ 4
+#define COMP_LZ4 5
 #define COMP_ZSTD 6
+#define XZ_MEMLIMIT (64u << 20)         /* a metadata block's dictionary is 8 KiB at most */
 #define BLOCK_RAW (1u << 24)            /* a data block stored uncompressed */
 #define NO_FRAGMENT 0xffffffffu
 #define INODE_DIR 1
@@ -73,6 +78,19 @@ static int meta_block(const struct sqfs *s, uint64_t off, uint8_t *out, size_t *
                 if (ZSTD_isError(k))
                         return -EBADMSG;
                 *ret_n = k;
+        } else if (s->comp == COMP_LZ4) {
+                int k = LZ4_decompress_safe((const char *)s->img + off + 2, (char *)out, (int)size, META_MAX);
+                if (k < 0)
+                        return -EBADMSG;
+                *ret_n = (size_t)k;
+        } else if (s->comp == COMP_XZ) {
+                /* an xz stream (its filters, BCJ among them, in its header) */
+                uint64_t limit = XZ_MEMLIMIT;
+                size_t in_pos = 0, out_pos = 0;
+                if (lzma_stream_buffer_decode(&limit, 0, NULL, s->img + off + 2, &in_pos, size, out, &out_pos,
+                                              META_MAX) != LZMA_OK)
+                        return -EBADMSG;
+                *ret_n = out_pos;
         } else {
                 uLongf k = META_MAX;
                 if (uncompress(out, &k, s->img + off + 2, size) != Z_OK)
@@ -128,8 +146,16 @@ static int table_pos(const struct table *t, uint64_t block, uint32_t offset, siz
 
 int sqfs_open(const char *path, struct sqfs **ret)
 {
-        _cleanup_(sqfs_closep) struct sqfs *s = calloc(1, sizeof(*s));
         _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+        if (fd < 0)
+                return -errno;
+        return sqfs_open_fd(fd, ret);
+}
+
+int sqfs_open_fd(int fd, struct sqfs **ret)
+{
+        _cleanup_(sqfs_closep) struct sqfs *s = calloc(1, sizeof(*s));
         const uint8_t *b;
         struct stat st;
         void *m;
@@ -137,7 +163,7 @@ int sqfs_open(const char *path, struct sqfs **ret)
 
         if (!s)
                 return -ENOMEM;
-        if (fd < 0 || fstat(fd, &st) < 0)
+        if (fstat(fd, &st) < 0)
                 return -errno;
         if (!S_ISREG(st.st_mode) || st.st_size < SQFS_SUPER_SIZE)
                 return -EBADMSG;
@@ -160,7 +186,8 @@ int sqfs_open(const char *path, struct sqfs **ret)
         if (s->block_size < 4096 || s->block_size > (1u << 20) || (s->block_size & (s->block_size - 1)) ||
             s->bytes_used > s->len || s->inode_start >= s->dir_start || s->dir_start > s->bytes_used)
                 return -EBADMSG;
-        if (s->comp != COMP_GZIP && s->comp != COMP_ZSTD)
+        /* (lzo and lzma, the old one, are not read: pack writes neither) */
+        if (s->comp != COMP_GZIP && s->comp != COMP_ZSTD && s->comp != COMP_LZ4 && s->comp != COMP_XZ)
                 return -EOPNOTSUPP;
         /* the tables follow the data: the first of them is the inode table */
         s->tables_start = s->inode_start;

@@ -19,6 +19,8 @@ struct sqfs;
 /* Open the image at path (mapped read-only).  -EBADMSG not a squashfs 4.0
  * image (or a damaged one), -EOPNOTSUPP its metadata's compressor, -errno. */
 int sqfs_open(const char *path, struct sqfs **ret);
+/* The same, of the file open at fd (mapped: fd may be closed after). */
+int sqfs_open_fd(int fd, struct sqfs **ret);
 void sqfs_close(struct sqfs *s);
 static inline void sqfs_closep(struct sqfs **p) { sqfs_close(*p); }
 #define _cleanup_sqfs_ __attribute__((cleanup(sqfs_closep)))

@@ -62,10 +62,10 @@ struct image_job {
         struct eng *e;
         int fd;
         const struct rs_image *im;
-        uint64_t cap;
+        uint64_t cap, bridge;
         uint64_t bytes;
         atomic_bool queued;
-        bool verified;
+        bool unverified, verified;
 };
 
 /* Its ranges, in order: all queued first (readahead(2) returns once they
@@ -79,13 +79,27 @@ static void *image_main(void *userdata)
         struct image_job *j = userdata;
         struct content_sum sum;
 
-        /* the ranges and no more: a read would read ahead past them */
+        /* the ranges and no more (a read would read ahead past them), but
+         * through gaps smaller than the device's bridge: on a disk, the
+         * start's file system reads around them (squashfs reads ahead whole
+         * windows of blocks: a start that uses 27 MB of a packed zstd image
+         * read 50 MB of it), and the gaps cost less read than skipped */
         (void)posix_fadvise(j->fd, 0, 0, POSIX_FADV_RANDOM);
-        for (size_t i = 0; i < j->im->n_spans && !atomic_load(&j->e->stop); i++)
-                for (uint64_t off = j->im->spans[i].offset, end = off + j->im->spans[i].length; off < end;
-                     off += j->cap)
+        for (size_t i = 0; i < j->im->n_spans && !atomic_load(&j->e->stop);) {
+                uint64_t off = j->im->spans[i].offset, end = off + j->im->spans[i].length;
+                for (i++; i < j->im->n_spans && j->im->spans[i].offset >= end &&
+                          j->im->spans[i].offset - end <= j->bridge; i++)
+                        end = j->im->spans[i].offset + j->im->spans[i].length;
+                for (; off < end; off += j->cap)
                         (void)readahead(j->fd, (off64_t)off, (size_t)MIN(j->cap, end - off));
+        }
         atomic_store(&j->queued, true);
+        if (j->unverified) {
+                /* (read ahead and counted, not waited for) */
+                for (size_t i = 0; i < j->im->n_spans; i++)
+                        j->bytes += j->im->spans[i].length;
+                return NULL;
+        }
         if (atomic_load(&j->e->stop) || checksum_spans(j->fd, j->im->spans, j->im->n_spans, &sum) < 0)
                 return NULL;
         for (size_t i = 0; i < j->im->n_spans; i++)
@@ -186,7 +200,8 @@ int engine_run(const struct readset *rs, const struct plan *plan, const struct e
          * not checked one by one. */
         if (opt->image_fd >= 0 && opt->image) {
                 img = (struct image_job){ .e = &e, .fd = opt->image_fd, .im = opt->image,
-                                          .cap = opt->readahead_cap ? opt->readahead_cap : 128 << 10 };
+                                          .cap = opt->image_cap ? opt->image_cap : opt->readahead_cap ? opt->readahead_cap : 128 << 10,
+                                          .bridge = opt->image_bridge, .unverified = opt->image_unverified };
                 img_on = pthread_create(&img_thread, NULL, image_main, &img) == 0;
                 while (img_on && !atomic_load(&img.queued)) {
                         struct timespec ts = { 0, 1000000 };
@@ -196,6 +211,17 @@ int engine_run(const struct readset *rs, const struct plan *plan, const struct e
         /* 1. filesystem metadata, all of it, before anything is opened */
         warm_metadata(&e, &st);
         st.meta_us = now_us() - t0;
+        /* the image checked before any file is opened: a file opened before
+         * would have its own ranges read to check it, one request after
+         * another, while the image's are in flight (packed zstd image on
+         * the emulated 7200 rpm disk: 188 files, 19 MB read so, run 0.97 s
+         * against plain 0.73) */
+        if (img_on) {
+                pthread_join(img_thread, NULL);
+                img_on = false;
+                st.image_bytes = img.bytes;
+                st.image_verified = img.verified;
+        }
         /* 2. inodes and lookups beside 3. the data, first needed first: in
          * windows of at most budget files, each closed before the next */
         w = engine_stopping(&e, &st, true) ? NULL : warmers_start(&e, engine_threads(opt));
@@ -216,8 +242,10 @@ int engine_run(const struct readset *rs, const struct plan *plan, const struct e
                 e.to = i;
                 atomic_store(&e.next, e.from);
                 r = methods[method]->fill(&e, &st);
-                if (i < plan->n_reads)
+                if (i < plan->n_reads) {
+                        engine_check_contents(&e, &st);
                         engine_close_files(&e, true);
+                }
         }
         atomic_store(&e.workers_done, true);
         engine_wake_warmers(&e);
@@ -228,6 +256,7 @@ int engine_run(const struct readset *rs, const struct plan *plan, const struct e
                 st.image_bytes = img.bytes;
                 st.image_verified = img.verified;
         }
+        engine_check_contents(&e, &st);
         st.elapsed_us = now_us() - t0;
         engine_close_files(&e, false);
         engine_state_free(&e);

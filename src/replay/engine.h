@@ -45,6 +45,9 @@ struct engine_options {
          * order beside the files, in large requests. */
         int image_fd;
         const struct rs_image *image;
+        uint64_t image_cap;       /* what one readahead(2) call of it reads (0: readahead_cap) */
+        uint64_t image_bridge;    /* its ranges read as one where apart by less than this */
+        bool image_unverified;    /* image has no digest (another image's spans): not checked */
 
         /* Where the bytes of each of the plan's reads are added as it is
          * dealt with (issued, found cached or skipped), for a caller in

@@ -64,19 +64,26 @@ static uint64_t position(const struct rp_layout *layouts, uint32_t file, uint64_
 }
 
 /* On a disk, does reading from end on to next read through bytes that lie
- * between them on the device?  Without a map: assumed (a file mostly lies in one
- * piece).  With one: only if next lies gap bytes after end's last byte, so
- * that a gap whose data lies elsewhere (a layout that moved only the
- * ranges a start reads, a fragmented file) is not read through: that
- * would send the head away and back. */
+ * between them on the device?  Without a table of maps: assumed (a file
+ * mostly lies in one piece).  With one: only if next lies gap bytes after
+ * end's last byte, so that a gap whose data lies elsewhere (a layout that
+ * moved only the ranges a start reads, a fragmented file) is not read
+ * through: that would send the head away and back.  A file whose file
+ * system keeps no map (squashfs: compressed, in blocks of its own) is not
+ * read through either: the gap is blocks to find and decompress that the
+ * start never needs, where an image's reads (a portable read set's) have
+ * read only the start's (packed zstd image on the emulated 7200 rpm disk:
+ * replay alone 0.84 s with the gaps, 106 MB planned of 68 MB). */
 static bool contiguous_gap(const struct pctx *c, uint32_t fi, uint64_t end, uint64_t next)
 {
         uint64_t a, b;
 
         /* (only a disk's head is sent away: on solid state a gap costs
          * its bytes wherever they lie) */
-        if (next <= end || !c->dev->rotational || !c->opt->layouts || !c->opt->layouts[fi].known)
+        if (next <= end || !c->dev->rotational || !c->opt->layouts)
                 return true;
+        if (!c->opt->layouts[fi].known)
+                return false;
         a = position(c->opt->layouts, fi, end - 1);
         b = position(c->opt->layouts, fi, next);
         if (a == UINT64_MAX || b == UINT64_MAX)

@@ -39,6 +39,7 @@ struct replay_session {
         struct replay_result res;
         uint8_t *skips;             /* o.skips: rs->n_files entries */
         int image_fd;               /* opened by open_image() here (-1: none) */
+        struct rs_image *here;      /* the spans of the image found mounted (image_here()) */
         struct engine_stats pre;    /* the metadata read before planning (metadata_first()) */
 };
 
@@ -151,16 +152,40 @@ static int plan_it(struct replay_session *s, struct replay_result *res, bool (*s
  * its ranges read ahead beside the files, in its order. */
 static void open_image(struct replay_session *s, struct replay_result *res)
 {
-        int fd;
+        struct device_profile idev;
+        char p[64];
+        int fd = -ENODEV;
 
-        if (!s->o.image || !s->o.open_image || s->o.engine.image_fd >= 0)
+        if (!s->o.image_root || s->o.engine.image_fd >= 0)
                 return;
-        fd = s->o.open_image(s->o.image_root, s->o.image);
-        if (fd >= 0) {
-                s->o.engine.image_fd = s->image_fd = fd;
-                s->o.engine.image = s->o.image;
-        } else if (fd == -ESTALE)
-                res->image_other = true;
+        if (s->o.image && s->o.open_image) {
+                fd = s->o.open_image(s->o.image_root, s->o.image);
+                if (fd >= 0)
+                        s->o.engine.image = s->o.image;
+                else if (fd == -ESTALE)
+                        res->image_other = true;
+        }
+        /* another image of the files (or one the read set has no spans
+         * of): the spans they lie in there, read as well, their files
+         * checked after (a default-order squashfs on the emulated 7200 rpm
+         * disk: its files' reads alone ran 3.2 s against 2.6 s plain) */
+        if (fd < 0 && (s->o.image ? res->image_other : true) && s->o.image_here &&
+            (fd = s->o.image_here(s->o.image_root, s->rs, &s->here)) >= 0) {
+                s->o.engine.image = s->here;
+                s->o.engine.image_unverified = true;
+        }
+        if (fd < 0)
+                return;
+        s->o.engine.image_fd = s->image_fd = fd;
+        /* read as the device the image lies on wants it, not the one
+         * mounted from it: a readahead(2) call there reads at most that
+         * device's window (2.5 MB asked of the emulated disk below, 128 KiB
+         * read) */
+        snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+        if (device_profile_for_path(p, &idev, NULL) == 0) {
+                s->o.engine.image_cap = idev.readahead_cap;
+                s->o.engine.image_bridge = idev.bridge_bytes;
+        }
 }
 
 static bool stop_asked(void *shared) { return bounded_stopping(shared); }
@@ -471,6 +496,7 @@ void replay_session_free(struct replay_session *s)
         }
         if (s->image_fd >= 0)
                 close(s->image_fd);
+        rs_image_free(s->here);
         free(s->skips);
         free(s);
 }

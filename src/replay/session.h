@@ -60,6 +60,11 @@ struct replay_session_options {
         const char *image_root;
         const struct rs_image *image;
         int (*open_image)(const char *root, const struct rs_image *image);
+        /* where there is none, or the root is mounted from another: an fd
+         * of the image the root is mounted from and the spans the read
+         * set's ranges lie in there (the caller's: portable_image_here()),
+         * read ahead too, its files checked by content after their reads */
+        int (*image_here)(const char *root, const struct readset *rs, struct rs_image **ret);
         /* Called from replay_session_wait(), in the caller's thread, when
          * the replay has planned, every 10 ms while it replays in a process
          * of its own, and when it is over (NULL: not). */

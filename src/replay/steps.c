@@ -63,7 +63,14 @@ static int open_file(struct eng *e, uint32_t file, struct engine_stats *st)
         enum fs_skip why;
         /* (the image they are packed in checked already: the files are its) */
         bool trusted = atomic_load(&e->trusted);
-        int fd = fs_open_recorded(f, O_RDONLY | (trusted ? FS_OPEN_IDENTITY_ONLY : 0), &why);
+        /* known by content, no image checked: its ranges are read first,
+         * queued with the others, and checked after (engine_check_contents):
+         * checked at the open, each file's were read one request after
+         * another, as the start would (a default-order squashfs on the
+         * emulated 7200 rpm disk: run 3.0 s against 2.6 plain) */
+        bool later = (f->flags & RS_FILE_BY_CONTENT) && !trusted && !e->dry;
+        int fd = fs_open_recorded(f, O_RDONLY | (trusted ? FS_OPEN_IDENTITY_ONLY : later ? FS_OPEN_CONTENT_LATER : 0),
+                                  &why);
 
         if (e->opt->skip_reasons)
                 e->opt->skip_reasons[file] = (uint8_t)why;
@@ -73,7 +80,9 @@ static int open_file(struct eng *e, uint32_t file, struct engine_stats *st)
         switch (why) {
         case FS_SKIP_NONE:
                 st->files_opened++;
-                if ((f->flags & RS_FILE_BY_CONTENT) && !trusted) {
+                if (later)
+                        e->counted[file] = COUNTED_CHECK_LATER;
+                else if ((f->flags & RS_FILE_BY_CONTENT) && !trusted) {
                         /* its ranges were read to check it */
                         st->files_checked++;
                         for (size_t k = 0; k < f->n_ranges; k++)
@@ -257,6 +266,35 @@ static int cmp_int(const void *a, const void *b)
 /* The files' descriptors, one close_range(2) per run of consecutive
  * numbers (they mostly are: a warm replay of 3 000 files spent 3 000 calls
  * closing them one by one). */
+/* The bytes its ranges were read for now in the page cache (or on their
+ * way): checked, and counted as checked; one whose bytes differ counted as
+ * such, and as not opened (its reads were spent for nothing).  Not once a
+ * stop was asked (the replay's reads are no longer wanted). */
+void engine_check_contents(struct eng *e, struct engine_stats *st)
+{
+        for (size_t i = 0; i < e->rs->n_files && !atomic_load(&e->stop); i++) {
+                const struct rs_file *f = &e->rs->files[i];
+                int fd = engine_fd(e, (uint32_t)i), r;
+                if (fd < 0 || e->counted[i] != COUNTED_CHECK_LATER)
+                        continue;
+                e->counted[i] = 1;
+                r = fs_content_matches(fd, f);
+                st->files_checked++;
+                for (size_t k = 0; k < f->n_ranges; k++)
+                        st->bytes_checked += f->ranges[k].offset >= f->size ? 0 :
+                                MIN(f->ranges[k].length, f->size - f->ranges[k].offset);
+                if (r > 0)
+                        continue;
+                st->files_opened--;
+                if (r == 0)
+                        st->files_changed++, st->files_differ++;
+                else
+                        st->files_error++;
+                if (e->opt->skip_reasons)
+                        e->opt->skip_reasons[i] = (uint8_t)(r == 0 ? FS_SKIP_CONTENT : FS_SKIP_ERROR);
+        }
+}
+
 void engine_close_files(struct eng *e, bool keep_devices)
 {
         _cleanup_free_ int *fds = malloc((e->rs->n_files ? e->rs->n_files : 1) * sizeof(int));

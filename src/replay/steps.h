@@ -35,7 +35,8 @@ struct eng {
                                    * the thread that claims it (FD_OPENING) opens it */
         size_t from, to;          /* the data reads of this window: [from, to) */
         atomic_size_t next;       /* plan->by_position: the next read to take */
-        uint8_t *counted;         /* per file: its opening was counted (a later window reopens it) */
+        uint8_t *counted;         /* per file: its opening was counted (a later window reopens it);
+                                   * COUNTED_CHECK_LATER: and its content is to be checked */
         atomic_uchar *issued;     /* per read: READ_*; submitted ones' pages may be in flight */
         atomic_uchar *file_cached; /* per file: FILE_* */
         uint64_t *span_lo, *span_hi; /* per file: the bytes its planned data reads cover */
@@ -65,6 +66,10 @@ void engine_state_free(struct eng *e);
 /* Close the files' descriptors (left FD_UNTRIED: a later window opens them
  * again, checked again); keep_devices: not the block devices'. */
 void engine_close_files(struct eng *e, bool keep_devices);
+/* The content of the files opened to be checked later (FS_OPEN_CONTENT_LATER),
+ * checked now that their reads were issued (counted in st). */
+#define COUNTED_CHECK_LATER 2
+void engine_check_contents(struct eng *e, struct engine_stats *st);
 
 /* Asking the page cache before every read pays on a warm cache and costs
  * on a cold one (readahead(2) skips cached pages by itself): a thread's

@@ -7,7 +7,8 @@
 # xattrs, symlinks, hard links, contents), the same bytes when built twice,
 # never written through a symlink; its portable read set replays fully on a
 # copy of the image mounted elsewhere (and with run --root), and skips,
-# counted and named, each file whose content differs on another image; an
+# counted and named, each file whose content differs on another image (whose
+# own ranges, found from its tables, are read all the same); an
 # EROFS image (mkfs.erofs's own order) replays it too.
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -266,7 +267,7 @@ mnt "$TMP/other.img" "$TMP/m3"
 "$READSET" replay --root "$TMP/m3" --json -v "$TMP/live.img.readset" > "$TMP/r3.json" 2>"$TMP/r3.err" || fail "replay on the other image"
 jcheck "$TMP/r3.json" "replay on a changed image" \
         'd["files_opened"] == 10 and d["files_changed"] == 2 and d["files_content_differs"] == 1' \
-        'd["image_bytes_read"] == 0' \
+        'd["image_bytes_read"] > 0 and not d["image_verified"]' \
         'sorted(s["reason"] for s in d["skipped_files"]) == ["changed", "content differs"]'
 "$READSET" replay --root "$TMP/m3" -v "$TMP/live.img.readset" 2>&1 | grep -q "$f1': content differs" ||
         fail "the file changed in place is not named"

@@ -328,12 +328,15 @@ static void test_missing_tool(void)
         CHECK_EQ(saved ? setenv("PATH", saved, 1) : unsetenv("PATH"), 0);
 }
 
-static bool have_mksquashfs(void)
+static bool have_tool(const char *name)
 {
-        char *argv[] = { "sh", "-c", "command -v mksquashfs >/dev/null", NULL };
-        pid_t pid = fork();
+        char cmd[128];
+        char *argv[] = { "sh", "-c", cmd, NULL };
+        pid_t pid;
         int status;
 
+        snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null", name);
+        pid = fork();
         if (pid == 0) {
                 execvp(argv[0], argv);
                 _exit(127);
@@ -380,25 +383,39 @@ static void test_made(void)
         remove_in("out");
 }
 
-/* xz: the image's metadata is not readset's to read back: made, its read
- * set replays the files (no spans). */
-static void test_files_only(void)
+/* xz and lz4: the image's metadata read back, as gzip's (spans); EROFS:
+ * made, its read set replays the files (no spans). */
+static void test_files_only(bool erofs)
 {
-        _cleanup_readset_ struct readset *p = portable(), *back = NULL;
+        static const enum pack_compress with_spans[] = { PACK_XZ, PACK_LZ4 };
+        _cleanup_readset_ struct readset *p = portable();
         struct pack_make_options o;
         struct pack_make_result m;
         char out[PATH_MAX], why[256];
 
         if (!p)
                 return;
-        options(&o, PACK_SQUASHFS, PACK_XZ, "out/x.img", out, sizeof(out));
-        CHECK_EQ(pack_make(&o, p, &m), 0);
-        CHECK_EQ(m.failed, PACK_MAKE_DONE);
-        CHECK(m.files_only);
-        CHECK(m.side && format_read(m.side, &back, why, sizeof(why)) == 0);
-        CHECK(back && back->n_files == 3 && !back->image);
-        pack_make_result_done(&m);
-        remove_in("out");
+        for (size_t i = 0; i < ARRAY_SIZE(with_spans); i++) {
+                _cleanup_readset_ struct readset *back = NULL;
+                options(&o, PACK_SQUASHFS, with_spans[i], "out/x.img", out, sizeof(out));
+                CHECK_EQ(pack_make(&o, p, &m), 0);
+                CHECK_EQ(m.failed, PACK_MAKE_DONE);
+                CHECK(!m.files_only);
+                CHECK(m.side && format_read(m.side, &back, why, sizeof(why)) == 0);
+                CHECK(back && back->n_files == 3 && back->image && back->image->n_spans > 0);
+                pack_make_result_done(&m);
+                remove_in("out");
+        }
+        if (erofs) {
+                _cleanup_readset_ struct readset *back = NULL;
+                options(&o, PACK_EROFS, PACK_LZ4, "out/x.img", out, sizeof(out));
+                CHECK_EQ(pack_make(&o, p, &m), 0);
+                CHECK_EQ(m.failed, PACK_MAKE_DONE);
+                CHECK(m.side && format_read(m.side, &back, why, sizeof(why)) == 0);
+                CHECK(back && back->n_files == 3 && !back->image);
+                pack_make_result_done(&m);
+                remove_in("out");
+        }
 }
 
 /* The tool failing leaves nothing; the last rename failing leaves the read
@@ -452,9 +469,9 @@ int main(void)
         test_epoch();
         test_uuid();
         test_missing_tool();
-        if (have_mksquashfs()) {
+        if (have_tool("mksquashfs")) {
                 test_made();
-                test_files_only();
+                test_files_only(have_tool("mkfs.erofs"));
                 test_failed();
         } else {
                 teardown();

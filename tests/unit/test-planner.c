@@ -212,11 +212,21 @@ static void test_bridge_by_position(void)
         CHECK_EQ(p->n_reads, 1);
         CHECK_EQ(p->reads[0].length, 64 * K);
         plan_free(p);
-        /* no map: as before, read through */
+        /* no map asked for: as before, read through */
         o.layouts = NULL;
         CHECK_EQ(planner_build(rs, &d, &o, &p), 0);
         CHECK_EQ(p->n_reads, 1);
         plan_free(p);
+        /* asked, and the file system keeps none (squashfs): the gap is
+         * blocks to decompress the start never needs, not read through */
+        {
+                struct rp_layout none = { NULL, 0, false };
+                o.layouts = &none;
+                CHECK_EQ(planner_build(rs, &d, &o, &p), 0);
+                CHECK_EQ(p->n_reads, 2);
+                CHECK_EQ(p->bytes, 32 * K);
+                plan_free(p);
+        }
         readset_free(rs);
 }
 

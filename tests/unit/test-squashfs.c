@@ -237,7 +237,7 @@ static void test_not_an_image(const char *path, const char *img)
 
 int main(void)
 {
-        char plain[160], gz[160], junk[160], xz[160];
+        char plain[160], gz[160], junk[160], xz[160], lz4[160], lzo[160];
         _cleanup_sqfs_ struct sqfs *s = NULL;
         bool skip = false;
         int r;
@@ -253,6 +253,8 @@ int main(void)
         snprintf(plain, sizeof(plain), "%s/plain.img", dir);
         snprintf(gz, sizeof(gz), "%s/gzip.img", dir);
         snprintf(xz, sizeof(xz), "%s/xz.img", dir);
+        snprintf(lz4, sizeof(lz4), "%s/lz4.img", dir);
+        snprintf(lzo, sizeof(lzo), "%s/lzo.img", dir);
         snprintf(junk, sizeof(junk), "%s/junk.img", dir);
         CHECK_EQ(mkdir(tree, 0755), 0);
         CHECK_EQ(mkdir(sub, 0755), 0);
@@ -277,14 +279,21 @@ int main(void)
         CHECK_EQ(build(gz, "-comp", "gzip", NULL, NULL), 0);
         test_image_spans(gz);
         test_not_an_image(junk, gz);
+        /* every compressor pack writes is read back */
+        CHECK_EQ(build(xz, "-comp", "xz", NULL, NULL), 0);
+        test_image_spans(xz);
+        CHECK_EQ(build(lz4, "-comp", "lz4", NULL, NULL), 0);
+        test_image_spans(lz4);
         /* metadata compressed with what readset cannot read */
-        if (build(xz, "-comp", "xz", NULL, NULL) == 0)
-                CHECK_EQ(sqfs_open(xz, &s), -EOPNOTSUPP);
+        if (build(lzo, "-comp", "lzo", NULL, NULL) == 0)
+                CHECK_EQ(sqfs_open(lzo, &s), -EOPNOTSUPP);
 out:
         free(big_data);
         unlink(plain);
         unlink(gz);
         unlink(xz);
+        unlink(lz4);
+        unlink(lzo);
         unlink(big);
         unlink(small);
         unlink(deep);
