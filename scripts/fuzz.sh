@@ -10,7 +10,7 @@ set -eu
 cd "$(dirname "$0")/.."
 SECONDS_EACH=${SECONDS:-60}
 RUNS=${RUNS:-}
-TARGETS=${TARGETS:-format json tracer numbers}
+TARGETS=${TARGETS:-format json tracer numbers squashfs}
 
 sh scripts/install-deps.sh
 if ! dpkg-query -W -f='${Status}\n' libclang-rt-14-dev 2>/dev/null | grep -q "install ok installed"; then

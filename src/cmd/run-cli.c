@@ -15,6 +15,7 @@
 #include "model/compare.h"
 #include "model/format.h"
 #include "model/store.h"
+#include "pack/squashfs.h"
 #include "util/json.h"
 #include "util/trust.h"
 #include "util/util.h"
@@ -149,6 +150,20 @@ int run_decode(struct run_loaded *ld, bool is_auto, struct readset **ret_rs)
                 readset_free(TAKE_PTR(*ret_rs));
         }
         return 0;
+}
+
+bool run_waits_for_cpu(const struct replay_args *a)
+{
+        /* a start from an xz-compressed image waits for the decompressor,
+         * not the device (one per mount here): a replay beside it only
+         * competes (emulated USB stick: 4.2 s with it, 3.1 s plain, 2.96 s
+         * with the whole image cached) */
+        if (!a->root || portable_image_compressor(a->root) != SQFS_COMP_XZ)
+                return false;
+        if (a->verbose)
+                log_info("'%s' is mounted from an xz-compressed image: the start waits for its decompressor, not "
+                         "the device: the command runs without a replay", a->root);
+        return true;
 }
 
 void run_loaded_free(struct run_loaded *ld)

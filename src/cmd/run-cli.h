@@ -21,6 +21,10 @@ struct run_loaded {
         struct replay_args *a;
 };
 
+/* Would a replay beside the command only compete with it?  Where --root is
+ * mounted from an xz-compressed squashfs image (said with -v). */
+bool run_waits_for_cpu(const struct replay_args *a);
+
 /* --auto DIR: made if need be; *ret the command's read set in it; what runs
  * killed outright left there removed (said).  -errno when it cannot be
  * used (said, as a warning: the command runs without readset). */

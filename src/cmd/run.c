@@ -259,6 +259,8 @@ int cmd_run(int argc, char **argv)
          * found unusable below is recorded anew) */
         if (o.auto_dir)
                 run_loop_start(&loop, &o, &record, &replay);
+        else if (!record && run_waits_for_cpu(&a))
+                return run_plain(o.cmd, o.json);
         if (replay || record) {
                 (void)run_load(o.file, &a, o.auto_dir != NULL, &ld);
                 if (o.auto_dir && !ld.buf && !record) {

@@ -14,6 +14,7 @@
 #include "fs/checksum.h"
 #include "fs/open.h"
 #include "pack/image.h"
+#include "pack/squashfs.h"
 #include "util/util.h"
 #include "util/banned.h"
 
@@ -240,4 +241,16 @@ int portable_image_here(const char *root, const struct readset *rs, struct rs_im
                 return r;
         }
         return fd;
+}
+
+int portable_image_compressor(const char *root)
+{
+        struct stat st;
+        int fd = backing_open(root, &st), r;
+
+        if (fd < 0)
+                return fd;
+        r = sqfs_compressor_fd(fd);
+        close(fd);
+        return r;
 }

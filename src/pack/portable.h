@@ -48,6 +48,10 @@ int portable_image_open(const char *root, const struct rs_image *im);
  * -EOPNOTSUPP (not a squashfs readset can read), -ENOENT (a file not in
  * it), -errno. */
 int portable_image_here(const char *root, const struct readset *rs, struct rs_image **ret);
+/* The compressor of the squashfs image root is mounted from (as above):
+ * SQFS_COMP_* (pack/squashfs.h), or -ENODEV, -EBADMSG (not squashfs),
+ * -errno. */
+int portable_image_compressor(const char *root);
 
 static inline bool readset_is_portable(const struct readset *rs)
 {

@@ -20,10 +20,10 @@
 #define SQFS_MAGIC 0x73717368u
 #define SQFS_SUPER_SIZE 96
 #define META_MAX 8192                   /* a metadata block's uncompressed size */
-#define COMP_GZIP 1
-#define COMP_XZ 4
-#define COMP_LZ4 5
-#define COMP_ZSTD 6
+#define COMP_GZIP SQFS_COMP_GZIP
+#define COMP_XZ SQFS_COMP_XZ
+#define COMP_LZ4 SQFS_COMP_LZ4
+#define COMP_ZSTD SQFS_COMP_ZSTD
 #define XZ_MEMLIMIT (64u << 20)         /* a metadata block's dictionary is 8 KiB at most */
 #define BLOCK_RAW (1u << 24)            /* a data block stored uncompressed */
 #define NO_FRAGMENT 0xffffffffu
@@ -151,6 +151,18 @@ int sqfs_open(const char *path, struct sqfs **ret)
         if (fd < 0)
                 return -errno;
         return sqfs_open_fd(fd, ret);
+}
+
+int sqfs_compressor_fd(int fd)
+{
+        uint8_t b[SQFS_SUPER_SIZE];
+        ssize_t k = pread(fd, b, sizeof(b), 0);
+
+        if (k < 0)
+                return -errno;
+        if (k < (ssize_t)sizeof(b) || le(b, 4) != SQFS_MAGIC || le(b + 28, 2) != 4)
+                return -EBADMSG;
+        return (int)le(b + 20, 2);
 }
 
 int sqfs_open_fd(int fd, struct sqfs **ret)

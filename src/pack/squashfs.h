@@ -21,6 +21,13 @@ struct sqfs;
 int sqfs_open(const char *path, struct sqfs **ret);
 /* The same, of the file open at fd (mapped: fd may be closed after). */
 int sqfs_open_fd(int fd, struct sqfs **ret);
+/* The compressor of the squashfs image at fd, from its superblock alone:
+ * SQFS_COMP_*, or -EBADMSG (not a squashfs 4 image), -errno. */
+#define SQFS_COMP_GZIP 1
+#define SQFS_COMP_XZ 4
+#define SQFS_COMP_LZ4 5
+#define SQFS_COMP_ZSTD 6
+int sqfs_compressor_fd(int fd);
 void sqfs_close(struct sqfs *s);
 static inline void sqfs_closep(struct sqfs **p) { sqfs_close(*p); }
 #define _cleanup_sqfs_ __attribute__((cleanup(sqfs_closep)))

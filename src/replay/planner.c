@@ -83,7 +83,7 @@ static bool contiguous_gap(const struct pctx *c, uint32_t fi, uint64_t end, uint
         if (next <= end || !c->dev->rotational || !c->opt->layouts)
                 return true;
         if (!c->opt->layouts[fi].known)
-                return false;
+                return c->rs->files[fi].kind != RS_FILE_REGULAR;   /* (a block device's: never asked) */
         a = position(c->opt->layouts, fi, end - 1);
         b = position(c->opt->layouts, fi, next);
         if (a == UINT64_MAX || b == UINT64_MAX)

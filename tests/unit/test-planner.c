@@ -230,6 +230,28 @@ static void test_bridge_by_position(void)
         readset_free(rs);
 }
 
+/* On a disk with the files' maps asked for, the metadata's ranges (a block
+ * device's, never asked) are still read through small gaps. */
+static void test_metadata_bridged(void)
+{
+        struct rp_layout none[2] = { { NULL, 0, false }, { NULL, 0, false } };
+        struct readset *rs = readset_new();
+        struct device_profile d;
+        struct plan *p = NULL;
+        struct plan_options o = { .layouts = none };
+        struct rs_file *m = file(rs, "/dev/vda", RS_FILE_BLOCKDEV, 1);
+
+        (void)file(rs, "/a", RS_FILE_REGULAR, 2);
+        device_profile_rotational(&d);
+        range(m, 0, 4 * K, 10, RS_RANGE_FILLED);
+        range(m, 12 * K, 4 * K, 20, RS_RANGE_FILLED);
+        CHECK_EQ(planner_build(rs, &d, &o, &p), 0);
+        CHECK_EQ(p->n_reads, 1);
+        CHECK_EQ(p->n_reads ? p->reads[0].length : 0, 16 * K);
+        plan_free(p);
+        readset_free(rs);
+}
+
 /* On a disk, files without positions (not written back yet: a map with
  * no extent in it; or no map) go after those with positions, in the
  * window they were needed in, each one's reads together by offset (by
@@ -488,6 +510,7 @@ int main(void)
         test_accessed_only_and_budget();
         test_rotational_windows();
         test_bridge_by_position();
+        test_metadata_bridged();
         test_unpositioned_after();
         test_solid_windows();
         test_lookups();
