@@ -199,9 +199,10 @@ int engine_run(const struct readset *rs, const struct plan *plan, const struct e
          * after (decompressed ahead of the start, from the page cache) but
          * not checked one by one. */
         if (opt->image_fd >= 0 && opt->image) {
+                uint64_t cap = opt->image_cap ? opt->image_cap : opt->readahead_cap;
                 img = (struct image_job){ .e = &e, .fd = opt->image_fd, .im = opt->image,
-                                          .cap = opt->image_cap ? opt->image_cap : opt->readahead_cap ? opt->readahead_cap : 128 << 10,
-                                          .bridge = opt->image_bridge, .unverified = opt->image_unverified };
+                                          .cap = cap ? cap : 128 << 10, .bridge = opt->image_bridge,
+                                          .unverified = opt->image_unverified };
                 img_on = pthread_create(&img_thread, NULL, image_main, &img) == 0;
                 while (img_on && !atomic_load(&img.queued)) {
                         struct timespec ts = { 0, 1000000 };

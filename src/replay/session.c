@@ -169,7 +169,7 @@ static void open_image(struct replay_session *s, struct replay_result *res)
          * of): the spans they lie in there, read as well, their files
          * checked after (a default-order squashfs on the emulated 7200 rpm
          * disk: its files' reads alone ran 3.2 s against 2.6 s plain) */
-        if (fd < 0 && (s->o.image ? res->image_other : true) && s->o.image_here &&
+        if (fd < 0 && (!s->o.image || res->image_other) && s->o.image_here &&
             (fd = s->o.image_here(s->o.image_root, s->rs, &s->here)) >= 0) {
                 s->o.engine.image = s->here;
                 s->o.engine.image_unverified = true;
