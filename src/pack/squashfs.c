@@ -97,6 +97,8 @@ static int meta_block(const struct sqfs *s, uint64_t off, uint8_t *out, size_t *
                         return -EBADMSG;
                 *ret_n = k;
         }
+        if (*ret_n == 0)
+                return -EBADMSG;        /* (a block holds something) */
         *ret_next = off + 2 + size;
         return 0;
 }
