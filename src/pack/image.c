@@ -218,8 +218,8 @@ static int cmp_span(const void *a, const void *b)
         return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
-/* The spans of fd's image (its size too) that p's files' ranges lie in,
- * their paths skip bytes longer than the image's own. */
+/* The spans of fd's image (its size too) that p's files' ranges lie in;
+ * a path of p is the image's own past its first skip bytes. */
 static int spans_of(int fd, const struct readset *p, size_t skip, struct rs_image *im)
 {
         _cleanup_(sqfs_closep) struct sqfs *s = NULL;

@@ -70,8 +70,8 @@ struct pack_build {
  * (the files' order in an access-ordered image), ranges less than
  * PACK_SPAN_GAP apart read as one; the
  * image's size and head digest with them (model/readset.h's rs_image).
- * -EOPNOTSUPP metadata compressed with what readset cannot read (xz, lz4,
- * lzo), -ENOENT a file of p not in the image, -EBADMSG, -ENOMEM. */
+ * -EOPNOTSUPP metadata compressed with what readset cannot read (lzo, the
+ * old lzma), -ENOENT a file of p not in the image, -EBADMSG, -ENOMEM. */
 #define PACK_SPAN_GAP (32 << 10)
 int pack_image_spans(const char *path, const struct readset *p, struct rs_image **ret);
 /* The same of the squashfs image open at fd, where p's paths are its own

@@ -194,12 +194,12 @@ int pack_make(const struct pack_make_options *o, struct readset *p, struct pack_
                 r = build(o, p, img, sort, res);
         if (r < 0)
                 goto out;
-        /* where in the image the start's bytes lie, for a replay of the
-         * image itself (squashfs; metadata that readset can read) */
         /* (spans of an image made before from the same read set are not
          * this one's) */
         rs_image_free(p->image);
         p->image = NULL;
+        /* where in the image the start's bytes lie, for a replay of the
+         * image itself (squashfs; metadata that readset can read) */
         if (o->image == PACK_SQUASHFS) {
                 r = pack_image_spans(img, p, &p->image);
                 if (r == -EOPNOTSUPP)

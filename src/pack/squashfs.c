@@ -24,7 +24,7 @@
 #define COMP_XZ SQFS_COMP_XZ
 #define COMP_LZ4 SQFS_COMP_LZ4
 #define COMP_ZSTD SQFS_COMP_ZSTD
-#define XZ_MEMLIMIT (64u << 20)         /* a metadata block's dictionary is 8 KiB at most */
+#define XZ_MEMLIMIT (64u << 20)         /* (a stream's dictionary is the block size, 1 MiB at most) */
 #define BLOCK_RAW (1u << 24)            /* a data block stored uncompressed */
 #define NO_FRAGMENT 0xffffffffu
 #define INODE_DIR 1
