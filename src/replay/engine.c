@@ -94,16 +94,14 @@ static void *image_main(void *userdata)
                         (void)readahead(j->fd, (off64_t)off, (size_t)MIN(j->cap, end - off));
         }
         atomic_store(&j->queued, true);
-        if (j->unverified) {
-                /* (read ahead and counted, not waited for) */
-                for (size_t i = 0; i < j->im->n_spans; i++)
-                        j->bytes += j->im->spans[i].length;
-                return NULL;
-        }
-        if (atomic_load(&j->e->stop) || checksum_spans(j->fd, j->im->spans, j->im->n_spans, &sum) < 0)
+        /* (another image's spans: read ahead and counted, not waited for) */
+        if (!j->unverified &&
+            (atomic_load(&j->e->stop) || checksum_spans(j->fd, j->im->spans, j->im->n_spans, &sum) < 0))
                 return NULL;
         for (size_t i = 0; i < j->im->n_spans; i++)
                 j->bytes += j->im->spans[i].length;
+        if (j->unverified)
+                return NULL;
         j->verified = memcmp(sum.d, j->im->digest, sizeof(j->im->digest)) == 0;
         atomic_store(&j->e->trusted, j->verified);
         return NULL;
