@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 #include "model/format.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <limits.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -244,23 +246,64 @@ static void encode_clients(struct wbuf *payload, const struct readset *rs)
         free(clients.p);
 }
 
-/* The header, then the payload compressed. */
-static int frame_payload(const struct wbuf *payload, uint8_t **ret_buf, size_t *ret_len)
+/* zstd's compressor, from the shared library, opened when a read set is
+ * first written: linked in (the decompressor is), its 440 KB were a quarter
+ * of readset, which the kernel reads whole at every cold start of every verb
+ * (0.7 ms of each on this machine's disk), and only writers need it.  Debian
+ * systems all have libzstd1 (dpkg depends on it); without it the payload is
+ * stored uncompressed, as the format allows. */
+static struct {
+        size_t (*compress)(void *, size_t, const void *, size_t, int);
+        unsigned (*is_error)(size_t);
+} zc;
+static pthread_once_t zc_once = PTHREAD_ONCE_INIT;
+
+static void zc_open(void)
+{
+        void *h = dlopen("libzstd.so." STRINGIFY(ZSTD_VERSION_MAJOR), RTLD_NOW | RTLD_LOCAL);
+
+        if (!h)
+                return;
+        *(void **)&zc.compress = dlsym(h, "ZSTD_compress");
+        *(void **)&zc.is_error = dlsym(h, "ZSTD_isError");
+        if (!zc.compress || !zc.is_error)
+                zc.compress = NULL;
+}
+
+bool format_compresses(void)
+{
+        pthread_once(&zc_once, zc_open);
+        return zc.compress != NULL;
+}
+
+/* The header, then the payload, compressed where it can be and where that
+ * makes it smaller. */
+static int frame_payload(const struct wbuf *payload, bool compress, uint8_t **ret_buf, size_t *ret_len)
 {
         _cleanup_free_ uint8_t *out = NULL;
-        size_t bound, clen;
+        size_t bound = ZSTD_COMPRESSBOUND(payload->n), clen = 0;
+        uint32_t flags = 0;
 
-        bound = ZSTD_compressBound(payload->n);
-        out = malloc(FORMAT_HEADER_SIZE + bound);
+        out = malloc(FORMAT_HEADER_SIZE + MAX(bound, payload->n));
         if (!out)
                 return -ENOMEM;
-        clen = ZSTD_compress(out + FORMAT_HEADER_SIZE, bound, payload->p, payload->n, 3);
-        if (ZSTD_isError(clen))
-                return -EIO;
+        if (compress && format_compresses()) {
+                clen = zc.compress(out + FORMAT_HEADER_SIZE, bound, payload->p, payload->n, 3);
+                if (zc.is_error(clen))
+                        return -EIO;
+                flags = FLAG_ZSTD;
+        }
+        if (!flags || clen >= payload->n) {
+                /* the decoder wants raw_len == stored_len here */
+                if (payload->n)
+                        memcpy(out + FORMAT_HEADER_SIZE, payload->p, payload->n);
+                clen = payload->n;
+                flags = 0;
+        }
         memcpy(out, FORMAT_MAGIC, 8);
         put_le(out + 8, FORMAT_MAJOR, 2);
         put_le(out + 10, FORMAT_MINOR, 2);
-        put_le(out + 12, FLAG_ZSTD, 4);
+        put_le(out + 12, flags, 4);
         put_le(out + 16, payload->n, 8);
         put_le(out + 24, clen, 8);
         put_le(out + 32, crc(payload->p, payload->n), 4);
@@ -270,7 +313,7 @@ static int frame_payload(const struct wbuf *payload, uint8_t **ret_buf, size_t *
         return 0;
 }
 
-int format_encode(const struct readset *rs, uint8_t **ret_buf, size_t *ret_len)
+int format_encode_as(const struct readset *rs, bool compress, uint8_t **ret_buf, size_t *ret_len)
 {
         struct wbuf payload = { 0 };
         uint8_t tag = SEC_END;
@@ -289,9 +332,14 @@ int format_encode(const struct readset *rs, uint8_t **ret_buf, size_t *ret_len)
         else if (payload.n > FORMAT_MAX_RAW)
                 r = -EFBIG;
         else
-                r = frame_payload(&payload, ret_buf, ret_len);
+                r = frame_payload(&payload, compress, ret_buf, ret_len);
         free(payload.p);
         return r;
+}
+
+int format_encode(const struct readset *rs, uint8_t **ret_buf, size_t *ret_len)
+{
+        return format_encode_as(rs, true, ret_buf, ret_len);
 }
 
 /* ---- reader ----------------------------------------------------------- */

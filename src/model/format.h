@@ -3,6 +3,7 @@
  * zstd-compressed payload of varint-encoded sections. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,8 +21,13 @@
 #define FORMAT_MAX_LOOKUPS (4ULL << 20)
 #define FORMAT_MAX_CLIENTS 256       /* network mounts whose counters a recording keeps */
 
-/* Serialize rs into a newly allocated buffer. */
+/* Serialize rs into a newly allocated buffer, the payload zstd-compressed
+ * where libzstd.so can be opened (format_compresses()) and compressing
+ * makes it smaller, stored as it is otherwise. */
 int format_encode(const struct readset *rs, uint8_t **ret_buf, size_t *ret_len);
+/* The same, the payload never compressed when compress is false. */
+int format_encode_as(const struct readset *rs, bool compress, uint8_t **ret_buf, size_t *ret_len);
+bool format_compresses(void);
 
 /* Parse a buffer.  On failure returns a negative errno and, if ret_why is
  * not NULL, points it at a static description of what is wrong:

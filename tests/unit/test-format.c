@@ -94,6 +94,30 @@ static void test_round_trip(void)
         readset_free(rs);
 }
 
+/* Where libzstd.so cannot be opened the payload is stored as it is: the
+ * same read set back, the header's flag clear and raw_len == stored_len;
+ * where it can (every Debian system), compressed. */
+static void test_uncompressed(void)
+{
+        struct readset *rs = sample(7, 5), *back = NULL;
+        uint8_t *raw = NULL, *z = NULL;
+        size_t raw_len = 0, z_len = 0;
+
+        CHECK_EQ(format_encode_as(rs, false, &raw, &raw_len), 0);
+        CHECK(raw_len > FORMAT_HEADER_SIZE && raw[12] == 0);
+        CHECK_EQ(format_decode(raw, raw_len, &back, NULL), 0);
+        if (back)
+                check_equal(rs, back);
+        readset_free(back);
+        CHECK(format_compresses());
+        CHECK_EQ(format_encode(rs, &z, &z_len), 0);
+        CHECK(z_len > FORMAT_HEADER_SIZE && z[12] == 1);
+        CHECK(z_len < raw_len);
+        free(raw);
+        free(z);
+        readset_free(rs);
+}
+
 static void test_empty(void)
 {
         struct readset *rs = readset_new(), *back = NULL;
@@ -672,6 +696,7 @@ int main(void)
          * can change) has its own tests, test-trust and e2e-hostile */
         trust_allow_untrusted();
         test_round_trip();
+        test_uncompressed();
         test_empty();
         test_corruption();
         test_big();
