@@ -38,6 +38,7 @@ static const struct verb verbs[] = {
         VERB(layout, "lay a read set's files out on disk in access order (ext4, btrfs)"),
         VERB(pack, "build a compressed image in the order a start reads it (squashfs)"),
         VERB(boot, "record the boot and replay it at the next one (systemd)"),
+        VERB(snapshot, "write what the page cache holds of some files as a read set"),
         VERB(probe, "measure what a read request costs on a device"),
         VERB(build, "build a read set from a saved tracefs text trace"),
 };

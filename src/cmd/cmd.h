@@ -149,6 +149,7 @@ int cmd_report(int argc, char **argv);
 int cmd_layout(int argc, char **argv);
 int cmd_pack(int argc, char **argv);
 int cmd_boot(int argc, char **argv);
+int cmd_snapshot(int argc, char **argv);
 
 /* boot's subcommands, as cmd_boot runs them, by index (NULL past the last) */
 const char *boot_subcommand_name(size_t i);
@@ -169,3 +170,4 @@ VERB_OPTIONS(report);
 VERB_OPTIONS(layout);
 VERB_OPTIONS(pack);
 VERB_OPTIONS(boot);
+VERB_OPTIONS(snapshot);

@@ -155,6 +155,22 @@ static void print_json(const struct readset *rs)
         json_end(&j);
 }
 
+/* A time as the table shows it: ms, or a snapshot's rank as it is. */
+static double time_of(const struct readset *rs, uint64_t t)
+{
+        return rs->rec_flags & RS_REC_SNAPSHOT ? (double)t : (double)t / 1e3;
+}
+
+/* When f was first needed: its earliest range (a snapshot's: its best rank). */
+static uint64_t first_time(const struct rs_file *f)
+{
+        uint64_t t = UINT64_MAX;
+
+        for (size_t k = 0; k < f->n_ranges; k++)
+                t = MIN(t, f->ranges[k].time_us);
+        return t;
+}
+
 static void print_table(const struct readset *rs, bool ranges, bool lookups)
 {
         struct readset_totals t;
@@ -162,6 +178,7 @@ static void print_table(const struct readset *rs, bool ranges, bool lookups)
         static char pbuf[4 * 65536 + 8];
         time_t created = (time_t)rs->created_unix;
         struct tm tm;
+        int decimals;
 
         readset_totals(rs, &t);
         if (rs->created_unix && gmtime_r(&created, &tm))
@@ -194,21 +211,26 @@ static void print_table(const struct readset *rs, bool ranges, bool lookups)
                         printf("           %" PRIu64 " not kept (relative to a directory not known)\n",
                                rs->lookups_unresolved);
         }
-        /* the path last, elided in its middle to fit */
-        printf("\n%10s %7s %10s  %s\n", "FIRST(ms)", "RANGES", "BYTES", "PATH");
+        decimals = rs->rec_flags & RS_REC_SNAPSHOT ? 0 : 3;
+        if (rs->rec_flags & RS_REC_SNAPSHOT)
+                printf("snapshot:  what the page cache held; a range's rank is 0 where the most\n"
+                       "           snapshots in a row found it cached, 15 where it was new\n");
+        /* the path last, elided in its middle to fit; a snapshot's times are ranks */
+        printf("\n%10s %7s %10s  %s\n", rs->rec_flags & RS_REC_SNAPSHOT ? "RANK" : "FIRST(ms)", "RANGES", "BYTES",
+               "PATH");
         for (size_t i = 0; i < rs->n_files; i++) {
                 const struct rs_file *f = &rs->files[i];
                 const char *tag = f->kind == RS_FILE_BLOCKDEV ? " [metadata]" :
                                   f->kind == RS_FILE_UNRESOLVED ? " [unresolved]" :
                                   (f->flags & RS_FILE_DELETED) ? " [deleted]" : "";
-                int n = snprintf(pre, sizeof(pre), "%10.3f %7zu %10s  ", f->n_ranges ? f->ranges[0].time_us / 1e3 : 0.0,
+                int n = snprintf(pre, sizeof(pre), "%10.*f %7zu %10s  ", decimals, f->n_ranges ? time_of(rs, first_time(f)) : 0.0,
                                  f->n_ranges, format_bytes(file_bytes(f), b1));
                 printf("%s%s%s\n", pre, cmd_fit(f->path, (size_t)n + strlen(tag), pbuf, sizeof(pbuf)), tag);
                 if (!ranges)
                         continue;
                 for (size_t k = 0; k < f->n_ranges; k++) {
                         const struct rs_range *r = &f->ranges[k];
-                        printf("%10.3f %7s %10s    @%" PRIu64 "+%" PRIu64 "%s\n", r->time_us / 1e3, "",
+                        printf("%10.*f %7s %10s    @%" PRIu64 "+%" PRIu64 "%s\n", decimals, time_of(rs, r->time_us), "",
                                format_bytes(r->length, b1), r->offset, r->length,
                                (r->flags & RS_RANGE_ACCESSED) ? "" : " (readahead)");
                 }

@@ -133,6 +133,10 @@ enum rs_rec_flags {
         /* portable (since 1.2): paths are relative to a root given when
          * replayed ("/" when none), its files known by content */
         RS_REC_PORTABLE = 1u << 2,
+        /* a snapshot (readset snapshot): what the page cache held of some
+         * files, no start's timeline: a range's time is its rank, 0 for
+         * the pages the most snapshots in a row found cached */
+        RS_REC_SNAPSHOT = 1u << 3,
 };
 
 struct readset *readset_new(void);

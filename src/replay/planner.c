@@ -423,6 +423,7 @@ int planner_build(const struct readset *rs, const struct device_profile *dev,
         static const struct plan_options none = { 0 };
         struct pctx c = { .rs = rs, .dev = dev, .opt = opt ? opt : &none };
         size_t n_meta;
+        bool snapshot;
         int r;
 
         if (rs->n_files > UINT32_MAX)
@@ -447,9 +448,12 @@ int planner_build(const struct readset *rs, const struct device_profile *dev,
          * (first-access) order: the data is in (file, offset) order here.
          * On solid state, reads in the same slice of recorded time stay so:
          * the kernel then finds each file's page-cache tree and extent map
-         * warm from the read before. */
+         * warm from the read before.
+         * A snapshot's times are ranks (keep/snapshot.h): strictly by them,
+         * so that the budget below keeps the pages that stayed longest. */
+        snapshot = rs->rec_flags & RS_REC_SNAPSHOT;
         r = sort_by_slice(c.p->reads + n_meta, c.p->n_reads - n_meta,
-                          !dev->rotational && dev->window_us > 0 ? dev->window_us : 1);
+                          !snapshot && !dev->rotational && dev->window_us > 0 ? dev->window_us : 1);
         if (r < 0)
                 goto fail;
 
@@ -481,8 +485,17 @@ int planner_build(const struct readset *rs, const struct device_profile *dev,
         }
 
         /* 4. Where seeks dominate, sort the data by position inside time
-         * windows (the metadata is in device order already). */
-        if (dev->rotational && dev->window_us > 0) {
+         * windows (the metadata is in device order already).  A snapshot
+         * has no timeline: what the budget kept is one window, one sweep
+         * (by file and offset where seeks cost nothing). */
+        if (snapshot && dev->rotational) {
+                c.p->by_position = true;
+                r = sort_window(&c, c.p->reads + c.p->n_meta, c.p->n_reads - c.p->n_meta);
+                if (r < 0)
+                        goto fail;
+        } else if (snapshot) {
+                qsort_safe(c.p->reads + c.p->n_meta, c.p->n_reads - c.p->n_meta, sizeof(*c.p->reads), cmp_offset);
+        } else if (dev->rotational && dev->window_us > 0) {
                 size_t i = c.p->n_meta;
                 c.p->by_position = true;
                 while (i < c.p->n_reads) {

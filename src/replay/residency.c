@@ -222,3 +222,22 @@ int64_t residency_check(int fd, uint64_t off, uint64_t len, enum residency_kind 
 {
         return query(fd, off, len, kind, false);
 }
+
+int64_t residency_cached_pages(int fd)
+{
+        struct cachestat_range_ cr = { 0, 0 };   /* 0: to the end of the file */
+        struct cachestat_ cs;
+
+        if (atomic_load_explicit(&cachestat_missing, memory_order_relaxed))
+                return -ENOSYS;
+        if (syscall(__NR_cachestat, fd, &cr, &cs, 0) == 0)
+                return (int64_t)MIN(cs.nr_cache, (uint64_t)INT64_MAX);
+        if (errno == ENOSYS)
+                atomic_store_explicit(&cachestat_missing, 1, memory_order_relaxed);
+        return -errno;
+}
+
+bool residency_mincore_truthful(int fd)
+{
+        return mincore_truthful(fd);
+}

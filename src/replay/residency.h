@@ -33,3 +33,11 @@ bool residency_by_reading(int fd);
  * when not (counting may stop at the first page missing, so that a cold
  * range costs one question, not one per page). */
 int64_t residency_check(int fd, uint64_t off, uint64_t len, enum residency_kind kind);
+
+/* For what must not read (a snapshot): the pages of fd cached, by
+ * cachestat(2) alone: -ENOSYS where the kernel lacks it, -EPERM where it
+ * will not tell this caller. */
+int64_t residency_cached_pages(int fd);
+/* Does mincore(2) tell this caller the truth about fd (root, the file's
+ * owner, a writer)?  To others it says every page is cached. */
+bool residency_mincore_truthful(int fd);

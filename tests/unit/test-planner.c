@@ -182,6 +182,58 @@ static void test_rotational_windows(void)
         readset_free(rs);
 }
 
+/* A snapshot's times are ranks: the budget keeps the best ranks (the
+ * pages that stayed), and what it keeps is one sweep by position, however
+ * far apart the ranks are (a recording's would be windows). */
+static void test_snapshot_ranks(void)
+{
+        struct readset *rs = readset_new();
+        struct device_profile d;
+        struct plan *p = NULL;
+        struct plan_options o = { .layouts = fake_layouts, .max_bytes = 8 * K };
+        struct rs_file *a = file(rs, "/a", RS_FILE_REGULAR, 1);
+        struct rs_file *b = file(rs, "/b", RS_FILE_REGULAR, 2);
+
+        rs->rec_flags = RS_REC_SNAPSHOT;
+        device_profile_rotational(&d);
+        d.bridge_bytes = 0;
+        d.window_us = 1;
+        range(a, 0, 4 * K, 0, RS_RANGE_ACCESSED);          /* far, stayed longest */
+        range(a, 100 * K, 4 * K, 15, RS_RANGE_ACCESSED);   /* new: over the budget */
+        range(b, 0, 4 * K, 3, RS_RANGE_ACCESSED);          /* near */
+        CHECK_EQ(planner_build(rs, &d, &o, &p), 0);
+        CHECK_EQ(p->n_reads, 2);
+        CHECK_EQ(p->bytes_cut, 4 * K);
+        CHECK_EQ(p->reads[0].file, 1);    /* by position, ranks 0 and 3 in one sweep */
+        CHECK_EQ(p->reads[1].file, 0);
+        CHECK_EQ(p->reads[1].offset, 0);
+        CHECK(p->by_position);
+        plan_free(p);
+        /* solid state: the same two, by file and offset */
+        device_profile_solid(&d);
+        d.window_us = 1;
+        CHECK_EQ(planner_build(rs, &d, &o, &p), 0);
+        CHECK_EQ(p->n_reads, 2);
+        CHECK_EQ(p->reads[0].file, 0);
+        CHECK_EQ(p->reads[0].offset, 0);
+        CHECK_EQ(p->reads[1].file, 1);
+        plan_free(p);
+        /* no budget: all three; a recording's ranks would be windows */
+        o.max_bytes = 0;
+        device_profile_rotational(&d);
+        d.bridge_bytes = 0;
+        d.window_us = 1;
+        CHECK_EQ(planner_build(rs, &d, &o, &p), 0);
+        CHECK_EQ(p->n_reads, 3);
+        CHECK_EQ(p->reads[0].file, 1);
+        plan_free(p);
+        rs->rec_flags = 0;
+        CHECK_EQ(planner_build(rs, &d, &o, &p), 0);
+        CHECK_EQ(p->reads[0].file, 0);    /* time 0 first: windows of 1 us */
+        plan_free(p);
+        readset_free(rs);
+}
+
 /* A gap is read through only where its data lies between the two ranges
  * on the device: after a layout that moved only the ranges a start read,
  * a gap's data is elsewhere. */
@@ -509,6 +561,7 @@ int main(void)
         test_metadata_first_and_order();
         test_accessed_only_and_budget();
         test_rotational_windows();
+        test_snapshot_ranks();
         test_bridge_by_position();
         test_metadata_bridged();
         test_unpositioned_after();
