@@ -17,7 +17,7 @@
 
 static void snapshot_help(void)
 {
-        printf("usage: readset snapshot [OPTIONS] -o FILE PATH...\n"
+        printf("usage: readset snapshot [OPTIONS] -o FILE [--cgroup DIR] PATH...\n"
                "\n"
                "Write as a read set what the page cache holds now of the files below\n"
                "each PATH (a directory or a file), reading none of them: a file with\n"
@@ -33,6 +33,8 @@ static void snapshot_help(void)
                "                       already there ranks the pages (see --previous)\n"
                "      --previous FILE  rank the pages against this snapshot instead\n"
                "      --no-previous    rank none: every page as if first seen\n"
+               "      --cgroup DIR     also the files the processes of this cgroup (a\n"
+               "                       directory below /sys/fs/cgroup) have open or mapped\n"
                "  -j, --json           the summary as JSON on stdout\n"
                "  -v, --verbose        name every file skipped, and why\n"
                "  -q, --quiet          no summary on stderr\n"
@@ -43,12 +45,14 @@ static void snapshot_help(void)
 
 #define OPT_PREVIOUS 0x100
 #define OPT_NO_PREVIOUS 0x101
+#define OPT_CGROUP 0x102
 
 const char snapshot_short_options[] = "o:jvqh";
 const struct option snapshot_long_options[] = {
         { "output", required_argument, NULL, 'o' },
         { "previous", required_argument, NULL, OPT_PREVIOUS },
         { "no-previous", no_argument, NULL, OPT_NO_PREVIOUS },
+        { "cgroup", required_argument, NULL, OPT_CGROUP },
         { "json", no_argument, NULL, 'j' },
         { "verbose", no_argument, NULL, 'v' },
         { "quiet", no_argument, NULL, 'q' },
@@ -157,7 +161,9 @@ static void print_summary(const char *output, const struct readset *rs, const st
 int cmd_snapshot(int argc, char **argv)
 {
         _cleanup_readset_ struct readset *rs = NULL, *prev = NULL;
-        const char *arg_output = NULL, *arg_previous = NULL;
+        const char *arg_output = NULL, *arg_previous = NULL, *arg_cgroup = NULL;
+        char **files = NULL;
+        size_t n_files = 0;
         bool arg_json = false, arg_verbose = false, arg_no_previous = false;
         struct snapshot_options o = { 0 };
         struct snapshot_result res;
@@ -168,6 +174,7 @@ int cmd_snapshot(int argc, char **argv)
                 case 'o': arg_output = optarg; break;
                 case OPT_PREVIOUS: arg_previous = optarg; break;
                 case OPT_NO_PREVIOUS: arg_no_previous = true; break;
+                case OPT_CGROUP: arg_cgroup = optarg; break;
                 case 'j': arg_json = true; break;
                 case 'v': arg_verbose = true; break;
                 case 'q': log_set_quiet(true); break;
@@ -178,7 +185,7 @@ int cmd_snapshot(int argc, char **argv)
         }
         if (!arg_output)
                 return log_usage("snapshot", "missing -o FILE");
-        if (optind == argc)
+        if (optind == argc && !arg_cgroup)
                 return log_usage("snapshot", "missing PATH");
         if (arg_previous && arg_no_previous)
                 return log_usage("snapshot", "--previous and --no-previous exclude each other");
@@ -188,9 +195,17 @@ int cmd_snapshot(int argc, char **argv)
         o.previous = prev;
         if (arg_verbose)
                 o.on_skip = say_skip;
+        if (arg_cgroup) {
+                r = snapshot_cgroup_files(arg_cgroup, &files, &n_files);
+                if (r < 0)
+                        return log_errno(r, "cannot list the processes of the cgroup '%s'", arg_cgroup);
+                o.files = files;
+                o.n_files = n_files;
+        }
         r = snapshot_take(argv + optind, (size_t)(argc - optind), &o, &rs, &res);
+        snapshot_paths_free(files, n_files);
         if (r < 0)
-                return log_errno(r, "cannot take a snapshot of '%s'", argv[optind]);
+                return log_errno(r, "cannot take a snapshot of '%s'", optind < argc ? argv[optind] : arg_cgroup);
         r = format_write(rs, arg_output);
         if (r < 0)
                 return log_errno(r, "cannot write '%s'", arg_output);

@@ -113,7 +113,7 @@ struct walk {
         const struct snapshot_options *o;
         struct snapshot_result *res;
         struct readset *rs;
-        struct ino_map prev, links;
+        struct ino_map prev, links;   /* the previous snapshot's files; the files seen */
         unsigned char *vec;     /* WINDOW / page bytes */
         uint64_t page, dev;     /* the page size; the file system of the path walked */
         uint64_t n_ranges, payload;
@@ -239,11 +239,11 @@ static int snap_file(struct walk *w, int pfd, const struct stat *st)
         int64_t cached;
         int fd, r;
 
-        if (st->st_nlink > 1) {
-                r = ino_add(&w->links, st->st_dev, st->st_ino, NULL);
-                if (r <= 0)
-                        return r;   /* a link to a file looked at already */
-        }
+        /* each file once: a hard link, or a file both below a path and
+         * open in a process, looked at already */
+        r = ino_add(&w->links, st->st_dev, st->st_ino, NULL);
+        if (r <= 0)
+                return r;
         w->res->files++;
         w->res->bytes += (uint64_t)st->st_size;
         if (st->st_size == 0)
@@ -367,8 +367,9 @@ static int visit(struct walk *w, int dfd, const char *name, size_t len, unsigned
         return r;
 }
 
-/* One path the caller named, resolved: its file system must hold data. */
-static int walk_top(struct walk *w, const char *arg)
+/* One path the caller named, resolved: its file system must hold data.
+ * A file a process has open (only_file) is not walked if a directory. */
+static int walk_top(struct walk *w, const char *arg, bool only_file)
 {
         _cleanup_free_ char *real = realpath(arg, NULL);
         struct statfs sfs;
@@ -396,11 +397,11 @@ static int walk_top(struct walk *w, const char *arg)
         w->dev = st.st_dev;
         if (mounts_is_pseudo((long)sfs.f_type, st.st_dev))
                 skip(w, SNAPSHOT_SKIP_PSEUDO, 0);
-        else if (S_ISDIR(st.st_mode))
+        else if (S_ISDIR(st.st_mode) && !only_file)
                 r = walk_dir(w, pfd, strlen(w->path), 0);
         else if (S_ISREG(st.st_mode))
                 r = snap_file(w, pfd, &st);
-        else
+        else if (!S_ISDIR(st.st_mode))
                 skip(w, S_ISLNK(st.st_mode) ? SNAPSHOT_SKIP_SYMLINK : SNAPSHOT_SKIP_SPECIAL, 0);
         close(pfd);
         return r == -ENOMEM ? r : 0;
@@ -425,6 +426,130 @@ static int set_command(struct readset *rs, char *const *paths, size_t n)
         argv[0] = (char *)"snapshot";
         memcpy(argv + 1, paths, n * sizeof(*argv));
         return readset_set_command(rs, argv);
+}
+
+/* ---- the files processes have open or mapped ------------------------------ */
+
+static int add_path(char ***paths, size_t *n, size_t *cap, const char *p)
+{
+        char *d;
+
+        if (grow_array(paths, cap, *n + 1, sizeof(**paths)) < 0 || !(d = strdup(p)))
+                return -ENOMEM;
+        (*paths)[(*n)++] = d;
+        return 0;
+}
+
+/* pid's open files (/proc/PID/fd) and mapped ones (/proc/PID/maps): the
+ * absolute paths, deleted ones and anonymous mappings left out (the walk
+ * checks what each is). */
+static int pid_files(pid_t pid, char ***paths, size_t *n, size_t *cap)
+{
+        char dir[64], link[PATH_MAX + 32], target[PATH_MAX];
+        _cleanup_free_ char *maps = NULL;
+        struct dirent *de;
+        DIR *d;
+        int r = 0;
+
+        snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+        d = opendir(dir);
+        while (d && r >= 0 && (de = readdir(d))) {
+                ssize_t k;
+                if (de->d_name[0] == '.')
+                        continue;
+                snprintf(link, sizeof(link), "%s/%s", dir, de->d_name);
+                k = readlink(link, target, sizeof(target) - 1);
+                if (k <= 0 || target[0] != '/')
+                        continue;   /* a pipe, socket, anon inode */
+                target[k] = '\0';
+                if (k > 10 && strcmp(target + k - 10, " (deleted)") == 0)
+                        continue;
+                r = add_path(paths, n, cap, target);
+        }
+        if (d)
+                closedir(d);
+        snprintf(dir, sizeof(dir), "/proc/%d/maps", (int)pid);
+        if (r < 0 || read_small_file(dir, &maps, 64 << 20) < 0)
+                return r;
+        for (char *line = maps, *next; r >= 0 && line && *line; line = next) {
+                char *slash;
+                next = strchr(line, '\n');
+                if (next)
+                        *next++ = '\0';
+                slash = strchr(line, '/');
+                if (!slash || strstr(slash, " (deleted)"))
+                        continue;
+                if (*n && strcmp((*paths)[*n - 1], slash) == 0)
+                        continue;   /* the next mapping of the same file */
+                r = add_path(paths, n, cap, slash);
+        }
+        return r;
+}
+
+/* The processes of the cgroup at path and of its children (cgroup.procs). */
+static int cgroup_walk(const char *path, unsigned depth, char ***paths, size_t *n, size_t *cap)
+{
+        char sub[PATH_MAX];
+        _cleanup_free_ char *procs = NULL;
+        struct dirent *de;
+        DIR *d;
+        int r;
+
+        if (depth > 32 || strlen(path) + 16 >= sizeof(sub))
+                return 0;
+        snprintf(sub, sizeof(sub), "%s/cgroup.procs", path);
+        r = read_small_file(sub, &procs, 16 << 20);
+        if (r < 0)
+                return depth == 0 ? r : 0;   /* a child gone meanwhile */
+        for (char *line = procs, *next; line && *line; line = next) {
+                uint64_t pid;
+                next = strchr(line, '\n');
+                if (next)
+                        *next++ = '\0';
+                if (parse_u64(line, &pid) == 0 && pid > 0 && pid < INT32_MAX &&
+                    (r = pid_files((pid_t)pid, paths, n, cap)) < 0)
+                        return r;
+        }
+        d = opendir(path);
+        while (d && (de = readdir(d))) {
+                if (de->d_type != DT_DIR || de->d_name[0] == '.')
+                        continue;
+                if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name) >= sizeof(sub))
+                        continue;
+                r = cgroup_walk(sub, depth + 1, paths, n, cap);
+                if (r < 0)
+                        break;
+        }
+        if (d)
+                closedir(d);
+        return r < 0 ? r : 0;
+}
+
+static void free_paths(char **paths, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                free(paths[i]);
+        free(paths);
+}
+
+int snapshot_cgroup_files(const char *cgroup, char ***ret, size_t *ret_n)
+{
+        char **paths = NULL;
+        size_t n = 0, cap = 0;
+        int r = cgroup_walk(cgroup, 0, &paths, &n, &cap);
+
+        if (r < 0) {
+                free_paths(paths, n);
+                return r;
+        }
+        *ret = paths;
+        *ret_n = n;
+        return 0;
+}
+
+void snapshot_paths_free(char **paths, size_t n)
+{
+        free_paths(paths, n);
 }
 
 static int index_previous(struct walk *w, const struct readset *prev)
@@ -458,7 +583,7 @@ int snapshot_take(char *const *paths, size_t n, const struct snapshot_options *o
         if (r >= 0)
                 r = index_previous(&w, w.o->previous);
         for (size_t i = 0; r >= 0 && i < n; i++) {
-                int k = walk_top(&w, paths[i]);
+                int k = walk_top(&w, paths[i], false);
                 if (k == -ENOMEM)
                         r = k;
                 else if (k < 0) {
@@ -468,6 +593,9 @@ int snapshot_take(char *const *paths, size_t n, const struct snapshot_options *o
         }
         if (r >= 0 && n && failed == n)
                 r = last;
+        for (size_t i = 0; r >= 0 && i < w.o->n_files; i++)
+                if (walk_top(&w, w.o->files[i], true) == -ENOMEM)
+                        r = -ENOMEM;   /* (a file gone since it was listed: counted) */
         free(w.vec);
         free(w.prev.slot);
         free(w.links.slot);

@@ -49,6 +49,10 @@ struct snapshot_options {
          * for SNAPSHOT_SKIP_ERROR the -errno */
         void (*on_skip)(void *userdata, const char *path, enum snapshot_skip why, int err);
         void *userdata;
+        /* more files, after the paths (snapshot_cgroup_files()'s): each
+         * looked at only if a regular file, no directory walked */
+        char *const *files;
+        size_t n_files;
 };
 
 struct snapshot_result {
@@ -69,3 +73,13 @@ struct snapshot_result {
  * looked at: that path's -errno); skips are counted in res. */
 int snapshot_take(char *const *paths, size_t n, const struct snapshot_options *o, struct readset **ret,
                   struct snapshot_result *res);
+
+/* The regular files the processes of a cgroup (the directory cgroup, of
+ * any hierarchy, and its children) have open or mapped, by path, for a
+ * snapshot of a service: a database opens its files lazily, so the paths
+ * named come first and these add what it has open now.  Deleted files,
+ * pipes and sockets left out; a file may be named twice (the snapshot
+ * looks at each once).  -errno when cgroup.procs cannot be read. */
+int snapshot_cgroup_files(const char *cgroup, char ***ret, size_t *ret_n);
+void snapshot_paths_free(char **paths, size_t n);
+

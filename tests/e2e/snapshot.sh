@@ -83,6 +83,29 @@ if "$READSET" snapshot -q -o "$TMP/g.readset" "$MNT/no-such" 2>"$TMP/g.err"; the
 [ ! -e "$TMP/g.readset" ] || fail "a snapshot of nothing was written"
 grep -q "no-such" "$TMP/g.err" || { cat "$TMP/g.err"; fail "the error does not name the path"; }
 
+# --cgroup: the files a service's processes hold open, outside any PATH
+# given: a process in a cgroup of its own holds t2 open, one piece of it cached
+cg_top=/sys/fs/cgroup/memory
+[ -d "$cg_top" ] || cg_top=/sys/fs/cgroup
+CG=$cg_top/readset-e2e-snapshot.$$
+mkdir "$CG" || fail "cannot make the cgroup $CG"
+sleep 600 < "$MNT/t2" &
+holder=$!
+cleanup_cg() {
+        kill "$holder" 2>/dev/null || true
+        wait "$holder" 2>/dev/null || true
+        rmdir "$CG" 2>/dev/null || true
+        cleanup
+}
+trap cleanup_cg EXIT
+echo "$holder" > "$CG/cgroup.procs" || fail "cannot move $holder into $CG"
+"$TESTPROG" read "$MNT/t2" 524288 131072
+"$READSET" snapshot -j -o "$TMP/cg.readset" --cgroup "$CG" > "$TMP/cg.json" || fail "snapshot --cgroup"
+json_check "$TMP/cg.readset" "covered('$MNT/t2', 524288, 655360) and '$MNT/t1' not in files"
+kill "$holder"
+wait "$holder" 2>/dev/null || true
+rmdir "$CG" || fail "cannot remove $CG"
+
 # nobody is not told what is cached of root's files (mincore would say all)
 touch_pieces
 user_readset --version >/dev/null || fail "readset as $(user_name)"
