@@ -234,6 +234,8 @@ static int map_file(struct walk *w, int fd, uint64_t size, struct rs_file *f, co
  * added where it has pages cached.  -ENOMEM only: the rest is a skip. */
 static int snap_file(struct walk *w, int pfd, const struct stat *st)
 {
+        struct snapshot_result before;
+        uint64_t n_ranges, payload;
         struct stat now;
         struct rs_file *f;
         int64_t cached;
@@ -285,11 +287,19 @@ static int snap_file(struct walk *w, int pfd, const struct stat *st)
         }
         f->size = (uint64_t)now.st_size;
         f->mtime_ns = (int64_t)now.st_mtim.tv_sec * 1000000000 + now.st_mtim.tv_nsec;
+        before = *w->res;
+        n_ranges = w->n_ranges;
+        payload = w->payload;
         r = map_file(w, fd, f->size, f, &now);
         close(fd);
         if (r == -ENOMEM)
                 return r;
         if (r < 0 || f->n_ranges == 0) {
+                /* a window refused after others were asked: none of it counts */
+                w->res->bytes_cached = before.bytes_cached;
+                w->res->bytes_kept = before.bytes_kept;
+                w->n_ranges = n_ranges;
+                w->payload = payload;
                 if (r < 0)
                         skip(w, SNAPSHOT_SKIP_ERROR, r);
                 readset_drop_last_file(w->rs);
@@ -316,8 +326,12 @@ static int walk_dir(struct walk *w, int pfd, size_t len, unsigned depth)
         }
         d = fdopendir(fd);
         if (!d) {
+                int e = -errno;
                 close(fd);
-                return -errno;
+                if (e == -ENOMEM)
+                        return e;
+                skip(w, SNAPSHOT_SKIP_ERROR, e);
+                return 0;
         }
         w->res->dirs++;
         while (r >= 0 && (errno = 0, de = readdir(d))) {

@@ -234,6 +234,36 @@ static void test_snapshot_ranks(void)
         readset_free(rs);
 }
 
+/* A snapshot's gaps are read through only up to a third of its bytes,
+ * the shortest first; a recording's, wherever the device's bridge says. */
+static void test_snapshot_bridge(void)
+{
+        struct readset *rs = readset_new();
+        struct device_profile d = solid();
+        struct plan *p = NULL;
+        struct rs_file *f = file(rs, "/a", RS_FILE_REGULAR, 1);
+
+        d.bridge_bytes = 64 * K;
+        d.max_request = 4096 * K;
+        /* 4 pieces of 24 K (96 K) with gaps of 8 K, 24 K and 32 K: 64 K of
+         * gaps, of which 32 K (8 + 24) fit in a third of the data */
+        range(f, 0, 24 * K, 0, RS_RANGE_ACCESSED);
+        range(f, 32 * K, 24 * K, 0, RS_RANGE_ACCESSED);
+        range(f, 80 * K, 24 * K, 0, RS_RANGE_ACCESSED);
+        range(f, 136 * K, 24 * K, 0, RS_RANGE_ACCESSED);
+        rs->rec_flags = RS_REC_SNAPSHOT;
+        CHECK_EQ(planner_build(rs, &d, NULL, &p), 0);
+        CHECK_EQ(p->n_reads, 2);
+        CHECK_EQ(p->bytes, 104 * K + 24 * K);   /* [0, 104 K) bridged, [136 K, 160 K) alone */
+        plan_free(p);
+        rs->rec_flags = 0;
+        CHECK_EQ(planner_build(rs, &d, NULL, &p), 0);
+        CHECK_EQ(p->n_reads, 1);
+        CHECK_EQ(p->bytes, 160 * K);
+        plan_free(p);
+        readset_free(rs);
+}
+
 /* A gap is read through only where its data lies between the two ranges
  * on the device: after a layout that moved only the ranges a start read,
  * a gap's data is elsewhere. */
@@ -562,6 +592,7 @@ int main(void)
         test_accessed_only_and_budget();
         test_rotational_windows();
         test_snapshot_ranks();
+        test_snapshot_bridge();
         test_bridge_by_position();
         test_metadata_bridged();
         test_unpositioned_after();
