@@ -103,14 +103,102 @@ uint64_t replay_budget_of(const struct meminfo *m, uint32_t evict_percent)
         return MIN(b, m->available > reserve ? m->available - reserve : 0);
 }
 
+/* A number of one of a cgroup's files (v1's "unlimited" is a huge one,
+ * v2's is "max": UINT64_MAX); key: the field of a "key value" file. */
+static uint64_t cgroup_value(const char *dir, const char *file, const char *key)
+{
+        _cleanup_free_ char *text = NULL;
+        char path[PATH_MAX];
+        uint64_t v = UINT64_MAX;
+        const char *p, *end;
+
+        if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, file) >= sizeof(path) ||
+            read_small_file(path, &text, 1 << 16) < 0)
+                return UINT64_MAX;
+        p = text;
+        if (key) {
+                size_t n = strlen(key);
+                for (p = text; p && !(strncmp(p, key, n) == 0 && p[n] == ' '); p = strchr(p, '\n'), p = p ? p + 1 : p)
+                        ;
+                if (!p)
+                        return UINT64_MAX;
+                p += n + 1;
+        }
+        if (parse_u64_prefix(p, &v, &end) < 0)
+                return UINT64_MAX;
+        return v >= (1ULL << 62) ? UINT64_MAX : v;
+}
+
+uint64_t replay_cgroup_room(const char *self_cgroup, const char *sysfs, uint32_t evict_percent)
+{
+        char v1[PATH_MAX] = "", v2[PATH_MAX] = "", dir[PATH_MAX];
+        uint64_t room = UINT64_MAX;
+
+        for (const char *line = self_cgroup; line && *line;) {
+                const char *end = strchrnul(line, '\n'), *c1 = memchr(line, ':', (size_t)(end - line)), *c2;
+                c2 = c1 ? memchr(c1 + 1, ':', (size_t)(end - c1 - 1)) : NULL;
+                if (c2 && c2[1] == '/') {
+                        size_t nc = (size_t)(c2 - c1 - 1), np = (size_t)(end - c2 - 1);
+                        bool memory = false;
+                        for (const char *t = c1 + 1; t < c2;) {
+                                const char *comma = memchr(t, ',', (size_t)(c2 - t));
+                                size_t k = (size_t)((comma ? comma : c2) - t);
+                                memory |= k == 6 && strncmp(t, "memory", 6) == 0;
+                                t += k + 1;
+                        }
+                        if (memory && np < sizeof(v1))
+                                snprintf(v1, sizeof(v1), "%.*s", (int)np, c2 + 1);
+                        else if (nc == 0 && np < sizeof(v2))
+                                snprintf(v2, sizeof(v2), "%.*s", (int)np, c2 + 1);
+                }
+                line = *end ? end + 1 : NULL;
+        }
+        /* each level up to the root: the least room any of them leaves */
+        for (int pass = 0; pass < 2; pass++) {
+                const char *rel = pass == 0 ? v1 : v2;
+                bool is_v1 = pass == 0;
+                size_t n;
+                if (!*rel)
+                        continue;
+                n = (size_t)snprintf(dir, sizeof(dir), "%s%s%s", sysfs, is_v1 ? "/memory" : "", rel);
+                if (n >= sizeof(dir))
+                        continue;
+                while (n > 0 && dir[n - 1] == '/')
+                        dir[--n] = '\0';
+                for (;;) {
+                        uint64_t limit = cgroup_value(dir, is_v1 ? "memory.limit_in_bytes" : "memory.max", NULL);
+                        if (limit != UINT64_MAX) {
+                                uint64_t used = cgroup_value(dir, is_v1 ? "memory.usage_in_bytes" : "memory.current", NULL);
+                                uint64_t file = cgroup_value(dir, "memory.stat", is_v1 ? "total_cache" : "file");
+                                uint64_t r = used != UINT64_MAX && used < limit ? limit - used : 0;
+                                uint64_t pct = MIN(evict_percent, 100u);
+                                if (file != UINT64_MAX)
+                                        r += file / 100 * pct + file % 100 * pct / 100;
+                                room = MIN(room, MIN(r, limit));
+                        }
+                        char *slash = strrchr(dir, '/');
+                        if (!slash || (size_t)(slash - dir) < strlen(sysfs) + (is_v1 ? 7 : 0))
+                                break;
+                        *slash = '\0';
+                }
+        }
+        return room;
+}
+
 int replay_memory_budget(uint32_t evict_percent, uint64_t *ret)
 {
+        _cleanup_free_ char *self = NULL;
         struct meminfo m;
         int r = replay_meminfo(&m);
 
         if (r < 0)
                 return r;
         *ret = replay_budget_of(&m, evict_percent);
+        /* in a memory cgroup (a service's, a restore run in it), what the
+         * group may hold, not what the machine has free: reading past it
+         * would evict the group's own pages */
+        if (read_small_file("/proc/self/cgroup", &self, 1 << 16) >= 0)
+                *ret = MIN(*ret, replay_cgroup_room(self, "/sys/fs/cgroup", evict_percent));
         return 0;
 }
 

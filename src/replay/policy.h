@@ -56,6 +56,13 @@ struct meminfo {
 int replay_meminfo(struct meminfo *ret);
 uint64_t replay_budget_of(const struct meminfo *m, uint32_t evict_percent);
 int replay_memory_budget(uint32_t evict_percent, uint64_t *ret);
+/* The least room the memory cgroups of a process leave (self_cgroup: its
+ * /proc/PID/cgroup; sysfs: where the hierarchies are mounted, v1's memory
+ * controller at SYSFS/memory, v2's at SYSFS): at each level up to the
+ * root that has a limit, the limit less what the group uses, plus
+ * evict_percent of its file pages.  UINT64_MAX where none has a limit.
+ * replay_memory_budget() takes the smaller of this and the machine's. */
+uint64_t replay_cgroup_room(const char *self_cgroup, const char *sysfs, uint32_t evict_percent);
 
 /* How many lookups of a directory the plan keeps (planner's lookup_stride):
  * on a share (NFS, SMB, 9p, FUSE...: every lookup a round trip) all of

@@ -12,6 +12,7 @@ for i in 1 2 3 4; do head -c $((4 * 1024 * 1024)) /dev/urandom > "$MNT/t$i"; don
 mkdir -p "$MNT/d/e"
 head -c 1048576 /dev/urandom > "$MNT/d/e/deep"
 head -c 1048576 /dev/urandom > "$MNT/never"
+head -c $((48 * 1024 * 1024)) /dev/urandom > "$MNT/t5"
 ln -s "$MNT/t1" "$MNT/link"
 mkfifo "$MNT/fifo"
 mknod "$MNT/null" c 1 3
@@ -27,7 +28,7 @@ touch_pieces() {
 touch_pieces
 "$READSET" snapshot -j -o "$TMP/s.readset" "$MNT" > "$TMP/s.json" || fail "snapshot"
 json_stats() { "$PY" -c "import json,sys; d=json.load(open('$1')); sys.exit(0 if ($2) else 1)" || { cat "$1"; fail "$2"; }; }
-json_stats "$TMP/s.json" "d['files'] == 6 and d['files_cached'] >= 5 and d['bytes_cached'] >= 5 * 131072"
+json_stats "$TMP/s.json" "d['files'] == 7 and d['files_cached'] >= 5 and d['bytes_cached'] >= 5 * 131072"
 json_stats "$TMP/s.json" "d['skipped']['symlink'] == 1 and d['skipped']['special'] == 2 and d['bytes_kept'] == 0"
 json_check "$TMP/s.readset" "covered('$MNT/t2', 524288, 655360) and covered('$MNT/d/e/deep', 0, 65536)"
 json_check "$TMP/s.readset" "'$MNT/never' not in files and total('$MNT/t1') < 4 * 1048576"
@@ -104,6 +105,17 @@ echo "$holder" > "$CG/cgroup.procs" || fail "cannot move $holder into $CG"
 json_check "$TMP/cg.readset" "covered('$MNT/t2', 524288, 655360) and '$MNT/t1' not in files"
 kill "$holder"
 wait "$holder" 2>/dev/null || true
+
+# A restore run in a memory cgroup reads no more than the group has room
+# for: 64 MiB cached, the group limited to 32 MiB
+cat "$MNT"/t1 "$MNT"/t2 "$MNT"/t3 "$MNT"/t4 "$MNT"/t5 > /dev/null
+"$READSET" snapshot -q -o "$TMP/big.readset" "$MNT" || fail "snapshot of 64 MiB"
+unmount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
+if [ -e "$CG/memory.limit_in_bytes" ]; then echo $((32 << 20)) > "$CG/memory.limit_in_bytes"
+else echo $((32 << 20)) > "$CG/memory.max"; fi
+sh -c 'echo $$ > "$1/cgroup.procs" && exec "$2" replay -j "$3"' sh "$CG" "$READSET" "$TMP/big.readset" \
+        > "$TMP/cgr.json" || fail "replay in the cgroup"
+json_stats "$TMP/cgr.json" "d['bytes_read'] >= (4 << 20) and d['bytes_read'] <= (32 << 20)"
 rmdir "$CG" || fail "cannot remove $CG"
 
 # nobody is not told what is cached of root's files (mincore would say all)

@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* replay/policy.c: which lookups a file system needs, --device, the plan. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "replay/policy.h"
 #include "tests.h"
@@ -160,6 +164,55 @@ static void test_budget(void)
         CHECK_EQ(replay_memory_budget(REPLAY_DEFAULT_EVICT_PERCENT, &b), 0);
 }
 
+static void put(const char *dir, const char *file, const char *text)
+{
+        char p[512];
+
+        snprintf(p, sizeof(p), "%s/%s", dir, file);
+        test_write_text(p, text);
+}
+
+/* A memory cgroup's room: the least any level leaves (v1 and v2 trees
+ * made in /tmp, as /sys/fs/cgroup lays them out). */
+static void test_cgroup_room(void)
+{
+        char top[] = "/tmp/rs-test-cgroup-XXXXXX", d1[256], d2[256], v2[256], cmd[300];
+        const uint64_t M = 1 << 20;
+
+        if (!mkdtemp(top)) {
+                CHECK(0);
+                return;
+        }
+        snprintf(d1, sizeof(d1), "%s/memory/svc", top);
+        snprintf(d2, sizeof(d2), "%s/memory/svc/inner", top);
+        snprintf(cmd, sizeof(cmd), "%s/memory", top);
+        CHECK_EQ(mkdir(cmd, 0755), 0);
+        CHECK_EQ(mkdir(d1, 0755), 0);
+        CHECK_EQ(mkdir(d2, 0755), 0);
+        /* root: no limit; svc: 100 MiB, 60 used, 40 of it cache; inner: unlimited */
+        put(cmd, "memory.limit_in_bytes", "9223372036854771712\n");
+        put(d1, "memory.limit_in_bytes", "104857600\n");
+        put(d1, "memory.usage_in_bytes", "62914560\n");
+        put(d1, "memory.stat", "cache 41943040\nrss 1\ntotal_cache 41943040\n");
+        put(d2, "memory.limit_in_bytes", "9223372036854771712\n");
+        /* 40 MiB free in svc, plus a quarter of its 40 MiB cache */
+        CHECK_EQ(replay_cgroup_room("4:memory:/svc/inner\n0::/\n", top, 25), 50 * M);
+        CHECK_EQ(replay_cgroup_room("4:cpu,memory:/svc\n", top, 0), 40 * M);
+        CHECK_EQ(replay_cgroup_room("4:cpu:/svc\n", top, 25), UINT64_MAX);   /* not the memory controller */
+        CHECK_EQ(replay_cgroup_room("4:memory:/\n", top, 25), UINT64_MAX);
+        CHECK_EQ(replay_cgroup_room("garbage", top, 25), UINT64_MAX);
+        /* v2: memory.max "max" is none; over its limit already: no room */
+        snprintf(v2, sizeof(v2), "%s/web", top);
+        CHECK_EQ(mkdir(v2, 0755), 0);
+        put(top, "memory.max", "max\n");
+        put(v2, "memory.max", "33554432\n");
+        put(v2, "memory.current", "40000000\n");
+        put(v2, "memory.stat", "anon 1\nfile 8388608\n");
+        CHECK_EQ(replay_cgroup_room("0::/web\n", top, 50), 4 * M);
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
+        CHECK_EQ(system(cmd), 0);
+}
+
 int main(void)
 {
         test_budget();
@@ -167,5 +220,6 @@ int main(void)
         test_device_option();
         test_plan();
         test_plan_metadata();
+        test_cgroup_room();
         TESTS_DONE();
 }
