@@ -39,6 +39,7 @@ static const struct verb verbs[] = {
         VERB(pack, "build a compressed image in the order a start reads it (squashfs)"),
         VERB(boot, "record the boot and replay it at the next one (systemd)"),
         VERB(snapshot, "write what the page cache holds of some files as a read set"),
+        VERB(keep, "keep a service's page-cache working set across its restarts"),
         VERB(probe, "measure what a read request costs on a device"),
         VERB(build, "build a read set from a saved tracefs text trace"),
 };
@@ -223,10 +224,11 @@ static void bash_completion(void)
                         sep = " ";
                 }
                 printf("\"\n");
-                if (strcmp(v->name, "boot") == 0) {
+                if (strcmp(v->name, "boot") == 0 || strcmp(v->name, "keep") == 0) {
+                        const char *(*sub)(size_t) = v->name[0] == 'b' ? boot_subcommand_name : keep_subcommand_name;
                         printf("        subs=\"");
-                        for (size_t k = 0; boot_subcommand_name(k); k++)
-                                printf("%s%s", k ? " " : "", boot_subcommand_name(k));
+                        for (size_t k = 0; sub(k); k++)
+                                printf("%s%s", k ? " " : "", sub(k));
                         printf("\"\n");
                 }
                 printf("        case $prev in\n");

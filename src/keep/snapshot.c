@@ -520,7 +520,8 @@ static int cgroup_walk(const char *path, unsigned depth, char ***paths, size_t *
                 next = strchr(line, '\n');
                 if (next)
                         *next++ = '\0';
-                if (parse_u64(line, &pid) == 0 && pid > 0 && pid < INT32_MAX &&
+                /* (not readset's own: keep save runs in the unit's cgroup) */
+                if (parse_u64(line, &pid) == 0 && pid > 0 && pid < INT32_MAX && (pid_t)pid != getpid() &&
                     (r = pid_files((pid_t)pid, paths, n, cap)) < 0)
                         return r;
         }

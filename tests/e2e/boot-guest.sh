@@ -29,6 +29,22 @@ wants=$TMP/root/etc/systemd/system/sysinit.target.wants/readset-boot.service
 # 'boot enable' enables it, offline here (systemctl in a chroot)
 chroot "$TMP/root" readset boot enable >"$TMP/enable.out" 2>&1 || fail "boot enable: $(cat "$TMP/enable.out")"
 [ -L "$wants" ] || fail "boot enable did not enable readset-boot.service: $(cat "$TMP/enable.out")"
+# a service kept (readset keep), offline like boot enable: on the first
+# boot the reporter stops it (its drop-in's ExecStopPost saves what it
+# read), empties the cache and starts it again (the restore unit its
+# drop-in wants reads it back); what keep status says then is checked
+mkdir -p "$TMP/root/srv/keepdemo"
+head -c $((2 * 1024 * 1024)) /dev/urandom > "$TMP/root/srv/keepdemo/data"
+cat >"$TMP/root/etc/systemd/system/keepdemo.service" <<'UNIT'
+[Unit]
+Description=a service whose data readset keeps
+[Service]
+ExecStart=/bin/sh -c 'cat /srv/keepdemo/data >/dev/null; exec sleep infinity'
+[Install]
+WantedBy=multi-user.target
+UNIT
+ln -s ../keepdemo.service "$TMP/root/etc/systemd/system/multi-user.target.wants/keepdemo.service"
+chroot "$TMP/root" readset keep enable keepdemo /srv/keepdemo >"$TMP/keep.out" 2>&1 || fail "keep enable: $(cat "$TMP/keep.out")"
 # the guest's reporter: once the boot finished and readset's session ended
 cat >"$TMP/root/etc/systemd/system/readset-test-report.service" <<'UNIT'
 [Unit]
@@ -36,10 +52,35 @@ Description=report readset's boot status on the serial console, then power off
 After=multi-user.target
 [Service]
 Type=simple
-ExecStart=/bin/sh -c 'systemctl is-system-running --wait >/dev/null; while systemctl -q is-active readset-boot.service; do sleep 0.5; done; { systemd-analyze time; echo BEGIN-STATUS; readset boot status --json; echo END-STATUS; echo BEGIN-FAILED; systemctl --failed --no-legend --plain; echo END-FAILED; journalctl -b -u readset-boot.service --no-pager -o short-monotonic | sed "s/^/journal: /"; } >/dev/ttyS0 2>&1; systemctl poweroff'
+ExecStart=/bin/sh /usr/local/sbin/guest-report
 [Install]
 WantedBy=multi-user.target
 UNIT
+cat >"$TMP/root/usr/local/sbin/guest-report" <<'SCRIPT'
+systemctl is-system-running --wait >/dev/null
+while systemctl -q is-active readset-boot.service; do sleep 0.5; done
+{
+        systemd-analyze time
+        # the kept service restarted on an empty cache; its restore waited for
+        systemctl stop keepdemo.service
+        sync
+        echo 3 >/proc/sys/vm/drop_caches
+        systemctl start keepdemo.service
+        r=readset-keep-restore@keepdemo.service.service
+        i=0
+        while [ $i -lt 120 ] && { [ "$(systemctl show -p ActiveState --value $r)" != inactive ] ||
+                [ "$(systemctl show -p ExecMainExitTimestampMonotonic --value $r)" = 0 ]; }; do
+                sleep 0.5
+                i=$((i + 1))
+        done
+        echo BEGIN-KEEP; readset keep status --json; echo END-KEEP
+        echo BEGIN-STATUS; readset boot status --json; echo END-STATUS
+        echo BEGIN-FAILED; systemctl --failed --no-legend --plain; echo END-FAILED
+        journalctl -b -u readset-boot.service -u keepdemo.service -u $r --no-pager -o short-monotonic |
+                sed "s/^/journal: /"
+} >/dev/ttyS0 2>&1
+systemctl poweroff
+SCRIPT
 ln -s ../readset-test-report.service "$TMP/root/etc/systemd/system/multi-user.target.wants/readset-test-report.service"
 "$GUEST" image "$TMP/root" "$TMP/guest.img" 1G >"$TMP/image.out" 2>&1 || fail "guest image: $(cat "$TMP/image.out")"
 rm -rf "$TMP/root"
@@ -59,6 +100,7 @@ for n in 1 2; do
         grep -q "Startup finished in" "$TMP/serial$n.log" || fail "boot $n never finished: $(tail -40 "$TMP/serial$n.log")"
         between "$TMP/serial$n.log" BEGIN-STATUS END-STATUS >"$TMP/status$n.json"
         between "$TMP/serial$n.log" BEGIN-FAILED END-FAILED >"$TMP/failed$n"
+        between "$TMP/serial$n.log" BEGIN-KEEP END-KEEP >"$TMP/keep$n.json"
         [ -s "$TMP/status$n.json" ] || fail "boot $n: no status on the console: $(tail -40 "$TMP/serial$n.log")"
         [ ! -s "$TMP/failed$n" ] || fail "boot $n left failed units: $(cat "$TMP/failed$n")"
         grep "journal: " "$TMP/serial$n.log" | tr -d '\r'
@@ -90,6 +132,23 @@ for b in (b1, b2):
     check(not any(w in b["note"] for w in bad), f"the {b['mode']} boot's every part ran ({b['note']})")
 print(f"boot 1: {b1['seconds']:.2f} s recorded, {b1['used_bytes']/1e6:.1f} MB; "
       f"boot 2: {b2['seconds']:.2f} s, {b2['bytes_read']/1e6:.1f} MB replayed, hit {b2['hit_ratio']:.0%}")
+PYEOF
+
+# keep under systemd: saved when the service stopped, read back (the
+# restore unit ran, and ended well: no failed unit) when it started
+$PY - "$TMP/keep1.json" "$TMP/keep2.json" <<'PYEOF' || fail "keep under systemd: $(cat "$TMP/keep1.json" "$TMP/keep2.json")"
+import json, sys
+for p in sys.argv[1:3]:
+    k = json.load(open(p))
+    if len(k) != 1 or k[0]["unit"] != "keepdemo.service":
+        sys.exit(f"FAIL: {p}: not the one unit kept")
+    k = k[0]
+    if k["saved_bytes"] < 1 << 20 or k["saved_files"] != 1:
+        sys.exit(f"FAIL: {p}: the stop did not save the service's 2 MiB: {k}")
+    if not k["restored_unix"] or not k["restore_us"]:
+        sys.exit(f"FAIL: {p}: the start did not read it back: {k}")
+    print(f"keep: saved {k['saved_bytes'] / 1e6:.1f} MB at the stop, read back {k['restored_bytes'] / 1e6:.1f} MB "
+          f"in {k['restore_us'] / 1e6:.2f} s at the start")
 PYEOF
 
 # purged from the image: no unit, no file, no read set

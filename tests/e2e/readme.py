@@ -47,6 +47,10 @@ NOT_RUN = {
         "changes this machine's boot (tests/e2e/boot.sh, boot-guest.sh)",
     "sudo readset boot disable":
         "changes this machine's boot (tests/e2e/boot.sh, boot-guest.sh)",
+    "sudo readset keep enable postgresql@15-main /var/lib/postgresql":
+        "changes this machine's systemd units (tests/e2e/keep.sh; under systemd: boot-guest.sh)",
+    "sudo readset keep disable postgresql@15-main":
+        "changes this machine's systemd units (tests/e2e/keep.sh; under systemd: boot-guest.sh)",
     "sudo readset probe --save /dev/sdb":
         "needs a /dev/sdb, and its saved profile would change every later plan here",
     "sudo readset probe --quick $(findmnt -n -o SOURCE /mnt/hdd)":

@@ -1,0 +1,433 @@
+/* SPDX-License-Identifier: MIT */
+#include "keep/keep.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "model/format.h"
+#include "replay/policy.h"
+#include "replay/session.h"
+#include "util/child.h"
+#include "util/util.h"
+#include "util/banned.h"
+
+/* the characters systemd allows in a unit's name, its escapes included */
+static bool unit_char(char c)
+{
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr(":-_.\\@", c);
+}
+
+int keep_unit_name(const char *arg, char *buf, size_t size)
+{
+        const char *dot = strrchr(arg, '.');
+        size_t n = strlen(arg);
+
+        if (n == 0 || arg[0] == '.' || arg[0] == '-' || (dot && strcmp(dot, ".service") != 0 && strchr(dot, '@') == NULL))
+                return -EINVAL;
+        for (size_t i = 0; i < n; i++)
+                if (!unit_char(arg[i]))
+                        return -EINVAL;
+        if (dot && strcmp(dot, ".service") == 0)
+                n = (size_t)snprintf(buf, size, "%s", arg);
+        else
+                n = (size_t)snprintf(buf, size, "%s.service", arg);
+        return n < size && n <= 255 && strcmp(buf, ".service") != 0 ? 0 : -EINVAL;
+}
+
+int keep_escape(const char *unit, char *buf, size_t size)
+{
+        size_t n = 0;
+
+        for (const char *p = unit; *p; p++) {
+                bool plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+                             *p == ':' || *p == '_' || (*p == '.' && p != unit);
+                int k = plain ? snprintf(buf + n, size - n, "%c", *p) :
+                                snprintf(buf + n, size - n, "\\x%02x", (unsigned char)*p);
+                if (k < 0 || (size_t)k >= size - n)
+                        return -ENAMETOOLONG;
+                n += (size_t)k;
+        }
+        return 0;
+}
+
+void keep_unit_free(struct keep_unit *u)
+{
+        for (size_t i = 0; i < u->n_paths; i++)
+                free(u->paths[i]);
+        free(u->paths);
+        u->paths = NULL;
+        u->n_paths = 0;
+}
+
+int keep_file(const char *state, const char *unit, const char *file, char *buf, size_t size)
+{
+        int n = snprintf(buf, size, "%s/%s.%s", state, unit, file);
+        return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+/* state (and its parent) made, root's: what is kept there is read back
+ * as root at every start of the unit (readable by all: status is for
+ * everyone; the snapshots themselves are root's alone) */
+static int make_state(const char *state)
+{
+        char parent[PATH_MAX];
+        char *slash;
+
+        snprintf(parent, sizeof(parent), "%s", state);
+        slash = strrchr(parent, '/');
+        if (slash && slash != parent) {
+                *slash = '\0';
+                if (mkdir(parent, 0755) < 0 && errno != EEXIST)
+                        return -errno;
+        }
+        if (mkdir(state, 0755) < 0 && errno != EEXIST)
+                return -errno;
+        return 0;
+}
+
+static int dropin_paths(const char *unit_dir, const char *unit, char *dir, size_t dsize, char *file, size_t fsize)
+{
+        if ((size_t)snprintf(dir, dsize, "%s/%s.d", unit_dir, unit) >= dsize ||
+            (size_t)snprintf(file, fsize, "%s/%s", dir, KEEP_DROPIN) >= fsize)
+                return -ENAMETOOLONG;
+        return 0;
+}
+
+int keep_enable(const char *state, const char *unit_dir, const char *bindir, const char *unit, char *const *paths,
+                size_t n)
+{
+        char file[PATH_MAX], dir[PATH_MAX], dropin[PATH_MAX], inst[1100];
+        _cleanup_free_ char *text = NULL, *conf = NULL;
+        size_t len = 0;
+        FILE *f;
+        int r;
+
+        r = make_state(state);
+        if (r < 0)
+                return r;
+        f = open_memstream(&text, &len);
+        if (!f)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *abs = paths[i][0] == '/' ? strdup(paths[i]) : realpath(paths[i], NULL);
+                if (!abs || strchr(abs, '\n')) {
+                        fclose(f);
+                        return abs ? -EINVAL : -errno;
+                }
+                fprintf(f, "%s\n", abs);
+        }
+        if (fclose(f) != 0)
+                return -ENOMEM;
+        r = keep_file(state, unit, "paths", file, sizeof(file));
+        if (r >= 0)
+                r = write_file_atomic_text(file, text);
+        if (r < 0)
+                return r;
+        r = keep_escape(unit, inst, sizeof(inst));
+        if (r >= 0)
+                r = dropin_paths(unit_dir, unit, dir, sizeof(dir), dropin, sizeof(dropin));
+        if (r < 0)
+                return r;
+        if (asprintf(&conf,
+                     "# readset keep: %s's page-cache working set kept across its restarts\n"
+                     "# (written by 'readset keep enable'; 'readset keep disable %s' removes it)\n"
+                     "[Unit]\n"
+                     "Wants=readset-keep-restore@%s.service readset-keep-save@%s.timer\n"
+                     "PropagatesStopTo=readset-keep-save@%s.timer\n"
+                     "\n"
+                     "[Service]\n"
+                     "# as root, outside the service's sandbox; its failure is not the service's\n"
+                     "ExecStopPost=+-%s/readset keep save %s\n",
+                     unit, unit, inst, inst, inst, bindir, unit) < 0)
+                return -ENOMEM;
+        if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+                return -errno;
+        return write_file_atomic_text(dropin, conf);
+}
+
+int keep_disable(const char *state, const char *unit_dir, const char *unit)
+{
+        static const char *const files[] = { "paths", "readset", "status" };
+        char file[PATH_MAX], dir[PATH_MAX], dropin[PATH_MAX];
+        bool was = false;
+        int r = dropin_paths(unit_dir, unit, dir, sizeof(dir), dropin, sizeof(dropin));
+
+        if (r < 0)
+                return r;
+        if (unlink(dropin) == 0)
+                was = true;
+        else if (errno != ENOENT)
+                return -errno;
+        (void)rmdir(dir);   /* only if nothing else is in it */
+        for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+                r = keep_file(state, unit, files[i], file, sizeof(file));
+                if (r < 0)
+                        return r;
+                if (unlink(file) == 0)
+                        was = true;
+                else if (errno != ENOENT)
+                        return -errno;
+        }
+        return was ? 0 : -ENOENT;
+}
+
+static int load_paths(const char *file, struct keep_unit *u)
+{
+        _cleanup_free_ char *text = NULL;
+        size_t cap = 0;
+        int r = read_small_file(file, &text, 1 << 20);
+
+        if (r < 0)
+                return r;
+        for (char *line = text, *next; line && *line; line = next) {
+                next = strchr(line, '\n');
+                if (next)
+                        *next++ = '\0';
+                if (line[0] != '/')
+                        continue;
+                if (grow_array(&u->paths, &cap, u->n_paths + 1, sizeof(*u->paths)) < 0 ||
+                    !(u->paths[u->n_paths] = strdup(line)))
+                        return -ENOMEM;
+                u->n_paths++;
+        }
+        return 0;
+}
+
+static void load_status(const char *file, struct keep_status *st)
+{
+        _cleanup_free_ char *text = NULL;
+        static const struct {
+                const char *key;
+                size_t off;
+        } keys[] = {
+                { "saved_unix", offsetof(struct keep_status, saved_unix) },
+                { "saved_bytes", offsetof(struct keep_status, saved_bytes) },
+                { "saved_files", offsetof(struct keep_status, saved_files) },
+                { "save_cpu_us", offsetof(struct keep_status, save_cpu_us) },
+                { "saved_skipped", offsetof(struct keep_status, saved_skipped) },
+                { "restored_unix", offsetof(struct keep_status, restored_unix) },
+                { "restored_bytes", offsetof(struct keep_status, restored_bytes) },
+                { "restore_us", offsetof(struct keep_status, restore_us) },
+        };
+
+        *st = (struct keep_status){ 0 };
+        if (read_small_file(file, &text, 1 << 16) < 0)
+                return;
+        for (char *line = text, *next; line && *line; line = next) {
+                char *sp = strchr(line, ' ');
+                next = strchr(line, '\n');
+                if (next)
+                        *next++ = '\0';
+                if (!sp)
+                        continue;
+                *sp = '\0';
+                for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+                        if (strcmp(line, keys[i].key) == 0)
+                                (void)parse_u64(sp + 1, (uint64_t *)((char *)st + keys[i].off));
+        }
+}
+
+int keep_status_write(const char *state, const char *unit, const struct keep_status *st)
+{
+        char file[PATH_MAX], text[1024];
+        int r = keep_file(state, unit, "status", file, sizeof(file));
+
+        if (r < 0)
+                return r;
+        snprintf(text, sizeof(text),
+                 "saved_unix %" PRIu64 "\nsaved_bytes %" PRIu64 "\nsaved_files %" PRIu64 "\nsave_cpu_us %" PRIu64
+                 "\nsaved_skipped %" PRIu64 "\nrestored_unix %" PRIu64 "\nrestored_bytes %" PRIu64
+                 "\nrestore_us %" PRIu64 "\n",
+                 st->saved_unix, st->saved_bytes, st->saved_files, st->save_cpu_us, st->saved_skipped,
+                 st->restored_unix, st->restored_bytes, st->restore_us);
+        return write_file_atomic_text(file, text);
+}
+
+int keep_load(const char *state, const char *unit, struct keep_unit *ret)
+{
+        char file[PATH_MAX];
+        struct stat st;
+        int r;
+
+        *ret = (struct keep_unit){ 0 };
+        snprintf(ret->name, sizeof(ret->name), "%s", unit);
+        r = keep_file(state, unit, "paths", file, sizeof(file));
+        if (r < 0)
+                return r;
+        r = load_paths(file, ret);
+        if (r < 0) {
+                keep_unit_free(ret);
+                return r;
+        }
+        if (keep_file(state, unit, "status", file, sizeof(file)) >= 0)
+                load_status(file, &ret->st);
+        ret->have_snapshot = keep_file(state, unit, "readset", file, sizeof(file)) >= 0 && lstat(file, &st) == 0;
+        return 0;
+}
+
+int keep_list(const char *state, char ***ret, size_t *ret_n)
+{
+        char **names = NULL;
+        size_t n = 0, cap = 0;
+        struct dirent *de;
+        DIR *d = opendir(state);
+
+        *ret = NULL;
+        *ret_n = 0;
+        if (!d)
+                return errno == ENOENT ? 0 : -errno;
+        while ((de = readdir(d))) {
+                size_t len = strlen(de->d_name);
+                if (len <= 6 || strcmp(de->d_name + len - 6, ".paths") != 0)
+                        continue;
+                if (grow_array(&names, &cap, n + 1, sizeof(*names)) < 0 ||
+                    !(names[n] = strndup(de->d_name, len - 6))) {
+                        closedir(d);
+                        for (size_t i = 0; i < n; i++)
+                                free(names[i]);
+                        free(names);
+                        return -ENOMEM;
+                }
+                n++;
+        }
+        closedir(d);
+        qsort_safe(names, n, sizeof(*names), cmp_str_ptrs);
+        *ret = names;
+        *ret_n = n;
+        return 0;
+}
+
+int keep_reload_systemd(const char *unit_dir)
+{
+        char *argv[] = { (char *)"systemctl", (char *)"daemon-reload", NULL };
+        struct stat st;
+        int r;
+
+        /* the system's units only, and only where systemd runs (offline,
+         * in a chroot or an image, it reads them at its next start) */
+        if (strcmp(unit_dir, KEEP_UNIT_DIR) != 0 || stat("/run/systemd/system", &st) < 0)
+                return 0;
+        r = child_run(argv, NULL, 0, false, now_us() + 60 * 1000000ULL);
+        return r < 0 ? r : r > 0 ? -EIO : 0;
+}
+
+void keep_unit_cgroup(const char *unit, char *buf, size_t size)
+{
+        /* system services: system.slice/UNIT in every hierarchy */
+        snprintf(buf, size, "1:memory:/system.slice/%s\n0::/system.slice/%s\n", unit, unit);
+}
+
+/* The unit's cgroup directory whose processes are listed (v2, hybrid's
+ * unified, v1's name=systemd), or "" where it has none (stopped). */
+static void unit_procs_dir(const char *unit, char *buf, size_t size)
+{
+        static const char *const tops[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified", "/sys/fs/cgroup/systemd" };
+        char procs[PATH_MAX + 16];
+
+        buf[0] = '\0';
+        for (size_t i = 0; i < ARRAY_SIZE(tops); i++) {
+                snprintf(buf, size, "%s/system.slice/%s", tops[i], unit);
+                snprintf(procs, sizeof(procs), "%s/cgroup.procs", buf);
+                if (access(procs, R_OK) == 0)
+                        return;
+        }
+        buf[0] = '\0';
+}
+
+int keep_save(const char *state, const char *unit, struct snapshot_result *res)
+{
+        _cleanup_readset_ struct readset *prev = NULL, *rs = NULL;
+        struct snapshot_options o = { 0 };
+        struct keep_unit u;
+        char file[PATH_MAX], cg[PATH_MAX], why[256];
+        char **files = NULL;
+        size_t n_files = 0;
+        int r = keep_load(state, unit, &u);
+
+        if (r < 0)
+                return r;
+        r = keep_file(state, unit, "readset", file, sizeof(file));
+        if (r >= 0 && u.have_snapshot && format_read(file, &prev, why, sizeof(why)) < 0)
+                prev = NULL;   /* unreadable: replaced, ranking nothing */
+        unit_procs_dir(unit, cg, sizeof(cg));
+        if (r >= 0 && cg[0] && snapshot_cgroup_files(cg, &files, &n_files) < 0)
+                n_files = 0;
+        o.previous = prev;
+        o.files = files;
+        o.n_files = n_files;
+        if (r >= 0)
+                r = snapshot_take(u.paths, u.n_paths, &o, &rs, res);
+        snapshot_paths_free(files, n_files);
+        if (r >= 0)
+                r = format_write(rs, file);
+        if (r >= 0) {
+                uint64_t skipped = 0;
+                for (int i = 0; i < _SNAPSHOT_SKIP_MAX; i++)
+                        skipped += res->skipped[i];
+                u.st.saved_unix = (uint64_t)time(NULL);
+                u.st.saved_bytes = res->bytes_cached;
+                u.st.saved_files = res->files_cached;
+                u.st.save_cpu_us = res->cpu_us;
+                u.st.saved_skipped = skipped;
+                r = keep_status_write(state, unit, &u.st);
+        }
+        keep_unit_free(&u);
+        return r;
+}
+
+int keep_restore(const char *state, const char *unit, struct keep_restored *ret)
+{
+        _cleanup_readset_ struct readset *rs = NULL;
+        _cleanup_(replay_session_freep) struct replay_session *s = NULL;
+        struct replay_session_options o;
+        const struct replay_result *res;
+        struct keep_unit u;
+        char file[PATH_MAX], cg[1024], why[256];
+        uint64_t t0 = now_us(), room;
+        int r;
+
+        *ret = (struct keep_restored){ 0 };
+        r = keep_load(state, unit, &u);
+        if (r < 0)
+                return r;
+        keep_unit_free(&u);
+        if (!u.have_snapshot)
+                return 0;
+        r = keep_file(state, unit, "readset", file, sizeof(file));
+        if (r >= 0)
+                r = format_read(file, &rs, why, sizeof(why));
+        if (r < 0)
+                return r;
+        ret->had_snapshot = true;
+        replay_session_options_init(&o);
+        /* no more than the unit's memory cgroup can hold: what the kernel
+         * chose to keep there is what it will hold again */
+        keep_unit_cgroup(unit, cg, sizeof(cg));
+        room = replay_cgroup_room(cg, "/sys/fs/cgroup", o.policy.max_evict_percent);
+        if (room != UINT64_MAX)
+                o.policy.max_bytes = room ? room : 1;
+        if (replay_session_new(&o, rs, &s) < 0)
+                return -ENOMEM;
+        (void)replay_session_start(s, false);   /* (else replayed in this process) */
+        r = replay_session_wait(s, 0, NULL, NULL);
+        res = replay_session_results(s);
+        if (r < 0 && r != -ECHILD)
+                return r;
+        ret->bytes = res->st.bytes;
+        ret->files_changed = res->st.files_changed;
+        ret->us = now_us() - t0;
+        u.st.restored_unix = (uint64_t)time(NULL);
+        u.st.restored_bytes = ret->bytes;
+        u.st.restore_us = ret->us;
+        ret->status_error = keep_status_write(state, unit, &u.st);
+        return 0;
+}
+
