@@ -118,6 +118,7 @@ static void print_json(const char *output, const struct readset *rs, const struc
         json_u64(&j, "bytes", res->bytes);
         json_u64(&j, "files_opened", res->files_opened);
         json_u64(&j, "files_mapped", res->files_mapped);
+        json_u64(&j, "files_uncached", res->files_uncached);
         json_u64(&j, "files_cached", res->files_cached);
         json_u64(&j, "bytes_cached", res->bytes_cached);
         json_u64(&j, "bytes_kept", res->bytes_kept);
@@ -142,7 +143,7 @@ static void print_summary(const char *output, const struct readset *rs, const st
                  format_bytes(res->bytes_cached, a), format_bytes(res->bytes, b), rs->n_files, res->files);
         log_info("  %s, %s of CPU; asked page by page: %" PRIu64 " files; nothing cached: %" PRIu64,
                  format_seconds((double)res->wall_us / 1e6, t), format_seconds((double)res->cpu_us / 1e6, c),
-                 res->files_mapped, res->files_opened - res->files_mapped);
+                 res->files_mapped, res->files_uncached);
         if (res->bytes_kept)
                 log_info("  %s of it cached in the previous snapshot too (read first under a budget)",
                          format_bytes(res->bytes_kept, a));

@@ -19,27 +19,41 @@
 #include "util/util.h"
 #include "util/banned.h"
 
-/* the characters systemd allows in a unit's name, its escapes included */
+/* the characters of a unit's name as keep takes it: systemd's, without
+ * its escapes ('\\': systemd unescapes a command line, and the name would
+ * reach readset as another unit's) */
 static bool unit_char(char c)
 {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr(":-_.\\@", c);
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr(":-_.@", c);
 }
 
 int keep_unit_name(const char *arg, char *buf, size_t size)
 {
-        const char *dot = strrchr(arg, '.');
+        static const char *const others[] = { ".socket", ".timer", ".target", ".mount", ".automount", ".path",
+                                              ".slice", ".scope", ".device", ".swap" };
+        const char *dot = strrchr(arg, '.'), *at = strchr(arg, '@');
         size_t n = strlen(arg);
+        char esc[1100];
+        int k;
 
-        if (n == 0 || arg[0] == '.' || arg[0] == '-' || (dot && strcmp(dot, ".service") != 0 && strchr(dot, '@') == NULL))
+        if (n == 0 || arg[0] == '.' || arg[0] == '-' || arg[0] == '@')
                 return -EINVAL;
         for (size_t i = 0; i < n; i++)
                 if (!unit_char(arg[i]))
                         return -EINVAL;
-        if (dot && strcmp(dot, ".service") == 0)
-                n = (size_t)snprintf(buf, size, "%s", arg);
-        else
-                n = (size_t)snprintf(buf, size, "%s.service", arg);
-        return n < size && n <= 255 && strcmp(buf, ".service") != 0 ? 0 : -EINVAL;
+        for (size_t i = 0; dot && i < ARRAY_SIZE(others); i++)
+                if (strcmp(dot, others[i]) == 0)
+                        return -EINVAL;   /* another kind of unit */
+        k = dot && strcmp(dot, ".service") == 0 ? snprintf(buf, size, "%s", arg) : snprintf(buf, size, "%s.service", arg);
+        if (k < 0 || (size_t)k >= size || k > 255)
+                return -EINVAL;
+        /* a template itself ("name@.service") is no service that runs */
+        if (at && at[1] == '.' && strcmp(at + 1, ".service") == 0)
+                return -EINVAL;
+        /* the longest name the drop-in makes of it: systemd's limit too */
+        if (keep_escape(buf, esc, sizeof(esc)) < 0 || strlen("readset-keep-restore@.service") + strlen(esc) > 255)
+                return -EINVAL;
+        return 0;
 }
 
 int keep_escape(const char *unit, char *buf, size_t size)
@@ -319,10 +333,42 @@ int keep_reload_systemd(const char *unit_dir)
         return r < 0 ? r : r > 0 ? -EIO : 0;
 }
 
+/* The unit's cgroup, "/system.slice/...": what systemd says it is where it
+ * runs (ControlGroup: template instances and units with a Slice= of their
+ * own are not directly below system.slice), else where it puts a system
+ * service by default. */
+static void unit_cgroup_path(const char *unit, char *buf, size_t size)
+{
+        char *argv[] = { (char *)"systemctl", (char *)"show", (char *)"-p", (char *)"ControlGroup",
+                         (char *)"--value", (char *)unit, NULL };
+        char out[PATH_MAX], prefix[256], esc[1100];
+        const char *at = strchr(unit, '@');
+        struct stat st;
+
+        if (stat("/run/systemd/system", &st) == 0 &&
+            child_run(argv, out, sizeof(out), true, now_us() + 10 * 1000000ULL) == 0) {
+                out[strcspn(out, "\n")] = '\0';
+                if (out[0] == '/' && strlen(out) < size) {
+                        snprintf(buf, size, "%s", out);
+                        return;
+                }
+        }
+        if (at && (size_t)(at - unit) < sizeof(prefix)) {
+                snprintf(prefix, sizeof(prefix), "%.*s", (int)(at - unit), unit);
+                if (keep_escape(prefix, esc, sizeof(esc)) == 0) {
+                        snprintf(buf, size, "/system.slice/system-%s.slice/%s", esc, unit);
+                        return;
+                }
+        }
+        snprintf(buf, size, "/system.slice/%s", unit);
+}
+
 void keep_unit_cgroup(const char *unit, char *buf, size_t size)
 {
-        /* system services: system.slice/UNIT in every hierarchy */
-        snprintf(buf, size, "1:memory:/system.slice/%s\n0::/system.slice/%s\n", unit, unit);
+        char path[PATH_MAX];
+
+        unit_cgroup_path(unit, path, sizeof(path));
+        snprintf(buf, size, "1:memory:%s\n0::%s\n", path, path);
 }
 
 /* The unit's cgroup directory whose processes are listed (v2, hybrid's
@@ -330,11 +376,11 @@ void keep_unit_cgroup(const char *unit, char *buf, size_t size)
 static void unit_procs_dir(const char *unit, char *buf, size_t size)
 {
         static const char *const tops[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified", "/sys/fs/cgroup/systemd" };
-        char procs[PATH_MAX + 16];
+        char procs[PATH_MAX + 16], path[PATH_MAX];
 
-        buf[0] = '\0';
+        unit_cgroup_path(unit, path, sizeof(path));
         for (size_t i = 0; i < ARRAY_SIZE(tops); i++) {
-                snprintf(buf, size, "%s/system.slice/%s", tops[i], unit);
+                snprintf(buf, size, "%s%s", tops[i], path);
                 snprintf(procs, sizeof(procs), "%s/cgroup.procs", buf);
                 if (access(procs, R_OK) == 0)
                         return;
@@ -342,12 +388,39 @@ static void unit_procs_dir(const char *unit, char *buf, size_t size)
         buf[0] = '\0';
 }
 
+/* The files to look at besides the paths: what the unit's processes have
+ * open or mapped now, and the last save's files (the save at the stop runs
+ * once they are gone: what they held open is kept while it stays cached). */
+static int extra_files(const char *unit, const struct readset *prev, char ***ret, size_t *ret_n)
+{
+        char cg[PATH_MAX];
+        char **files = NULL;
+        size_t n = 0, cap;
+
+        unit_procs_dir(unit, cg, sizeof(cg));
+        if (cg[0] && snapshot_cgroup_files(cg, &files, &n) < 0)
+                n = 0;
+        cap = n;
+        for (size_t i = 0; prev && i < prev->n_files; i++) {
+                if (prev->files[i].kind != RS_FILE_REGULAR)
+                        continue;
+                if (grow_array(&files, &cap, n + 1, sizeof(*files)) < 0 || !(files[n] = strdup(prev->files[i].path))) {
+                        snapshot_paths_free(files, n);
+                        return -ENOMEM;
+                }
+                n++;
+        }
+        *ret = files;
+        *ret_n = n;
+        return 0;
+}
+
 int keep_save(const char *state, const char *unit, struct snapshot_result *res)
 {
         _cleanup_readset_ struct readset *prev = NULL, *rs = NULL;
-        struct snapshot_options o = { 0 };
+        struct snapshot_options o = { .exact_paths = true };
         struct keep_unit u;
-        char file[PATH_MAX], cg[PATH_MAX], why[256];
+        char file[PATH_MAX], why[256];
         char **files = NULL;
         size_t n_files = 0;
         int r = keep_load(state, unit, &u);
@@ -357,9 +430,8 @@ int keep_save(const char *state, const char *unit, struct snapshot_result *res)
         r = keep_file(state, unit, "readset", file, sizeof(file));
         if (r >= 0 && u.have_snapshot && format_read(file, &prev, why, sizeof(why)) < 0)
                 prev = NULL;   /* unreadable: replaced, ranking nothing */
-        unit_procs_dir(unit, cg, sizeof(cg));
-        if (r >= 0 && cg[0] && snapshot_cgroup_files(cg, &files, &n_files) < 0)
-                n_files = 0;
+        if (r >= 0)
+                r = extra_files(unit, prev, &files, &n_files);
         o.previous = prev;
         o.files = files;
         o.n_files = n_files;
@@ -372,6 +444,10 @@ int keep_save(const char *state, const char *unit, struct snapshot_result *res)
                 uint64_t skipped = 0;
                 for (int i = 0; i < _SNAPSHOT_SKIP_MAX; i++)
                         skipped += res->skipped[i];
+                /* the status as it is now (a restore may have written it
+                 * meanwhile), the save's own fields replaced */
+                if (keep_file(state, unit, "status", file, sizeof(file)) >= 0)
+                        load_status(file, &u.st);
                 u.st.saved_unix = (uint64_t)time(NULL);
                 u.st.saved_bytes = res->bytes_cached;
                 u.st.saved_files = res->files_cached;
@@ -424,6 +500,9 @@ int keep_restore(const char *state, const char *unit, struct keep_restored *ret)
         ret->bytes = res->st.bytes;
         ret->files_changed = res->st.files_changed;
         ret->us = now_us() - t0;
+        /* the status as it is now (a save may have written it meanwhile) */
+        if (keep_file(state, unit, "status", file, sizeof(file)) >= 0)
+                load_status(file, &u.st);
         u.st.restored_unix = (uint64_t)time(NULL);
         u.st.restored_bytes = ret->bytes;
         u.st.restore_us = ret->us;

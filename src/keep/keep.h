@@ -59,8 +59,9 @@ int keep_reload_systemd(const char *unit_dir);
 int keep_load(const char *state, const char *unit, struct keep_unit *ret);
 /* The units kept, sorted (free each, then the array). */
 int keep_list(const char *state, char ***ret, size_t *ret_n);
-/* The directories the unit's cgroup may be found at (v2, hybrid, v1), as
- * the lines of a /proc/PID/cgroup would name it (replay_cgroup_room). */
+/* The unit's cgroup (what systemd says, where it runs; else where it puts
+ * a system service) as the lines of a /proc/PID/cgroup would name it in
+ * the v1 memory and the v2 hierarchies (replay_cgroup_room). */
 void keep_unit_cgroup(const char *unit, char *buf, size_t size);
 
 /* A snapshot of the unit's paths and of what its cgroup's processes have

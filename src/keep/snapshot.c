@@ -170,6 +170,12 @@ static int add_piece(struct walk *w, struct rs_file *f, uint64_t a, uint64_t b, 
                 last->length += b - a;
                 return 0;
         }
+        if (w->n_ranges >= FORMAT_MAX_RANGES || w->payload + RANGE_COST > PAYLOAD_ROOM) {
+                w->res->bytes_cached -= b - a;
+                if (t < SNAPSHOT_RANK_NEW)
+                        w->res->bytes_kept -= b - a;
+                return -ENOBUFS;   /* the read set is full: the file's ranges so far are kept */
+        }
         w->n_ranges++;
         w->payload += RANGE_COST;
         return readset_file_add_range(f, a, b - a, t, RS_RANGE_ACCESSED);
@@ -210,10 +216,12 @@ static int map_file(struct walk *w, int fd, uint64_t size, struct rs_file *f, co
                 uint64_t len = MIN(WINDOW, end - off), pages = len / w->page;
                 void *m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, (off_t)off);
 
+                /* (ENOMEM here is the address space or the map count, not
+                 * readset's memory: a file skipped, not the snapshot failed) */
                 if (m == MAP_FAILED)
-                        return -errno;
+                        return errno == ENOMEM ? -EOVERFLOW : -errno;
                 if (mincore(m, len, w->vec) < 0)
-                        r = -errno;
+                        r = errno == ENOMEM ? -EOVERFLOW : -errno;
                 munmap(m, len);
                 for (uint64_t i = 0; r >= 0 && i < pages; i++) {
                         uint64_t at = off + i * w->page;
@@ -272,6 +280,7 @@ static int snap_file(struct walk *w, int pfd, const struct stat *st)
         cached = residency_cached_pages(fd);
         if (cached == 0) {
                 close(fd);
+                w->res->files_uncached++;
                 return 0;       /* nothing cached: no mapping, no mincore */
         }
         if (!residency_mincore_truthful(fd)) {
@@ -294,6 +303,10 @@ static int snap_file(struct walk *w, int pfd, const struct stat *st)
         close(fd);
         if (r == -ENOMEM)
                 return r;
+        if (r == -ENOBUFS) {
+                skip(w, SNAPSHOT_SKIP_FULL, 0);   /* (what was asked of it kept) */
+                r = 0;
+        }
         if (r < 0 || f->n_ranges == 0) {
                 /* a window refused after others were asked: none of it counts */
                 w->res->bytes_cached = before.bytes_cached;
@@ -334,11 +347,20 @@ static int walk_dir(struct walk *w, int pfd, size_t len, unsigned depth)
                 return 0;
         }
         w->res->dirs++;
-        while (r >= 0 && (errno = 0, de = readdir(d))) {
+        for (;;) {
+                errno = 0;
+                de = readdir(d);
+                if (!de) {
+                        if (errno)   /* a listing cut short: what was not listed is not there */
+                                skip(w, SNAPSHOT_SKIP_ERROR, -errno);
+                        break;
+                }
                 if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
                         continue;
                 r = visit(w, dirfd(d), de->d_name, len, depth + 1);
                 w->path[len] = '\0';
+                if (r < 0)
+                        break;
         }
         closedir(d);
         return r;
@@ -369,8 +391,8 @@ static int visit(struct walk *w, int dfd, const char *name, size_t len, unsigned
         }
         if (S_ISLNK(st.st_mode))
                 skip(w, SNAPSHOT_SKIP_SYMLINK, 0);
-        else if (S_ISDIR(st.st_mode) && st.st_dev != w->dev)
-                skip(w, SNAPSHOT_SKIP_MOUNT, 0);
+        else if ((S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) && st.st_dev != w->dev)
+                skip(w, SNAPSHOT_SKIP_MOUNT, 0);   /* (a file bind-mounted there too) */
         else if (S_ISDIR(st.st_mode))
                 r = walk_dir(w, pfd, len + n, depth);
         else if (S_ISREG(st.st_mode))
@@ -395,6 +417,13 @@ static int walk_top(struct walk *w, const char *arg, bool only_file)
                 r = -errno;
                 skip(w, r == -ENOENT ? SNAPSHOT_SKIP_GONE : SNAPSHOT_SKIP_ERROR, r);
                 return r;
+        }
+        /* a process's file (its path as the kernel gave it) or a path kept
+         * resolved: a symlink on its way now is someone else's doing */
+        if ((only_file || w->o->exact_paths) && strcmp(real, arg) != 0) {
+                snprintf(w->path, sizeof(w->path), "%s", arg);
+                skip(w, SNAPSHOT_SKIP_SYMLINK, 0);
+                return -ELOOP;
         }
         if (strlen(real) >= sizeof(w->path)) {
                 skip(w, SNAPSHOT_SKIP_DEEP, 0);
@@ -606,7 +635,7 @@ int snapshot_take(char *const *paths, size_t n, const struct snapshot_options *o
                         last = k;
                 }
         }
-        if (r >= 0 && n && failed == n)
+        if (r >= 0 && n && failed == n && !w.o->n_files)
                 r = last;
         for (size_t i = 0; r >= 0 && i < w.o->n_files; i++)
                 if (walk_top(&w, w.o->files[i], true) == -ENOMEM)

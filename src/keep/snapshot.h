@@ -53,6 +53,9 @@ struct snapshot_options {
          * looked at only if a regular file, no directory walked */
         char *const *files;
         size_t n_files;
+        /* the paths are kept resolved (readset keep's): one that resolves
+         * elsewhere now (a symlink on its way) is skipped, not followed */
+        bool exact_paths;
 };
 
 struct snapshot_result {
@@ -60,6 +63,7 @@ struct snapshot_result {
         uint64_t files, bytes;          /* regular files looked at, and their sizes */
         uint64_t files_opened;          /* of them, opened (not empty) to be asked */
         uint64_t files_mapped;          /* of those, with pages cached: asked page by page */
+        uint64_t files_uncached;        /* of those, with nothing cached (cachestat) */
         uint64_t files_cached, bytes_cached;  /* with pages in the cache; those pages */
         uint64_t bytes_kept;            /* of them, cached in the previous snapshot too */
         uint64_t skipped[_SNAPSHOT_SKIP_MAX];

@@ -37,6 +37,7 @@ struct pctx {
         struct plan *p;
         size_t cap;
         uint64_t bridge;          /* gaps read through: at most this long */
+        bool snapshot;            /* the read set is a snapshot (ranks, not times) */
 };
 
 static int emit(struct pctx *c, uint32_t file, uint64_t off, uint64_t len, uint64_t t)
@@ -136,7 +137,11 @@ static int plan_file(struct pctx *c, uint32_t fi)
                 uint64_t start = s[i].start, end = s[i].end, pieces;
                 size_t j = i + 1;
 
-                while (j < n && s[j].start <= end + bridge && contiguous_gap(c, fi, end, s[j].start)) {
+                /* (a snapshot's ranks are not merged: a request takes its
+                 * best rank to the budget, and one rank-0 page would carry
+                 * new ones ahead of every older page elsewhere) */
+                while (j < n && s[j].start <= end + bridge && contiguous_gap(c, fi, end, s[j].start) &&
+                       (!c->snapshot || s[j].time_us == s[i].time_us)) {
                         end = MAX(end, s[j].end);
                         j++;
                 }
@@ -217,9 +222,17 @@ static int snapshot_bridge(const struct pctx *c, uint64_t *ret)
                 }
         }
         qsort_safe(gaps, n, sizeof(*gaps), cmp_u64);
-        for (size_t i = 0; i < n && sum + gaps[i] <= data / 3; i++) {
+        size_t i = 0;
+        for (; i < n && sum + gaps[i] <= data / 3; i++) {
                 sum += gaps[i];
                 limit = gaps[i];
+        }
+        /* every gap up to the limit is bridged: where the first one left
+         * out is as long as the limit, the limit is the longest shorter one */
+        if (i < n && gaps[i] == limit) {
+                while (i > 0 && gaps[i - 1] == limit)
+                        i--;
+                limit = i > 0 ? gaps[i - 1] : 0;
         }
         *ret = limit;
         return 0;
@@ -489,7 +502,7 @@ int planner_build(const struct readset *rs, const struct device_profile *dev,
                 return -ENOMEM;
 
         c.bridge = dev->bridge_bytes;
-        snapshot = rs->rec_flags & RS_REC_SNAPSHOT;
+        snapshot = c.snapshot = rs->rec_flags & RS_REC_SNAPSHOT;
         if (snapshot && (r = snapshot_bridge(&c, &c.bridge)) < 0)
                 goto fail;
 

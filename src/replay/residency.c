@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <linux/capability.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -66,9 +67,17 @@ static void forget_euid(void)
         atomic_store_explicit(&euid, -1, memory_order_relaxed);
 }
 
+static void forget_privileged(void);
+
+static void forget_in_children(void)
+{
+        forget_euid();
+        forget_privileged();
+}
+
 static void forget_euid_in_children(void)
 {
-        (void)pthread_atfork(NULL, NULL, forget_euid);
+        (void)pthread_atfork(NULL, NULL, forget_in_children);
 }
 
 static uid_t caller_euid(void)
@@ -84,6 +93,30 @@ static uid_t caller_euid(void)
         return (uid_t)v;
 }
 
+/* Privileged as the kernel's cachestat and mincore ask it: CAP_FOWNER in
+ * effect (inode_owner_or_capable), not only uid 0 -- a unit's root with a
+ * narrower capability set (readset keep's templates) is told "all cached"
+ * of the files it does not own.  Asked once, as the uid is. */
+static atomic_int privileged = -1;
+
+static void forget_privileged(void)
+{
+        atomic_store_explicit(&privileged, -1, memory_order_relaxed);
+}
+
+static bool caller_privileged(void)
+{
+        int v = atomic_load_explicit(&privileged, memory_order_relaxed);
+
+        if (v < 0) {
+                struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+                struct __user_cap_data_struct d[2] = { { 0 } };
+                v = caller_euid() == 0 && syscall(SYS_capget, &h, d) == 0 && (d[0].effective & (1u << CAP_FOWNER));
+                atomic_store_explicit(&privileged, v, memory_order_relaxed);
+        }
+        return v;
+}
+
 /* mincore(2) tells the truth only to a caller who owns the file, or may
  * write it (or is privileged): to others it says every page is cached. */
 static bool mincore_truthful(int fd)
@@ -91,7 +124,7 @@ static bool mincore_truthful(int fd)
         struct stat st;
         int fl;
 
-        if (caller_euid() == 0)
+        if (caller_privileged())
                 return true;
         fl = fcntl(fd, F_GETFL);
         if (fl >= 0 && (fl & O_ACCMODE) != O_RDONLY)
@@ -205,7 +238,7 @@ bool residency_by_reading(int fd)
 {
         int64_t r;
 
-        if (caller_euid() == 0)
+        if (caller_privileged())
                 return false;   /* cachestat answers root whatever the file */
         r = by_cachestat(fd, 0, page_size());
         if (r >= 0)

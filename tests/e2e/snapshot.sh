@@ -66,8 +66,9 @@ touch_pieces
 "$READSET" snapshot -q -o "$TMP/s.readset" "$MNT" || fail "third snapshot"
 json_check "$TMP/s.readset" "covered('$MNT/t4', 3145728, 3276800)"
 unmount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
-"$READSET" replay -j --max-bytes 640K "$TMP/s.readset" > "$TMP/b.json" || fail "replay --max-bytes"
-json_stats "$TMP/b.json" "d['bytes_read'] <= 640 * 1024"
+# (the five pieces read twice are 640 KiB at least, their readahead aside)
+"$READSET" replay -j --max-bytes 512K "$TMP/s.readset" > "$TMP/b.json" || fail "replay --max-bytes"
+json_stats "$TMP/b.json" "d['bytes_read'] <= 512 * 1024"
 [ "$("$TESTPROG" resident "$MNT/t4" 3145728 131072)" = 0 ] || fail "the newest page was read before older ones"
 
 # A file changed since: skipped by the replay, counted.
@@ -117,6 +118,15 @@ sh -c 'echo $$ > "$1/cgroup.procs" && exec "$2" replay -j "$3"' sh "$CG" "$READS
         > "$TMP/cgr.json" || fail "replay in the cgroup"
 json_stats "$TMP/cgr.json" "d['bytes_read'] >= (4 << 20) and d['bytes_read'] <= (32 << 20)"
 rmdir "$CG" || fail "cannot remove $CG"
+
+# root without CAP_FOWNER (a unit's narrower set) is not told either of a
+# file it does not own: counted, not taken for "all cached"
+chown 65534 "$MNT/t3"
+"$TESTPROG" read "$MNT/t3" 0 65536
+setpriv --bounding-set=-fowner -- "$READSET" snapshot -j -o "$TMP/nf.readset" "$MNT/t3" > "$TMP/nf.json" ||
+        fail "snapshot without CAP_FOWNER"
+json_stats "$TMP/nf.json" "d['skipped']['untold'] == 1 and d['files_cached'] == 0"
+chown 0 "$MNT/t3"
 
 # nobody is not told what is cached of root's files (mincore would say all)
 touch_pieces

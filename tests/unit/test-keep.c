@@ -27,6 +27,18 @@ static void test_names(void)
         CHECK_EQ(keep_unit_name("", b, sizeof(b)), -EINVAL);
         CHECK_EQ(keep_unit_name("a b", b, sizeof(b)), -EINVAL);
         CHECK_EQ(keep_unit_name("%n", b, sizeof(b)), -EINVAL);   /* no specifier in the drop-in */
+        CHECK_EQ(keep_unit_name("foo\\x2dbar", b, sizeof(b)), -EINVAL);   /* systemd would unescape it */
+        CHECK_EQ(keep_unit_name("foo@.service", b, sizeof(b)), -EINVAL);   /* a template */
+        CHECK_EQ(keep_unit_name("pg@15.4-main", b, sizeof(b)), 0);
+        CHECK(strcmp(b, "pg@15.4-main.service") == 0);
+        memset(b, 'a', 200);
+        b[200] = '\0';
+        {
+                char c[300];
+                CHECK_EQ(keep_unit_name(b, c, sizeof(c)), 0);
+                memset(b + 1, '-', 100);   /* escaped 4 times longer: past systemd's 255 */
+                CHECK_EQ(keep_unit_name(b, c, sizeof(c)), -EINVAL);
+        }
         CHECK_EQ(keep_escape("postgresql@15-main.service", b, sizeof(b)), 0);
         CHECK(strcmp(b, "postgresql\\x4015\\x2dmain.service") == 0);   /* as systemd-escape says */
         CHECK_EQ(keep_escape("postgresql@15-main.service", b, 10), -ENAMETOOLONG);

@@ -262,6 +262,37 @@ static void test_snapshot_bridge(void)
         CHECK_EQ(p->bytes, 160 * K);
         plan_free(p);
         readset_free(rs);
+
+        /* alternate pages cached: 8 gaps of 4 K, a third of 36 K allows 3
+         * of them, and all 8 are as long: none is bridged */
+        rs = readset_new();
+        f = file(rs, "/b", RS_FILE_REGULAR, 2);
+        for (int k = 0; k < 9; k++)
+                range(f, (uint64_t)k * 8 * K, 4 * K, 0, RS_RANGE_ACCESSED);
+        rs->rec_flags = RS_REC_SNAPSHOT;
+        CHECK_EQ(planner_build(rs, &d, NULL, &p), 0);
+        CHECK_EQ(p->bytes, 36 * K);
+        CHECK_EQ(p->n_reads, 9);
+        plan_free(p);
+        /* adjacent pages of two ranks stay two requests: the budget keeps
+         * the rank-0 one, not the new one it would carry */
+        readset_free(rs);
+        rs = readset_new();
+        f = file(rs, "/c", RS_FILE_REGULAR, 3);
+        range(f, 0, 4 * K, 0, RS_RANGE_ACCESSED);
+        range(f, 4 * K, 60 * K, 15, RS_RANGE_ACCESSED);
+        range(file(rs, "/d", RS_FILE_REGULAR, 4), 0, 4 * K, 3, RS_RANGE_ACCESSED);
+        rs->rec_flags = RS_REC_SNAPSHOT;
+        {
+                struct plan_options o = { .max_bytes = 8 * K };
+                CHECK_EQ(planner_build(rs, &d, &o, &p), 0);
+                CHECK_EQ(p->n_reads, 2);
+                CHECK_EQ(p->reads[0].file, 0);
+                CHECK_EQ(p->reads[0].length, 4 * K);
+                CHECK_EQ(p->reads[1].file, 1);   /* rank 3 before the new pages of /c */
+                plan_free(p);
+        }
+        readset_free(rs);
 }
 
 /* A gap is read through only where its data lies between the two ranges
