@@ -131,7 +131,9 @@ int keep_enable(const char *state, const char *unit_dir, const char *bindir, con
         if (!f)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
-                _cleanup_free_ char *abs = paths[i][0] == '/' ? strdup(paths[i]) : realpath(paths[i], NULL);
+                /* resolved now, once: a save skips a path that resolves
+                 * elsewhere later (snapshot_options.exact_paths) */
+                _cleanup_free_ char *abs = realpath(paths[i], NULL);
                 if (!abs || strchr(abs, '\n')) {
                         fclose(f);
                         return abs ? -EINVAL : -errno;

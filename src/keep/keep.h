@@ -45,7 +45,7 @@ void keep_unit_free(struct keep_unit *u);
 /* state/UNIT.FILE ("paths", "readset", "status"). */
 int keep_file(const char *state, const char *unit, const char *file, char *buf, size_t size);
 
-/* Kept from now on: the paths (absolute; made so) and the drop-in, in
+/* Kept from now on: the paths (resolved: each must exist) and the drop-in, in
  * unit_dir/UNIT.d/ (bindir: where readset is, for the drop-in's commands).
  * Enabling again replaces the paths.  0 or -errno. */
 int keep_enable(const char *state, const char *unit_dir, const char *bindir, const char *unit, char *const *paths,
