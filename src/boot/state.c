@@ -38,17 +38,7 @@ bool boot_state_has(const char *path)
 
 int boot_state_make_dir(const char *dir)
 {
-        char parent[PATH_MAX];
-        char *slash;
-
-        snprintf(parent, sizeof(parent), "%s", dir);
-        slash = strrchr(parent, '/');
-        if (slash && slash != parent) {
-                *slash = 0;
-                if (mkdir(parent, 0755) < 0 && errno != EEXIST)
-                        return -errno;
-        }
-        return mkdir(dir, 0755) < 0 && errno != EEXIST ? -errno : 0;
+        return make_dir_and_parent(dir);
 }
 
 int boot_state_check(const char *dir, char *why, size_t size)

@@ -87,26 +87,6 @@ int keep_file(const char *state, const char *unit, const char *file, char *buf, 
         return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
-/* state (and its parent) made, root's: what is kept there is read back
- * as root at every start of the unit (readable by all: status is for
- * everyone; the snapshots themselves are root's alone) */
-static int make_state(const char *state)
-{
-        char parent[PATH_MAX];
-        char *slash;
-
-        snprintf(parent, sizeof(parent), "%s", state);
-        slash = strrchr(parent, '/');
-        if (slash && slash != parent) {
-                *slash = '\0';
-                if (mkdir(parent, 0755) < 0 && errno != EEXIST)
-                        return -errno;
-        }
-        if (mkdir(state, 0755) < 0 && errno != EEXIST)
-                return -errno;
-        return 0;
-}
-
 static int dropin_paths(const char *unit_dir, const char *unit, char *dir, size_t dsize, char *file, size_t fsize)
 {
         if ((size_t)snprintf(dir, dsize, "%s/%s.d", unit_dir, unit) >= dsize ||
@@ -124,7 +104,9 @@ int keep_enable(const char *state, const char *unit_dir, const char *bindir, con
         FILE *f;
         int r;
 
-        r = make_state(state);
+        /* root's, readable by all (status is everyone's; the snapshots
+         * themselves are written 0600) */
+        r = make_dir_and_parent(state);
         if (r < 0)
                 return r;
         f = open_memstream(&text, &len);

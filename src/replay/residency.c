@@ -42,7 +42,8 @@ static uint64_t page_size(void)
         return p > 0 ? (uint64_t)p : 4096;
 }
 
-static int64_t by_cachestat(int fd, uint64_t off, uint64_t len)
+/* Pages of [off, off + len) cached (len 0: to the end), or -errno. */
+static int64_t cachestat_pages(int fd, uint64_t off, uint64_t len)
 {
         struct cachestat_range_ cr = { off, len };
         struct cachestat_ cs;
@@ -50,10 +51,17 @@ static int64_t by_cachestat(int fd, uint64_t off, uint64_t len)
         if (atomic_load_explicit(&cachestat_missing, memory_order_relaxed))
                 return -ENOSYS;
         if (syscall(__NR_cachestat, fd, &cr, &cs, 0) == 0)
-                return (int64_t)MIN(cs.nr_cache * page_size(), len + page_size() - 1);
+                return (int64_t)MIN(cs.nr_cache, (uint64_t)INT64_MAX);
         if (errno == ENOSYS)
                 atomic_store_explicit(&cachestat_missing, 1, memory_order_relaxed);
         return -errno;
+}
+
+static int64_t by_cachestat(int fd, uint64_t off, uint64_t len)
+{
+        int64_t n = cachestat_pages(fd, off, len);
+
+        return n < 0 ? n : (int64_t)MIN((uint64_t)n * page_size(), len + page_size() - 1);
 }
 
 /* The caller's effective uid, asked once (the questions below come once
@@ -258,16 +266,7 @@ int64_t residency_check(int fd, uint64_t off, uint64_t len, enum residency_kind 
 
 int64_t residency_cached_pages(int fd)
 {
-        struct cachestat_range_ cr = { 0, 0 };   /* 0: to the end of the file */
-        struct cachestat_ cs;
-
-        if (atomic_load_explicit(&cachestat_missing, memory_order_relaxed))
-                return -ENOSYS;
-        if (syscall(__NR_cachestat, fd, &cr, &cs, 0) == 0)
-                return (int64_t)MIN(cs.nr_cache, (uint64_t)INT64_MAX);
-        if (errno == ENOSYS)
-                atomic_store_explicit(&cachestat_missing, 1, memory_order_relaxed);
-        return -errno;
+        return cachestat_pages(fd, 0, 0);
 }
 
 bool residency_mincore_truthful(int fd)

@@ -542,3 +542,18 @@ int drop_caches(void)
         sync();
         return write_file("/proc/sys/vm/drop_caches", "3");
 }
+
+int make_dir_and_parent(const char *dir)
+{
+        char parent[PATH_MAX];
+        char *slash;
+
+        snprintf(parent, sizeof(parent), "%s", dir);
+        slash = strrchr(parent, '/');
+        if (slash && slash != parent) {
+                *slash = 0;
+                if (mkdir(parent, 0755) < 0 && errno != EEXIST)
+                        return -errno;
+        }
+        return mkdir(dir, 0755) < 0 && errno != EEXIST ? -errno : 0;
+}

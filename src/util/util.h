@@ -141,6 +141,9 @@ uid_t invoking_uid(void);
 int write_file_atomic(const char *path, mode_t mode, int (*write_fn)(FILE *f, void *userdata), void *userdata);
 /* The same, of a string, 0644. */
 int write_file_atomic_text(const char *path, const char *text);
+/* dir and its parent made where missing (0755: a state directory of
+ * root's that others may read): 0 or -errno. */
+int make_dir_and_parent(const char *dir);
 /* Could write_file_atomic() write path now?  Its temporary file made
  * beside path and removed: 0, or -errno (-ENOENT: no such directory,
  * -EACCES, -EROFS, -ENOSPC ...; -EISDIR: path is a directory).  Asked
