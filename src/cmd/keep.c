@@ -2,10 +2,13 @@
 /* readset keep: a service's page-cache working set kept across its
  * restarts (keep/keep.h): enable, disable, status, and what the units run,
  * save and restore. */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "keep/keep.h"
@@ -52,6 +55,16 @@ static void keep_help(void)
                "  -h, --help           show this help\n");
 }
 
+/* refused for want of root: say so, and how (the state and the drop-ins
+ * are root's) */
+static int keep_errno(int r, const char *verb, const char *what, const char *unit)
+{
+        if ((r == -EACCES || r == -EPERM) && geteuid() != 0)
+                return log_error("%s '%s': %s (readset keep %s needs root: sudo readset keep %s %s ...)", what, unit,
+                                 strerror(-r), verb, verb, unit);
+        return log_errno(r, "%s '%s'", what, unit);
+}
+
 static int keep_enable_cmd(const struct keep_args *a)
 {
         int r;
@@ -60,7 +73,7 @@ static int keep_enable_cmd(const struct keep_args *a)
                 return log_usage("keep", "enable: which files? (enable UNIT PATH...: the service's data directory)");
         r = keep_enable(a->state, a->unit_dir, READSET_BINDIR, a->unit, a->paths, a->n_paths);
         if (r < 0)
-                return log_errno(r, "cannot keep '%s'", a->unit);
+                return keep_errno(r, "enable", "cannot keep", a->unit);
         r = keep_reload_systemd(a->unit_dir);
         if (r < 0)
                 log_warning_errno(r, "systemctl daemon-reload failed: the drop-in counts from systemd's next reload");
@@ -76,7 +89,7 @@ static int keep_disable_cmd(const struct keep_args *a)
         if (r == -ENOENT)
                 return log_error("'%s' is not kept", a->unit);
         if (r < 0)
-                return log_errno(r, "cannot stop keeping '%s'", a->unit);
+                return keep_errno(r, "disable", "cannot stop keeping", a->unit);
         r = keep_reload_systemd(a->unit_dir);
         if (r < 0)
                 log_warning_errno(r, "systemctl daemon-reload failed: the drop-in is gone from systemd's next reload");
@@ -95,7 +108,7 @@ static int keep_save_cmd(const struct keep_args *a)
         if (r == -ENOENT)
                 return log_error("'%s' is not kept (readset keep enable %s PATH...)", a->unit, a->unit);
         if (r < 0)
-                return log_errno(r, "cannot save the working set of '%s'", a->unit);
+                return keep_errno(r, "save", "cannot save the working set of", a->unit);
         log_info("saved %s of %s: %" PRIu64 " files", format_bytes(res.bytes_cached, b), a->unit, res.files_cached);
         return 0;
 }
@@ -111,7 +124,7 @@ static int keep_restore_cmd(const struct keep_args *a)
         if (r == -ENOENT)
                 return log_error("'%s' is not kept (readset keep enable %s PATH...)", a->unit, a->unit);
         if (r < 0)
-                return log_errno(r, "cannot read back the working set of '%s'", a->unit);
+                return keep_errno(r, "restore", "cannot read back the working set of", a->unit);
         if (!res.had_snapshot) {
                 log_info("nothing saved of %s yet: nothing to read back", a->unit);
                 return 0;

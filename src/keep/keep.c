@@ -356,10 +356,13 @@ void keep_unit_cgroup(const char *unit, char *buf, size_t size)
 }
 
 /* The unit's cgroup directory whose processes are listed (v2, hybrid's
- * unified, v1's name=systemd), or "" where it has none (stopped). */
+ * unified, v1's name=systemd, else v1's memory controller, where a service
+ * run without systemd may have been given its limit), or "" where it has
+ * none (stopped). */
 static void unit_procs_dir(const char *unit, char *buf, size_t size)
 {
-        static const char *const tops[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified", "/sys/fs/cgroup/systemd" };
+        static const char *const tops[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified", "/sys/fs/cgroup/systemd",
+                                              "/sys/fs/cgroup/memory" };
         char procs[PATH_MAX + 16], path[PATH_MAX];
 
         unit_cgroup_path(unit, path, sizeof(path));
