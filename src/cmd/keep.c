@@ -116,7 +116,7 @@ static int keep_save_cmd(const struct keep_args *a)
 static int keep_restore_cmd(const struct keep_args *a)
 {
         struct keep_restored res;
-        char b[32];
+        char b[32], b2[32];
         int r;
 
         (void)io_priority_set(IO_PRIORITY_IDLE);
@@ -131,8 +131,10 @@ static int keep_restore_cmd(const struct keep_args *a)
         }
         if (res.status_error < 0)
                 log_warning_errno(res.status_error, "cannot write the status of '%s'", a->unit);
-        log_info("read back %s of %s in %.2f s (%" PRIu64 " files changed since the save, skipped)",
-                 format_bytes(res.bytes, b), a->unit, (double)res.us / 1e6, res.files_changed);
+        log_info("read back %s of %s in %.2f s (%" PRIu64 " files changed since the save, skipped; %s of its "
+                 "memory cgroup left to the service itself)",
+                 format_bytes(res.bytes, b), a->unit, (double)res.us / 1e6, res.files_changed,
+                 format_bytes(res.reserved, b2));
         return 0;
 }
 
@@ -152,6 +154,7 @@ static void status_unit_json(struct json *j, const struct keep_unit *u)
         json_u64(j, "restored_unix", u->st.restored_unix);
         json_u64(j, "restored_bytes", u->st.restored_bytes);
         json_u64(j, "restore_us", u->st.restore_us);
+        json_u64(j, "service_bytes", u->st.service_bytes);
         json_object_close(j);
 }
 

@@ -214,6 +214,7 @@ static void load_status(const char *file, struct keep_status *st)
                 { "restored_unix", offsetof(struct keep_status, restored_unix) },
                 { "restored_bytes", offsetof(struct keep_status, restored_bytes) },
                 { "restore_us", offsetof(struct keep_status, restore_us) },
+                { "service_bytes", offsetof(struct keep_status, service_bytes) },
         };
 
         *st = (struct keep_status){ 0 };
@@ -243,9 +244,9 @@ int keep_status_write(const char *state, const char *unit, const struct keep_sta
         snprintf(text, sizeof(text),
                  "saved_unix %" PRIu64 "\nsaved_bytes %" PRIu64 "\nsaved_files %" PRIu64 "\nsave_cpu_us %" PRIu64
                  "\nsaved_skipped %" PRIu64 "\nrestored_unix %" PRIu64 "\nrestored_bytes %" PRIu64
-                 "\nrestore_us %" PRIu64 "\n",
+                 "\nrestore_us %" PRIu64 "\nservice_bytes %" PRIu64 "\n",
                  st->saved_unix, st->saved_bytes, st->saved_files, st->save_cpu_us, st->saved_skipped,
-                 st->restored_unix, st->restored_bytes, st->restore_us);
+                 st->restored_unix, st->restored_bytes, st->restore_us, st->service_bytes);
         return write_file_atomic_text(file, text);
 }
 
@@ -402,12 +403,32 @@ static int extra_files(const char *unit, const struct readset *prev, char ***ret
         return 0;
 }
 
+/* Whether a process other than this one is in the cgroup directory. */
+static bool others_in(const char *dir)
+{
+        _cleanup_free_ char *text = NULL;
+        char file[PATH_MAX + 16];
+        uint64_t pid;
+
+        if (!dir[0] || (size_t)snprintf(file, sizeof(file), "%s/cgroup.procs", dir) >= sizeof(file) ||
+            read_small_file(file, &text, 1 << 20) < 0)
+                return false;
+        for (char *line = text, *next; line && *line; line = next) {
+                next = strchr(line, '\n');
+                if (next)
+                        *next++ = '\0';
+                if (parse_u64(line, &pid) == 0 && pid != (uint64_t)getpid())
+                        return true;
+        }
+        return false;
+}
+
 int keep_save(const char *state, const char *unit, struct snapshot_result *res)
 {
         _cleanup_readset_ struct readset *prev = NULL, *rs = NULL;
         struct snapshot_options o = { .exact_paths = true };
         struct keep_unit u;
-        char file[PATH_MAX], why[256];
+        char file[PATH_MAX], why[256], procs[PATH_MAX], cg[1024];
         char **files = NULL;
         size_t n_files = 0;
         int r = keep_load(state, unit, &u);
@@ -440,6 +461,14 @@ int keep_save(const char *state, const char *unit, struct snapshot_result *res)
                 u.st.saved_files = res->files_cached;
                 u.st.save_cpu_us = res->cpu_us;
                 u.st.saved_skipped = skipped;
+                /* what the service itself holds, while it runs (the save at
+                 * its stop finds only itself there): a restore leaves it
+                 * room */
+                unit_procs_dir(unit, procs, sizeof(procs));
+                if (others_in(procs)) {
+                        keep_unit_cgroup(unit, cg, sizeof(cg));
+                        u.st.service_bytes = replay_cgroup_own(cg, "/sys/fs/cgroup");
+                }
                 r = keep_status_write(state, unit, &u.st);
         }
         keep_unit_free(&u);
@@ -454,7 +483,7 @@ int keep_restore(const char *state, const char *unit, struct keep_restored *ret)
         const struct replay_result *res;
         struct keep_unit u;
         char file[PATH_MAX], cg[1024], why[256];
-        uint64_t t0 = now_us(), room;
+        uint64_t t0 = now_us(), room, service, own;
         int r;
 
         *ret = (struct keep_restored){ 0 };
@@ -464,6 +493,7 @@ int keep_restore(const char *state, const char *unit, struct keep_restored *ret)
         keep_unit_free(&u);
         if (!u.have_snapshot)
                 return 0;
+        service = u.st.service_bytes;
         r = keep_file(state, unit, "readset", file, sizeof(file));
         if (r >= 0)
                 r = format_read(file, &rs, why, sizeof(why));
@@ -475,6 +505,13 @@ int keep_restore(const char *state, const char *unit, struct keep_restored *ret)
          * chose to keep there is what it will hold again */
         keep_unit_cgroup(unit, cg, sizeof(cg));
         room = replay_cgroup_room(cg, "/sys/fs/cgroup", o.policy.max_evict_percent);
+        /* and of that, what the service will need for itself (its memory at
+         * the last save) left to it, less what it holds already: a page
+         * read now that its start evicts again was read for nothing */
+        own = replay_cgroup_own(cg, "/sys/fs/cgroup");
+        if (room != UINT64_MAX && service > own)
+                room = room > service - own ? room - (service - own) : 0;
+        ret->reserved = room != UINT64_MAX && service > own ? service - own : 0;
         if (room != UINT64_MAX)
                 o.policy.max_bytes = room ? room : 1;
         if (replay_session_new(&o, rs, &s) < 0)

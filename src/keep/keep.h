@@ -31,6 +31,7 @@ int keep_escape(const char *unit, char *buf, size_t size);
 struct keep_status {
         uint64_t saved_unix, saved_bytes, saved_files, save_cpu_us, saved_skipped;
         uint64_t restored_unix, restored_bytes, restore_us;
+        uint64_t service_bytes;   /* the unit's own memory (not file pages) at the last save while it ran */
 };
 
 struct keep_unit {
@@ -75,6 +76,7 @@ struct keep_restored {
         bool had_snapshot;        /* false: nothing saved yet, nothing read */
         uint64_t bytes, us;       /* read, and how long it took */
         uint64_t files_changed;   /* skipped: changed since the save */
+        uint64_t reserved;        /* of the cgroup's room, left to the service's own memory */
         int status_error;         /* the status could not be written (-errno), or 0 */
 };
 /* The last save read back (a replay session, readset replay's), no more

@@ -129,11 +129,11 @@ static uint64_t cgroup_value(const char *dir, const char *file, const char *key)
         return v >= (1ULL << 62) ? UINT64_MAX : v;
 }
 
-uint64_t replay_cgroup_room(const char *self_cgroup, const char *sysfs, uint32_t evict_percent)
+/* The memory cgroup paths of a /proc/PID/cgroup: v1's memory controller's
+ * and v2's, each "" where it has none. */
+static void cgroup_paths(const char *self_cgroup, char *v1, char *v2, size_t size)
 {
-        char v1[PATH_MAX] = "", v2[PATH_MAX] = "", dir[PATH_MAX];
-        uint64_t room = UINT64_MAX;
-
+        v1[0] = v2[0] = '\0';
         for (const char *line = self_cgroup; line && *line;) {
                 const char *end = strchrnul(line, '\n'), *c1 = memchr(line, ':', (size_t)(end - line)), *c2;
                 c2 = c1 ? memchr(c1 + 1, ':', (size_t)(end - c1 - 1)) : NULL;
@@ -146,13 +146,45 @@ uint64_t replay_cgroup_room(const char *self_cgroup, const char *sysfs, uint32_t
                                 memory |= k == 6 && strncmp(t, "memory", 6) == 0;
                                 t += k + 1;
                         }
-                        if (memory && np < sizeof(v1))
-                                snprintf(v1, sizeof(v1), "%.*s", (int)np, c2 + 1);
-                        else if (nc == 0 && np < sizeof(v2))
-                                snprintf(v2, sizeof(v2), "%.*s", (int)np, c2 + 1);
+                        if (memory && np < size)
+                                snprintf(v1, size, "%.*s", (int)np, c2 + 1);
+                        else if (nc == 0 && np < size)
+                                snprintf(v2, size, "%.*s", (int)np, c2 + 1);
                 }
                 line = *end ? end + 1 : NULL;
         }
+}
+
+uint64_t replay_cgroup_own(const char *self_cgroup, const char *sysfs)
+{
+        char v1[PATH_MAX], v2[PATH_MAX], dir[PATH_MAX];
+
+        cgroup_paths(self_cgroup, v1, v2, sizeof(v1));
+        for (int pass = 0; pass < 2; pass++) {
+                const char *rel = pass == 0 ? v1 : v2;
+                bool is_v1 = pass == 0;
+                uint64_t used, file, shmem;
+                if (!*rel || (size_t)snprintf(dir, sizeof(dir), "%s%s%s", sysfs, is_v1 ? "/memory" : "", rel) >=
+                                     sizeof(dir))
+                        continue;
+                used = cgroup_value(dir, is_v1 ? "memory.usage_in_bytes" : "memory.current", NULL);
+                file = cgroup_value(dir, "memory.stat", is_v1 ? "total_cache" : "file");
+                shmem = cgroup_value(dir, "memory.stat", is_v1 ? "total_shmem" : "shmem");
+                if (used == UINT64_MAX || file == UINT64_MAX)
+                        continue;
+                /* page cache counts shared memory: the service's own */
+                file -= shmem != UINT64_MAX && shmem <= file ? shmem : 0;
+                return used > file ? used - file : 0;
+        }
+        return 0;
+}
+
+uint64_t replay_cgroup_room(const char *self_cgroup, const char *sysfs, uint32_t evict_percent)
+{
+        char v1[PATH_MAX], v2[PATH_MAX], dir[PATH_MAX];
+        uint64_t room = UINT64_MAX;
+
+        cgroup_paths(self_cgroup, v1, v2, sizeof(v1));
         /* each level up to the root: the least room any of them leaves */
         for (int pass = 0; pass < 2; pass++) {
                 const char *rel = pass == 0 ? v1 : v2;

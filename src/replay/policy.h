@@ -63,6 +63,9 @@ int replay_memory_budget(uint32_t evict_percent, uint64_t *ret);
  * evict_percent of its file pages.  UINT64_MAX where none has a limit.
  * replay_memory_budget() takes the smaller of this and the machine's. */
 uint64_t replay_cgroup_room(const char *self_cgroup, const char *sysfs, uint32_t evict_percent);
+/* What the memory cgroup of self_cgroup holds that is not file pages (its
+ * processes' memory, shared memory counted as theirs): 0 where unknown. */
+uint64_t replay_cgroup_own(const char *self_cgroup, const char *sysfs);
 
 /* How many lookups of a directory the plan keeps (planner's lookup_stride):
  * on a share (NFS, SMB, 9p, FUSE...: every lookup a round trip) all of

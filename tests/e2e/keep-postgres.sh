@@ -102,6 +102,10 @@ $K save "$UNIT" 2>"$TMP/err" || fail "save at the stop: $(cat "$TMP/err")"
 json_check "$SNAP" "[p for p in files if p.startswith('$MNT/pg/ts/')]" ||
         fail "the save at the stop lost what the server had open"
 saved=$($K status --json "$UNIT" | "$PY" -c 'import json, sys; print(json.load(sys.stdin)[0]["saved_bytes"])')
+# the server's own memory, from the save while it ran (its 16 MB of shared
+# buffers at least), is what a restore leaves it
+own=$($K status --json "$UNIT" | "$PY" -c 'import json, sys; print(json.load(sys.stdin)[0]["service_bytes"])')
+[ "$own" -gt $((8 << 20)) ] || fail "the server's own memory seen as $own bytes"
 [ "$saved" -gt $((1 << 20)) ] || fail "the save kept only $saved bytes"
 
 restore() {

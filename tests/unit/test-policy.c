@@ -193,7 +193,7 @@ static void test_cgroup_room(void)
         put(cmd, "memory.limit_in_bytes", "9223372036854771712\n");
         put(d1, "memory.limit_in_bytes", "104857600\n");
         put(d1, "memory.usage_in_bytes", "62914560\n");
-        put(d1, "memory.stat", "cache 41943040\nrss 1\ntotal_cache 41943040\n");
+        put(d1, "memory.stat", "cache 41943040\nrss 1\ntotal_cache 41943040\ntotal_shmem 8388608\n");
         put(d2, "memory.limit_in_bytes", "9223372036854771712\n");
         /* 40 MiB free in svc, plus a quarter of its 40 MiB cache */
         CHECK_EQ(replay_cgroup_room("4:memory:/svc/inner\n0::/\n", top, 25), 50 * M);
@@ -201,14 +201,19 @@ static void test_cgroup_room(void)
         CHECK_EQ(replay_cgroup_room("4:cpu:/svc\n", top, 25), UINT64_MAX);   /* not the memory controller */
         CHECK_EQ(replay_cgroup_room("4:memory:/\n", top, 25), UINT64_MAX);
         CHECK_EQ(replay_cgroup_room("garbage", top, 25), UINT64_MAX);
+        /* the service's own: 60 used less 40 of cache, of which 8 is shared memory (its own) */
+        CHECK_EQ(replay_cgroup_own("4:memory:/svc\n", top), 28 * M);
+        CHECK_EQ(replay_cgroup_own("4:cpu:/svc\n", top), 0);
+        CHECK_EQ(replay_cgroup_own("garbage", top), 0);
         /* v2: memory.max "max" is none; over its limit already: no room */
         snprintf(v2, sizeof(v2), "%s/web", top);
         CHECK_EQ(mkdir(v2, 0755), 0);
         put(top, "memory.max", "max\n");
         put(v2, "memory.max", "33554432\n");
         put(v2, "memory.current", "40000000\n");
-        put(v2, "memory.stat", "anon 1\nfile 8388608\n");
+        put(v2, "memory.stat", "anon 1\nfile 8388608\nfile_mapped 1\nshmem 4194304\n");
         CHECK_EQ(replay_cgroup_room("0::/web\n", top, 50), 4 * M);
+        CHECK_EQ(replay_cgroup_own("0::/web\n", top), 40000000 - 4 * M);
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
         CHECK_EQ(system(cmd), 0);
 }
