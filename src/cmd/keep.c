@@ -7,7 +7,6 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -117,16 +116,10 @@ static int keep_save_cmd(const struct keep_args *a)
 static int keep_restore_cmd(const struct keep_args *a)
 {
         struct keep_restored res;
-        char b[32], b2[32], b3[32];
+        char b[32], b2[32];
         int r;
 
         (void)io_priority_set(IO_PRIORITY_IDLE);
-        /* below the service on the CPU too, as its unit says (Nice=10), when
-         * run otherwise: on a fast disk the restore's page-cache work would
-         * otherwise delay the start it is for */
-        errno = 0;
-        if (getpriority(PRIO_PROCESS, 0) < 10 && errno == 0)
-                (void)setpriority(PRIO_PROCESS, 0, 10);
         r = keep_restore(a->state, a->unit, &res);
         if (r == -ENOENT)
                 return log_error("'%s' is not kept (readset keep enable %s PATH...)", a->unit, a->unit);
@@ -139,10 +132,9 @@ static int keep_restore_cmd(const struct keep_args *a)
         if (res.status_error < 0)
                 log_warning_errno(res.status_error, "cannot write the status of '%s'", a->unit);
         log_info("read back %s of %s in %.2f s (%" PRIu64 " files changed since the save, skipped; %s of its "
-                 "memory cgroup left to the service itself; %s read through between the snapshot's pages, "
-                 "dropped again)",
+                 "memory cgroup left to the service itself)",
                  format_bytes(res.bytes, b), a->unit, (double)res.us / 1e6, res.files_changed,
-                 format_bytes(res.reserved, b2), format_bytes(res.dropped, b3));
+                 format_bytes(res.reserved, b2));
         return 0;
 }
 

@@ -12,7 +12,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "keep/gaps.h"
 #include "model/format.h"
 #include "replay/policy.h"
 #include "replay/session.h"
@@ -484,7 +483,6 @@ int keep_restore(const char *state, const char *unit, struct keep_restored *ret)
         const struct replay_result *res;
         struct keep_unit u;
         char file[PATH_MAX], cg[1024], why[256];
-        _cleanup_(keep_gaps_freep) struct keep_gaps *gaps = NULL;
         uint64_t t0 = now_us(), room, service, own;
         int r;
 
@@ -518,14 +516,9 @@ int keep_restore(const char *state, const char *unit, struct keep_restored *ret)
                 o.policy.max_bytes = room ? room : 1;
         if (replay_session_new(&o, rs, &s) < 0)
                 return -ENOMEM;
-        gaps = keep_gaps_note(rs);
         (void)replay_session_start(s, false);   /* (else replayed in this process) */
         r = replay_session_wait(s, 0, NULL, NULL);
         res = replay_session_results(s);
-        /* read through between the snapshot's ranges: those pages are not
-         * the working set, and not to take its room */
-        if (r >= 0 || r == -ECHILD)
-                ret->dropped = keep_gaps_drop(gaps, rs);
         if (r < 0 && r != -ECHILD)
                 return r;
         ret->bytes = res->st.bytes;

@@ -77,7 +77,6 @@ struct keep_restored {
         uint64_t bytes, us;       /* read, and how long it took */
         uint64_t files_changed;   /* skipped: changed since the save */
         uint64_t reserved;        /* of the cgroup's room, left to the service's own memory */
-        uint64_t dropped;         /* read through between the snapshot's ranges, dropped again */
         int status_error;         /* the status could not be written (-errno), or 0 */
 };
 /* The last save read back (a replay session, readset replay's), no more

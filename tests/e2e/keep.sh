@@ -96,31 +96,6 @@ json_check "$TMP/state/demo.service.readset" "not [p for p in files if p.startsw
 rm "$MNT/db"
 mv "$MNT/db.real" "$MNT/db"
 
-# on a rotational device the restore reads through a short gap between two
-# ranges of a file (one request, not two) and drops the gap's pages again:
-# they are not the working set
-head -c $((1024 * 1024)) /dev/urandom > "$MNT/db/base/4"
-sync
-unmount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
-echo 0 > "/sys/block/$(basename "$LOOPDEV")/queue/read_ahead_kb"
-"$TESTPROG" read "$MNT/db/base/4" 0 262144
-"$TESTPROG" read "$MNT/db/base/4" 327680 262144
-$K save demo 2>/dev/null || fail "save of two ranges"
-json_check "$TMP/state/demo.service.readset" "covered('$MNT/db/base/4', 0, 262144) and covered('$MNT/db/base/4', 327680, 589824) and not covered('$MNT/db/base/4', 262144, 327680)"
-echo 128 > "/sys/block/$(basename "$LOOPDEV")/queue/read_ahead_kb"
-echo 1 > "/sys/block/$(basename "$LOOPDEV")/queue/rotational"
-restore_gap() {
-        unmount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
-        $K restore demo 2>"$TMP/restore.err" || fail "restore: $(cat "$TMP/restore.err")"
-        grep -q "; 64.0 KiB read through between the snapshot's pages, dropped again" "$TMP/restore.err" ||
-                { cat "$TMP/restore.err"; fail "the gap was not read through and dropped"; }
-        [ "$("$TESTPROG" resident "$MNT/db/base/4" 262144 65536)" = 0 ] || fail "the gap's pages stayed cached"
-        [ "$("$TESTPROG" resident "$MNT/db/base/4" 327680 262144)" = 262144 ]
-}
-restore_gap || { echo "  again, from a cold start (DAMON, see replay.sh)"; restore_gap; } ||
-        fail "the range after the gap is not cached"
-echo 0 > "/sys/block/$(basename "$LOOPDEV")/queue/rotational"
-
 # what is not a service's name is refused, nothing written
 for bad in "a/b" "../x" "x.socket" "-x" ""; do
         if $K enable "$bad" "$MNT/db" 2>/dev/null; then fail "enable took '$bad'"; fi
