@@ -29,7 +29,9 @@ if [ "$LIMIT" = memory.max ]; then
 fi
 CG=$CGTOP/system.slice/$UNIT
 mkdir "$CG"
-echo $((256 << 20)) > "$CG/$LIMIT"
+# room for the database and for readset itself under a sanitizer (its
+# memory is charged there too): the limit is not what is tested here
+echo $((1 << 30)) > "$CG/$LIMIT"
 
 PGDATA=
 HOLDER=
@@ -117,10 +119,10 @@ restore() {
 }
 restore
 [ "$MISSING" = 0 ] || { echo "  again, from a cold start (DAMON, see replay.sh)"; restore; }
-[ "$MISSING" = 0 ] || fail "$MISSING ranges of the snapshot not resident after restore"
+[ "$MISSING" = 0 ] || fail "$MISSING ranges of the snapshot not resident after restore: $(cat "$TMP/err")"
 restored=$($K status --json "$UNIT" | "$PY" -c 'import json, sys; print(json.load(sys.stdin)[0]["restored_bytes"])')
-[ "$restored" -gt 0 ] && [ "$restored" -le $((256 << 20)) ] ||
-        fail "the restore read $restored bytes (snapshot $saved, the cgroup holds 256 MiB)"
+[ "$restored" -gt 0 ] && [ "$restored" -le $((1 << 30)) ] ||
+        fail "the restore read $restored bytes (snapshot $saved, the cgroup holds 1 GiB)"
 
 # the server starts on the restored cache, and its data are intact
 pg_start

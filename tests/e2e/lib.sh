@@ -185,14 +185,14 @@ import json, subprocess, sys
 rs, readset, prog, top = sys.argv[1:]
 d = json.loads(subprocess.run([readset, "show", "--json", rs], capture_output=True, check=True).stdout)
 total = bad = 0
-for f in d["files"]:
-    if f["kind"] != "file" or not f["path"].startswith(top):
-        continue
-    for r in f["ranges"]:
-        if not r["accessed"]:
-            continue
-        got = int(subprocess.run([prog, "resident", f["path"], str(r["offset"]), str(r["length"])],
-                                 capture_output=True, check=True).stdout)
+asked = [(f, r) for f in d["files"] if f["kind"] == "file" and f["path"].startswith(top)
+         for r in f["ranges"] if r["accessed"]]
+# one process asks for all of them, at once
+lines = "".join(f"{r['offset']} {r['length']} {f['path']}\n" for f, r in asked)
+counts = subprocess.run([prog, "resident-list"], input=lines.encode(), capture_output=True,
+                        check=True).stdout.split()
+for (f, r), got in zip(asked, counts):
+        got = int(got)
         want = min(r["length"], max(0, f["size"] - r["offset"]))
         want = (want + 4095) // 4096 * 4096 if r["offset"] + r["length"] <= f["size"] else want
         if got < min(want, r["length"]) and got < want - 4095:

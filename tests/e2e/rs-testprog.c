@@ -53,8 +53,8 @@ int main(int argc, char **argv)
 {
         long page = sysconf(_SC_PAGESIZE);
 
-        if (argc < 3) {
-                fprintf(stderr, "usage: rs-testprog read|mmap|evict|stat|spawn ...\n");
+        if (argc < 3 && !(argc == 2 && strcmp(argv[1], "resident-list") == 0)) {
+                fprintf(stderr, "usage: rs-testprog read|mmap|evict|stat|resident|resident-list|spawn ...\n");
                 return 2;
         }
         if (strcmp(argv[1], "read") == 0 && argc == 5) {
@@ -116,6 +116,32 @@ int main(int argc, char **argv)
                 for (int i = 2; i < argc; i++) {
                         struct stat st;
                         printf("%s %s\n", argv[i], stat(argv[i], &st) == 0 ? "exists" : "missing");
+                }
+                return 0;
+        }
+        /* resident-list: "OFF LEN PATH" lines on stdin, one count each on
+         * stdout (one process for many ranges: asked before the cache
+         * forgets them) */
+        if (strcmp(argv[1], "resident-list") == 0 && argc == 2) {
+                char line[8192];
+                while (fgets(line, sizeof(line), stdin)) {
+                        unsigned long long off, len;
+                        int at = 0;
+                        char *args[5] = { argv[0], (char *)"resident", NULL, NULL, NULL };
+                        char offs[32], lens[32];
+                        line[strcspn(line, "\n")] = '\0';
+                        if (sscanf(line, "%llu %llu %n", &off, &len, &at) != 2 || !at) {
+                                fprintf(stderr, "resident-list: bad line '%s'\n", line);
+                                return 1;
+                        }
+                        snprintf(offs, sizeof(offs), "%llu", off);
+                        snprintf(lens, sizeof(lens), "%llu", len);
+                        args[2] = line + at;
+                        args[3] = offs;
+                        args[4] = lens;
+                        if (main(5, args) != 0)
+                                return 1;
+                        fflush(stdout);
                 }
                 return 0;
         }
