@@ -348,25 +348,31 @@ static void unit_cgroup_path(const char *unit, char *buf, size_t size)
         snprintf(buf, size, "/system.slice/%s", unit);
 }
 
+/* A cgroup path as /proc/PID/cgroup would say it, for v1's memory
+ * controller and v2 (replay_cgroup_room's input). */
+static void cgroup_lines(const char *path, char *buf, size_t size)
+{
+        snprintf(buf, size, "1:memory:%s\n0::%s\n", path, path);
+}
+
 void keep_unit_cgroup(const char *unit, char *buf, size_t size)
 {
         char path[PATH_MAX];
 
         unit_cgroup_path(unit, path, sizeof(path));
-        snprintf(buf, size, "1:memory:%s\n0::%s\n", path, path);
+        cgroup_lines(path, buf, size);
 }
 
 /* The unit's cgroup directory whose processes are listed (v2, hybrid's
  * unified, v1's name=systemd, else v1's memory controller, where a service
  * run without systemd may have been given its limit), or "" where it has
  * none (stopped). */
-static void unit_procs_dir(const char *unit, char *buf, size_t size)
+static void unit_procs_dir(const char *path, char *buf, size_t size)
 {
         static const char *const tops[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified", "/sys/fs/cgroup/systemd",
                                               "/sys/fs/cgroup/memory" };
-        char procs[PATH_MAX + 16], path[PATH_MAX];
+        char procs[PATH_MAX + 16];
 
-        unit_cgroup_path(unit, path, sizeof(path));
         for (size_t i = 0; i < ARRAY_SIZE(tops); i++) {
                 snprintf(buf, size, "%s%s", tops[i], path);
                 snprintf(procs, sizeof(procs), "%s/cgroup.procs", buf);
@@ -379,14 +385,12 @@ static void unit_procs_dir(const char *unit, char *buf, size_t size)
 /* The files to look at besides the paths: what the unit's processes have
  * open or mapped now, and the last save's files (the save at the stop runs
  * once they are gone: what they held open is kept while it stays cached). */
-static int extra_files(const char *unit, const struct readset *prev, char ***ret, size_t *ret_n)
+static int extra_files(const char *procs, const struct readset *prev, char ***ret, size_t *ret_n)
 {
-        char cg[PATH_MAX];
         char **files = NULL;
         size_t n = 0, cap;
 
-        unit_procs_dir(unit, cg, sizeof(cg));
-        if (cg[0] && snapshot_cgroup_files(cg, &files, &n) < 0)
+        if (procs[0] && snapshot_cgroup_files(procs, &files, &n) < 0)
                 n = 0;
         cap = n;
         for (size_t i = 0; prev && i < prev->n_files; i++) {
@@ -428,7 +432,7 @@ int keep_save(const char *state, const char *unit, struct snapshot_result *res)
         _cleanup_readset_ struct readset *prev = NULL, *rs = NULL;
         struct snapshot_options o = { .exact_paths = true };
         struct keep_unit u;
-        char file[PATH_MAX], why[256], procs[PATH_MAX], cg[1024];
+        char file[PATH_MAX], why[256], path[PATH_MAX], procs[PATH_MAX], cg[2 * PATH_MAX + 16];
         char **files = NULL;
         size_t n_files = 0;
         int r = keep_load(state, unit, &u);
@@ -438,8 +442,12 @@ int keep_save(const char *state, const char *unit, struct snapshot_result *res)
         r = keep_file(state, unit, "readset", file, sizeof(file));
         if (r >= 0 && u.have_snapshot && format_read(file, &prev, why, sizeof(why)) < 0)
                 prev = NULL;   /* unreadable: replaced, ranking nothing */
+        /* the unit's cgroup asked once (systemctl), for its processes' files
+         * and its own memory */
+        unit_cgroup_path(unit, path, sizeof(path));
+        unit_procs_dir(path, procs, sizeof(procs));
         if (r >= 0)
-                r = extra_files(unit, prev, &files, &n_files);
+                r = extra_files(procs, prev, &files, &n_files);
         o.previous = prev;
         o.files = files;
         o.n_files = n_files;
@@ -464,9 +472,8 @@ int keep_save(const char *state, const char *unit, struct snapshot_result *res)
                 /* what the service itself holds, while it runs (the save at
                  * its stop finds only itself there): a restore leaves it
                  * room */
-                unit_procs_dir(unit, procs, sizeof(procs));
                 if (others_in(procs)) {
-                        keep_unit_cgroup(unit, cg, sizeof(cg));
+                        cgroup_lines(path, cg, sizeof(cg));
                         u.st.service_bytes = replay_cgroup_own(cg, "/sys/fs/cgroup");
                 }
                 r = keep_status_write(state, unit, &u.st);

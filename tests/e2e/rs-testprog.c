@@ -49,6 +49,43 @@ static unsigned long long num(const char *s)
         return v;
 }
 
+/* Bytes of [off, off + len) of path in the page cache (mincore), printed;
+ * 1 where the file cannot be asked. */
+static int print_resident(const char *path, unsigned long long off, unsigned long long len, long page)
+{
+        unsigned long long start = off & ~((unsigned long long)page - 1), n, count = 0;
+        struct stat st;
+        unsigned char *vec;
+        void *m;
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+        if (fd < 0 || fstat(fd, &st) < 0) {
+                perror(path);
+                return 1;
+        }
+        if (off + len > (unsigned long long)st.st_size)
+                len = (unsigned long long)st.st_size > off ? (unsigned long long)st.st_size - off : 0;
+        if (len == 0) {
+                printf("0\n");
+                close(fd);
+                return 0;
+        }
+        n = (off + len - start + (unsigned long long)page - 1) / (unsigned long long)page;
+        m = mmap(NULL, off + len - start, PROT_READ, MAP_SHARED, fd, (off_t)start);
+        vec = malloc(n);
+        if (m == MAP_FAILED || !vec || mincore(m, off + len - start, vec) < 0) {
+                perror("mincore");
+                return 1;
+        }
+        for (unsigned long long i = 0; i < n; i++)
+                count += vec[i] & 1;
+        printf("%llu\n", count * (unsigned long long)page);
+        free(vec);
+        munmap(m, off + len - start);
+        close(fd);
+        return 0;
+}
+
 int main(int argc, char **argv)
 {
         long page = sysconf(_SC_PAGESIZE);
@@ -127,57 +164,19 @@ int main(int argc, char **argv)
                 while (fgets(line, sizeof(line), stdin)) {
                         unsigned long long off, len;
                         int at = 0;
-                        char *args[5] = { argv[0], (char *)"resident", NULL, NULL, NULL };
-                        char offs[32], lens[32];
                         line[strcspn(line, "\n")] = '\0';
                         if (sscanf(line, "%llu %llu %n", &off, &len, &at) != 2 || !at) {
                                 fprintf(stderr, "resident-list: bad line '%s'\n", line);
                                 return 1;
                         }
-                        snprintf(offs, sizeof(offs), "%llu", off);
-                        snprintf(lens, sizeof(lens), "%llu", len);
-                        args[2] = line + at;
-                        args[3] = offs;
-                        args[4] = lens;
-                        if (main(5, args) != 0)
+                        if (print_resident(line + at, off, len, page) != 0)
                                 return 1;
                         fflush(stdout);
                 }
                 return 0;
         }
-        if (strcmp(argv[1], "resident") == 0 && argc == 5) {
-                unsigned long long off = num(argv[3]), len = num(argv[4]), n, count = 0;
-                unsigned long long start = off & ~((unsigned long long)page - 1);
-                struct stat st;
-                unsigned char *vec;
-                void *m;
-                int fd = open(argv[2], O_RDONLY | O_CLOEXEC);
-
-                if (fd < 0 || fstat(fd, &st) < 0) {
-                        perror(argv[2]);
-                        return 1;
-                }
-                if (off + len > (unsigned long long)st.st_size)
-                        len = (unsigned long long)st.st_size > off ? (unsigned long long)st.st_size - off : 0;
-                if (len == 0) {
-                        printf("0\n");
-                        return 0;
-                }
-                n = (off + len - start + (unsigned long long)page - 1) / (unsigned long long)page;
-                m = mmap(NULL, off + len - start, PROT_READ, MAP_SHARED, fd, (off_t)start);
-                vec = malloc(n);
-                if (m == MAP_FAILED || !vec || mincore(m, off + len - start, vec) < 0) {
-                        perror("mincore");
-                        return 1;
-                }
-                for (unsigned long long i = 0; i < n; i++)
-                        count += vec[i] & 1;
-                printf("%llu\n", count * (unsigned long long)page);
-                free(vec);
-                munmap(m, off + len - start);
-                close(fd);
-                return 0;
-        }
+        if (strcmp(argv[1], "resident") == 0 && argc == 5)
+                return print_resident(argv[2], num(argv[3]), num(argv[4]), page);
         if (strcmp(argv[1], "sigdfl") == 0) {
                 signal(SIGINT, SIG_DFL);
                 signal(SIGQUIT, SIG_DFL);
