@@ -325,6 +325,7 @@ void json_replay_stats(struct json *j, const struct replay_result *res, const st
         json_u64(j, "bytes_already_cached", st->bytes_cached);
         json_u64(j, "bytes_skipped", st->bytes_skipped);
         json_u64(j, "bytes_not_resident", st->bytes_missing);
+        json_u64(j, "bytes_marked_used", st->bytes_marked);
         json_u64(j, "lookups", st->lookups);
         json_u64(j, "image_bytes_read", st->image_bytes);
         json_bool(j, "image_verified", st->image_verified);
@@ -388,4 +389,7 @@ void print_replay_stats(const struct replay_result *res, const struct replay_arg
         }
         if (st->bytes_missing)
                 log_info("%s not resident after replay (memory pressure?)", format_bytes(st->bytes_missing, b1));
+        if (st->bytes_marked)
+                log_info("marked %s of the snapshot's pages used, as the service's hot pages were",
+                         format_bytes(st->bytes_marked, b1));
 }

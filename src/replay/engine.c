@@ -161,6 +161,7 @@ int engine_run(const struct readset *rs, const struct plan *plan, const struct e
 {
         struct engine_stats st = { 0 };
         _cleanup_free_ uint64_t *mark = NULL;   /* per file: the last window that opened it */
+        _cleanup_free_ size_t *last_read = NULL; /* per file: its last data read (mark_used) */
         struct warmers *w;
         struct eng e;
         uint64_t t0 = now_us();
@@ -188,6 +189,15 @@ int engine_run(const struct readset *rs, const struct plan *plan, const struct e
                 return -ENOMEM;
         }
         reserve_fds((uint32_t)MIN((size_t)budget, rs->n_files) + 16);
+        if (opt->mark_used && opt->wait && !e.dry) {
+                last_read = malloc((rs->n_files ? rs->n_files : 1) * sizeof(*last_read));
+                if (last_read) {
+                        for (size_t f = 0; f < rs->n_files; f++)
+                                last_read[f] = SIZE_MAX;
+                        for (size_t i = plan->n_meta; i < plan->n_reads; i++)
+                                last_read[plan->reads[i].file] = i;
+                }
+        }
 
         /* 0. the image the files are packed in, mounted from a file: the
          * ranges the start reads, first, in its order, in large requests
@@ -241,6 +251,8 @@ int engine_run(const struct readset *rs, const struct plan *plan, const struct e
                 e.to = i;
                 atomic_store(&e.next, e.from);
                 r = methods[method]->fill(&e, &st);
+                if (last_read && r >= 0 && !engine_stopping(&e, &st, false))
+                        engine_mark_used(&e, last_read, &st);
                 if (i < plan->n_reads) {
                         engine_check_contents(&e, &st);
                         engine_close_files(&e, true);

@@ -32,6 +32,9 @@ struct engine_options {
         bool wait;                /* until the data is resident (else: submit and go) */
         bool skip_cached;         /* ask the page cache first (cachestat, mincore) */
         bool lookups;             /* stat each recorded lookup path */
+        /* A snapshot's pages, once resident, marked used twice (replay/mark.c):
+         * on the kernel's active list, as the service's hot pages were */
+        bool mark_used;
         /* Where the engine says why each file was skipped: n_files entries
          * of enum fs_skip (fs/open.h), FS_SKIP_NONE for one opened or never
          * tried; NULL: only counted. */
@@ -77,6 +80,7 @@ struct engine_stats {
         uint64_t bytes_cached;     /* skipped: already in the page cache */
         uint64_t bytes_skipped;    /* skipped: their file was skipped */
         uint64_t bytes_missing;    /* still not resident after waiting */
+        uint64_t bytes_marked;     /* mark_used: resident pages marked used */
         uint64_t lookups;          /* paths stat'ed */
         uint64_t image_bytes;      /* read of the image file (image_fd) */
         bool image_verified;       /* ... and found the image packed: the files were not opened */

@@ -71,6 +71,8 @@ int replay_session_new(const struct replay_session_options *o, const struct read
         s->o.engine.skip_reasons = NULL;
         s->o.engine.stop = NULL;
         s->o.engine.progress_bytes = NULL;
+        /* a snapshot's pages were a service's hot ones: marked so once back */
+        s->o.engine.mark_used = rs->rec_flags & RS_REC_SNAPSHOT;
         if (o->skips && !(s->skips = calloc(rs->n_files ? rs->n_files : 1, 1))) {
                 free(s);
                 return -ENOMEM;

@@ -252,6 +252,7 @@ void engine_add_stats(struct engine_stats *a, const struct engine_stats *b)
         a->bytes_skipped += b->bytes_skipped;
         a->files_refused += b->files_refused;
         a->bytes_missing += b->bytes_missing;
+        a->bytes_marked += b->bytes_marked;
         a->lookups += b->lookups;
         a->image_bytes += b->image_bytes;
         a->image_verified |= b->image_verified;

@@ -3,7 +3,8 @@
 # none of it; replay reads it back after the cache is gone; the next
 # snapshot into the same file ranks the pages that stayed; symlinks, FIFOs
 # and devices are counted, never opened; a file changed since is skipped by
-# the replay; a nobody's snapshot of root's files is told nothing.
+# the replay; a nobody's snapshot of root's files is told nothing; what a
+# replay of a snapshot reads back is marked used (the active list).
 . "$(dirname "$0")/lib.sh"
 need_root; need_loop; need_python
 
@@ -45,6 +46,8 @@ resident_now() {
 unmount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
 "$READSET" replay -j "$TMP/s.readset" > "$TMP/r.json" || fail "replay of the snapshot"
 json_stats "$TMP/r.json" "d['bytes_read'] > 0 and d['files_changed'] == 0"
+# and each page back marked used twice (the pieces, at least)
+json_stats "$TMP/r.json" "d['bytes_marked_used'] >= 5 * 131072"
 resident_now || {
         echo "  again, from a cold start (DAMON, see replay.sh)"
         unmount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
@@ -117,6 +120,10 @@ else echo $((32 << 20)) > "$CG/memory.max"; fi
 sh -c 'echo $$ > "$1/cgroup.procs" && exec "$2" replay -j "$3"' sh "$CG" "$READSET" "$TMP/big.readset" \
         > "$TMP/cgr.json" || fail "replay in the cgroup"
 json_stats "$TMP/cgr.json" "d['bytes_read'] >= (4 << 20) and d['bytes_read'] <= (32 << 20)"
+# what was read back is on the group's active list, as a service's hot
+# pages are, not on the inactive list that reclaim takes first
+active=$(awk '$1 == "active_file" { print $2; exit }' "$CG/memory.stat")
+json_stats "$TMP/cgr.json" "d['bytes_marked_used'] >= d['bytes_read'] // 2 and $active >= d['bytes_marked_used'] // 2"
 rmdir "$CG" || fail "cannot remove $CG"
 
 # root without CAP_FOWNER (a unit's narrower set) is not told either of a

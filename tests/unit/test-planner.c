@@ -256,6 +256,28 @@ static void test_snapshot_bridge(void)
         CHECK_EQ(p->n_reads, 2);
         CHECK_EQ(p->bytes, 104 * K + 24 * K);   /* [0, 104 K) bridged, [136 K, 160 K) alone */
         plan_free(p);
+        /* gaps only in the room a budget leaves beyond the snapshot: with
+         * 8 K of it, only the 8 K gap; with none, no gap, and the whole
+         * budget the snapshot's */
+        {
+                struct plan_options o = { .max_bytes = 104 * K };
+                CHECK_EQ(planner_build(rs, &d, &o, &p), 0);
+                CHECK_EQ(p->n_reads, 3);
+                CHECK_EQ(p->bytes, 104 * K);    /* [0, 56 K) bridged, [80 K, 104 K), [136 K, 160 K) */
+                CHECK_EQ(p->bytes_cut, 0);
+                plan_free(p);
+                o.max_bytes = 96 * K;
+                CHECK_EQ(planner_build(rs, &d, &o, &p), 0);
+                CHECK_EQ(p->n_reads, 4);
+                CHECK_EQ(p->bytes, 96 * K);
+                CHECK_EQ(p->bytes_cut, 0);
+                plan_free(p);
+                o.max_bytes = 72 * K;
+                CHECK_EQ(planner_build(rs, &d, &o, &p), 0);
+                CHECK_EQ(p->bytes, 72 * K);
+                CHECK_EQ(p->bytes_cut, 24 * K);
+                plan_free(p);
+        }
         rs->rec_flags = 0;
         CHECK_EQ(planner_build(rs, &d, NULL, &p), 0);
         CHECK_EQ(p->n_reads, 1);
