@@ -189,6 +189,8 @@ int engine_run(const struct readset *rs, const struct plan *plan, const struct e
                 return -ENOMEM;
         }
         reserve_fds((uint32_t)MIN((size_t)budget, rs->n_files) + 16);
+        /* (marking is a help, never needed: without the memory for it,
+         * nothing is marked) */
         if (opt->mark_used && opt->wait && !e.dry) {
                 last_read = malloc((rs->n_files ? rs->n_files : 1) * sizeof(*last_read));
                 if (last_read) {
@@ -252,7 +254,7 @@ int engine_run(const struct readset *rs, const struct plan *plan, const struct e
                 atomic_store(&e.next, e.from);
                 r = methods[method]->fill(&e, &st);
                 if (last_read && r >= 0 && !engine_stopping(&e, &st, false))
-                        engine_mark_used(&e, last_read, &st);
+                        (void)engine_mark_used(&e, last_read, &st);   /* (-ENOMEM: as above) */
                 if (i < plan->n_reads) {
                         engine_check_contents(&e, &st);
                         engine_close_files(&e, true);

@@ -99,5 +99,6 @@ void engine_wake_warmers(struct eng *e);
 void engine_add_stats(struct engine_stats *a, const struct engine_stats *b);
 /* The read set's resident pages of the files whose last data read
  * (last_read[file], an index into plan->reads) is in this window, marked
- * used (mark.c), counted in st->bytes_marked. */
-void engine_mark_used(struct eng *e, const size_t *last_read, struct engine_stats *st);
+ * used (mark.c), counted in st->bytes_marked.  0; -ENOMEM (nothing
+ * marked, or not all). */
+int engine_mark_used(struct eng *e, const size_t *last_read, struct engine_stats *st);

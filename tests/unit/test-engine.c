@@ -3,6 +3,7 @@
  * skips and why, when it stops, its windows and its lookups. */
 #include <errno.h>
 #include <stdatomic.h>
+#include <sys/mman.h>
 #include <sys/time.h>
 
 #include "fs/open.h"
@@ -393,6 +394,83 @@ static void test_metadata_first(void)
         fixture_done(&x);
 }
 
+/* Resident bytes of a file (mincore through a mapping of it). */
+static uint64_t resident_bytes(const char *path)
+{
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        struct stat s;
+        uint64_t n = 0;
+
+        CHECK(fd >= 0 && fstat(fd, &s) == 0 && s.st_size > 0);
+        if (fd >= 0 && s.st_size > 0) {
+                size_t pages = ((size_t)s.st_size + 4095) / 4096;
+                unsigned char *v = calloc(pages, 1);
+                void *m = mmap(NULL, (size_t)s.st_size, PROT_READ, MAP_SHARED, fd, 0);
+                CHECK(v && m != MAP_FAILED && mincore(m, (size_t)s.st_size, v) == 0);
+                for (size_t i = 0; v && i < pages; i++)
+                        n += (v[i] & 1) ? 4096 : 0;
+                if (m != MAP_FAILED)
+                        munmap(m, (size_t)s.st_size);
+                free(v);
+        }
+        if (fd >= 0)
+                close(fd);
+        return n;
+}
+
+/* A snapshot's pages marked used once back: those of the plan, resident;
+ * a range the budget left out, evicted, is not read in for it (a
+ * one-page file's page counted like the others); the null method marks
+ * nothing. */
+static void test_mark_used(void)
+{
+        struct fixture x;
+        struct readset *rs = readset_new();
+        struct device_profile d;
+        struct plan_options po = { .max_bytes = 68 * K };
+        struct engine_options o;
+        struct engine_stats st;
+        struct plan *p = NULL;
+        char path[128];
+        uint32_t a, b, c;
+        int fd;
+
+        fixture_init(&x);
+        fixture_file(&x, "a", 64 * K);
+        fixture_file(&x, "b", 64 * K);
+        fixture_file(&x, "c", 4 * K);
+        /* b out of the cache: the budget leaves it out, and so must the marks */
+        fd = open(fixture_path(&x, "b", path, sizeof(path)), O_RDONLY | O_CLOEXEC);
+        CHECK(fd >= 0 && fsync(fd) == 0 && posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0);
+        if (fd >= 0)
+                close(fd);
+        CHECK_EQ(resident_bytes(path), 0);
+        a = fixture_record(rs, &x, "a", RS_FILE_REGULAR);
+        b = fixture_record(rs, &x, "b", RS_FILE_REGULAR);
+        c = fixture_record(rs, &x, "c", RS_FILE_REGULAR);
+        fixture_range(rs, a, 0, 64 * K, 0);        /* ranks: a and c first, b the newest */
+        fixture_range(rs, c, 0, 4 * K, 0);
+        fixture_range(rs, b, 0, 64 * K, 15);
+        rs->rec_flags = RS_REC_SNAPSHOT;
+        device_profile_solid(&d);
+        d.bridge_bytes = 0;
+        CHECK_EQ(planner_build(rs, &d, &po, &p), 0);
+        CHECK_EQ(p->bytes, 68 * K);
+        engine_options_default(&o);
+        o.threads = 1;
+        o.mark_used = true;
+        CHECK_EQ(engine_run(rs, p, &o, &st), 0);
+        CHECK_EQ(st.bytes_marked, 68 * K);
+        CHECK_EQ(resident_bytes(path), 0);
+        /* the null method reads nothing, and marks nothing */
+        o.method = ENGINE_NULL;
+        CHECK_EQ(engine_run(rs, p, &o, &st), 0);
+        CHECK_EQ(st.bytes_marked, 0);
+        plan_free(p);
+        readset_free(rs);
+        fixture_done(&x);
+}
+
 int main(void)
 {
         test_null_not_named();
@@ -406,5 +484,6 @@ int main(void)
         test_windows();
         test_lookups();
         test_metadata_first();
+        test_mark_used();
         TESTS_DONE();
 }
