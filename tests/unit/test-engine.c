@@ -432,6 +432,7 @@ static void test_mark_used(void)
         struct engine_stats st;
         struct plan *p = NULL;
         char path[128];
+        uint64_t before;
         uint32_t a, b, c;
         int fd;
 
@@ -444,7 +445,8 @@ static void test_mark_used(void)
         CHECK(fd >= 0 && fsync(fd) == 0 && posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0);
         if (fd >= 0)
                 close(fd);
-        CHECK_EQ(resident_bytes(path), 0);
+        before = resident_bytes(path);   /* (DONTNEED may leave a few pages) */
+        CHECK(before < 64 * K);
         a = fixture_record(rs, &x, "a", RS_FILE_REGULAR);
         b = fixture_record(rs, &x, "b", RS_FILE_REGULAR);
         c = fixture_record(rs, &x, "c", RS_FILE_REGULAR);
@@ -461,7 +463,7 @@ static void test_mark_used(void)
         o.mark_used = true;
         CHECK_EQ(engine_run(rs, p, &o, &st), 0);
         CHECK_EQ(st.bytes_marked, 68 * K);
-        CHECK_EQ(resident_bytes(path), 0);
+        CHECK(resident_bytes(path) <= before);
         /* the null method reads nothing, and marks nothing */
         o.method = ENGINE_NULL;
         CHECK_EQ(engine_run(rs, p, &o, &st), 0);
