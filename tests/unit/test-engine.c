@@ -3,10 +3,10 @@
  * skips and why, when it stops, its windows and its lookups. */
 #include <errno.h>
 #include <stdatomic.h>
-#include <sys/mman.h>
 #include <sys/time.h>
 
 #include "fs/open.h"
+#include "replay/residency.h"
 #include "replay-fixture.h"
 
 static void test_null_not_named(void)
@@ -394,28 +394,16 @@ static void test_metadata_first(void)
         fixture_done(&x);
 }
 
-/* Resident bytes of a file (mincore through a mapping of it). */
+/* Resident bytes of a file (the replay's own question). */
 static uint64_t resident_bytes(const char *path)
 {
         int fd = open(path, O_RDONLY | O_CLOEXEC);
-        struct stat s;
-        uint64_t n = 0;
+        int64_t n = fd >= 0 ? residency_count(fd, 0, 64 * K, RESIDENCY_UPTODATE) : -1;
 
-        CHECK(fd >= 0 && fstat(fd, &s) == 0 && s.st_size > 0);
-        if (fd >= 0 && s.st_size > 0) {
-                size_t pages = ((size_t)s.st_size + 4095) / 4096;
-                unsigned char *v = calloc(pages, 1);
-                void *m = mmap(NULL, (size_t)s.st_size, PROT_READ, MAP_SHARED, fd, 0);
-                CHECK(v && m != MAP_FAILED && mincore(m, (size_t)s.st_size, v) == 0);
-                for (size_t i = 0; v && i < pages; i++)
-                        n += (v[i] & 1) ? 4096 : 0;
-                if (m != MAP_FAILED)
-                        munmap(m, (size_t)s.st_size);
-                free(v);
-        }
+        CHECK(n >= 0);
         if (fd >= 0)
                 close(fd);
-        return n;
+        return n > 0 ? (uint64_t)n : 0;
 }
 
 /* A snapshot's pages marked used once back: those of the plan, resident;
