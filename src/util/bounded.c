@@ -6,6 +6,8 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
+#include <stdio_ext.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -118,6 +120,12 @@ struct bounded *bounded_start(int (*fn)(void *userdata, void *shared), void *use
                 (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
                 if (getppid() != parent)
                         _exit(0);
+                /* alone now: a stream another thread of the caller held
+                 * locked as it forked stays locked here for good (fork()
+                 * resets only stdio's list), so these are used unlocked,
+                 * and no other is flushed */
+                __fsetlocking(stdout, FSETLOCKING_BYCALLER);
+                __fsetlocking(stderr, FSETLOCKING_BYCALLER);
                 sigfillset(&all);
                 sigdelset(&all, SIGSEGV);
                 sigdelset(&all, SIGBUS);
@@ -128,7 +136,8 @@ struct bounded *bounded_start(int (*fn)(void *userdata, void *shared), void *use
                 r = fn(userdata, b->h + 1);
                 if (!atomic_load(&b->h->done))
                         bounded_say_done(b->h + 1, r);
-                fflush(NULL);
+                fflush(stdout);
+                fflush(stderr);
                 _exit(0);
         }
         b->pidfd = (int)syscall(SYS_pidfd_open, b->pid, 0);

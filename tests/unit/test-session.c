@@ -313,25 +313,57 @@ static void test_plan_fails(void)
 
 struct concurrent {
         const char *set;
+        int turn;                 /* its place in the order of the starts */
         struct readset *rs;
         int r;
         struct replay_result res;
 };
 
+/* The sessions are started one after the other, once both threads are
+ * made and waiting (past the sanitizer's own start of a thread), each
+ * while every other thread waits (a fork while another thread
+ * is inside the sanitizer's allocator -- making a thread is -- leaves the
+ * child waiting for its lock for good: GCC 12's ASan does not take it
+ * across fork), and replay at once. */
+static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t start_cond = PTHREAD_COND_INITIALIZER;
+static int started, arrived;
+static bool go;
+
 static void *concurrent_main(void *arg)
 {
         struct concurrent *c = arg;
         struct replay_session_options o;
+        struct replay_session *s = NULL;
 
         options(&o);
-        c->r = replay(&o, c->rs, &c->res);
+        pthread_mutex_lock(&start_lock);
+        arrived++;
+        pthread_cond_broadcast(&start_cond);
+        while (!go || arrived < 2 || started != c->turn)
+                pthread_cond_wait(&start_cond, &start_lock);
+        c->r = replay_session_new(&o, c->rs, &s);
+        if (c->r >= 0)
+                c->r = replay_session_start(s, false);
+        started++;
+        pthread_cond_broadcast(&start_cond);
+        while (started < 2)
+                pthread_cond_wait(&start_cond, &start_lock);
+        pthread_mutex_unlock(&start_lock);
+        if (c->r >= 0)
+                c->r = replay_session_wait(s, 0, NULL, NULL);
+        if (s) {
+                c->res = *replay_session_results(s);
+                c->res.skips = NULL;    /* (the session's) */
+        }
+        replay_session_free(s);
         return NULL;
 }
 
 /* Two sessions at once, from two threads: each its own figures. */
 static void test_two_at_once(void)
 {
-        struct concurrent c[2] = { { .set = "one" }, { .set = "two" } };
+        struct concurrent c[2] = { { .set = "one", .turn = 0 }, { .set = "two", .turn = 1 } };
         pthread_t t[2];
 
         for (int i = 0; i < 2; i++)
@@ -344,6 +376,10 @@ static void test_two_at_once(void)
         }
         for (int i = 0; i < 2; i++)
                 CHECK_EQ(pthread_create(&t[i], NULL, concurrent_main, &c[i]), 0);
+        pthread_mutex_lock(&start_lock);
+        go = true;
+        pthread_cond_broadcast(&start_cond);
+        pthread_mutex_unlock(&start_lock);
         for (int i = 0; i < 2; i++)
                 CHECK_EQ(pthread_join(t[i], NULL), 0);
         CHECK_EQ(c[0].r, 0);
