@@ -57,17 +57,6 @@ static enum fs_skip why_of(int err)
         return err == ENOENT || err == ENOTDIR ? FS_SKIP_MISSING : err == ELOOP ? FS_SKIP_NOT_REGULAR : FS_SKIP_ERROR;
 }
 
-/* The inode pathfd names, opened for I/O (flags, and O_NOATIME where the
- * caller may), through /proc.  Without /proc nothing is opened: a second
- * lookup of the name could open what was swapped in meanwhile, a device
- * node's open having its effects before any check. */
-static int reopen(int pathfd, int flags)
-{
-        int fd = fd_reopen(pathfd, flags | O_NOATIME);
-
-        return fd == -EPERM ? fd_reopen(pathfd, flags) : fd;
-}
-
 /* A portable read set's path, joined to the root it is replayed against:
  * through no symlink at all (a recorded path is the one the kernel gave,
  * without any), so that one in the tree cannot lead out of the root. */
@@ -147,7 +136,10 @@ int fs_open_recorded(const struct rs_file *f, int mode, enum fs_skip *ret_why)
          * checks only what that user could read anyway (theirs, or anyone's) */
         if ((f->flags & RS_FILE_BY_CONTENT) && content && !readable_by_invoker(&s))
                 return skip(FS_SKIP_PRIVATE, -EPERM, ret_why);
-        fd = reopen(pfd, mode | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        /* (through /proc: a second lookup of the name could open what was
+         * swapped in meanwhile, a device node's open having its effects
+         * before any check) */
+        fd = fd_reopen_noatime(pfd, mode | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
         if (fd < 0)
                 return skip(why_of(-fd), fd, ret_why);
         if ((f->flags & RS_FILE_BY_CONTENT) && content && !later) {

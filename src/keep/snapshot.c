@@ -263,9 +263,7 @@ static int snap_file(struct walk *w, int pfd, const struct stat *st)
                 skip(w, SNAPSHOT_SKIP_FULL, 0);
                 return 0;
         }
-        fd = fd_reopen(pfd, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | O_NOATIME);
-        if (fd == -EPERM)       /* O_NOATIME: only the owner, or root */
-                fd = fd_reopen(pfd, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        fd = fd_reopen_noatime(pfd, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
         if (fd < 0) {
                 skip(w, fd == -ENOENT ? SNAPSHOT_SKIP_GONE : SNAPSHOT_SKIP_ERROR, fd);
                 return 0;

@@ -112,17 +112,6 @@ static void close_second(struct marked_file *files, size_t n)
                         close(files[i].fd[1]);
 }
 
-/* A second descriptor of fd's file (through /proc, as the engine opened
- * it, without changing its access time where that is allowed), else fd. */
-static int second_fd(int fd)
-{
-        int r = fd_reopen(fd, O_RDONLY | O_CLOEXEC | O_NOATIME);
-
-        if (r == -EPERM)
-                r = fd_reopen(fd, O_RDONLY | O_CLOEXEC);
-        return r >= 0 ? r : fd;
-}
-
 int engine_mark_used(struct eng *e, const size_t *last_read, struct engine_stats *st)
 {
         const struct readset *rs = e->rs;
@@ -173,8 +162,11 @@ int engine_mark_used(struct eng *e, const size_t *last_read, struct engine_stats
         for (size_t i = 0; i < n_files; i++)
                 resident(&files[i], p, v);
         qsort_safe(p, n, sizeof(*p), cmp_piece);
-        for (size_t i = 0; i < n_files; i++)
-                files[i].fd[1] = second_fd(files[i].fd[0]);
+        /* a second descriptor of each file, as the engine opened it */
+        for (size_t i = 0; i < n_files; i++) {
+                int fd = fd_reopen_noatime(files[i].fd[0], O_RDONLY | O_CLOEXEC);
+                files[i].fd[1] = fd >= 0 ? fd : files[i].fd[0];
+        }
         /* the descriptors read no more than asked, should a page go meanwhile */
         random_access(files, n_files, POSIX_FADV_RANDOM);
         mark_pass(files, 0, p, n, v, page, &first);

@@ -341,6 +341,13 @@ int fd_reopen(int pathfd, int flags)
         return fd < 0 ? -errno : fd;
 }
 
+int fd_reopen_noatime(int pathfd, int flags)
+{
+        int fd = fd_reopen(pathfd, flags | O_NOATIME);
+
+        return fd == -EPERM ? fd_reopen(pathfd, flags) : fd;
+}
+
 int fd_path(int fd, char *buf, size_t size)
 {
         char link[64];

@@ -122,6 +122,9 @@ int read_fd_text(int fd, char **ret, size_t max);
  * /proc/self/fd (no second lookup of a name): the descriptor or -errno
  * (-ENOENT without /proc). */
 int fd_reopen(int pathfd, int flags);
+/* The same, with O_NOATIME where the caller may (the file's owner, or
+ * CAP_FOWNER): reading it then leaves its access time as it was. */
+int fd_reopen_noatime(int pathfd, int flags);
 /* What /proc/self/fd says fd is (a path, "anon_inode:...", ...), NUL
  * ended in buf: 0 or -errno. */
 int fd_path(int fd, char *buf, size_t size);
