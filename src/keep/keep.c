@@ -508,6 +508,7 @@ int keep_restore(const char *state, const char *unit, struct keep_restored *ret)
                 return r;
         ret->had_snapshot = true;
         replay_session_options_init(&o);
+        o.beside = true;   /* the service starts beside it */
         /* no more than the unit's memory cgroup can hold: what the kernel
          * chose to keep there is what it will hold again */
         keep_unit_cgroup(unit, cg, sizeof(cg));

@@ -47,6 +47,14 @@ struct replay_session_options {
         struct engine_options engine;   /* (stop, stop_userdata and skip_reasons are the session's) */
         bool threads_given;       /* engine.threads stands (else the device's submitters) */
         int nice;                 /* the replay's CPU niceness once it reads (0: as the caller's) */
+        /* It runs beside a program's own reads (keep's restore beside its
+         * service's start), not before them: where the device is solid
+         * state, a few requests at a time (ENGINE_READ, REPLAY_BESIDE_DEPTH
+         * in flight): the program's reads wait behind those few, not
+         * behind a deep queue of readahead; where seeks dominate, the
+         * plan's sweep as it is (what it saves is a seek for each of the
+         * program's misses) */
+        bool beside;
         enum pace_mode pace;
         pid_t follow_pid;         /* the start whose lookups pace (0: every process but the session's) */
         const struct replay_follower_ops *follower;     /* NULL: pacing by the recorded timeline */
@@ -73,6 +81,8 @@ struct replay_session_options {
 };
 
 void replay_session_options_init(struct replay_session_options *o);
+/* Requests in flight of a replay beside a program on a solid-state device */
+#define REPLAY_BESIDE_DEPTH 4
 /* The engine's settings that follow the device planned for (readahead
  * size; submitting threads unless threads_given). */
 void replay_session_options_for_device(struct replay_session_options *o, const struct device_profile *dev);

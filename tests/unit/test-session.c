@@ -130,6 +130,53 @@ static void test_counts(void)
         remove_set("counts");
 }
 
+/* Beside a program's start: on a solid-state device a few reads at a time,
+ * all of the plan still read; where seeks dominate, the plan's sweep. */
+static void test_beside(void)
+{
+        struct replay_session_options o;
+        struct replay_result res;
+        struct device_profile dev;
+        struct readset *rs = make_set("beside");
+
+        options(&o);
+        o.beside = true;
+        device_profile_rotational(&dev);
+        replay_session_options_for_device(&o, &dev);
+        CHECK_EQ(o.engine.method, ENGINE_READAHEAD);
+        device_profile_solid(&dev);
+        replay_session_options_for_device(&o, &dev);
+        CHECK_EQ(o.engine.method, ENGINE_READ);
+        CHECK_EQ(o.engine.queue_depth, REPLAY_BESIDE_DEPTH);
+        o.beside = false;
+        o.engine.method = ENGINE_READAHEAD;
+        replay_session_options_for_device(&o, &dev);
+        CHECK_EQ(o.engine.method, ENGINE_READAHEAD);
+
+        /* the session applies it to the device it plans for */
+        options(&o);
+        o.beside = true;
+        o.engine.skip_cached = true;
+        for (int i = 0; i < N_FILES; i++) {
+                char path[PATH_MAX];
+                int fd;
+
+                file_path(path, sizeof(path), "beside", i);
+                fd = open(path, O_RDONLY);
+                CHECK(fd >= 0);
+                CHECK_EQ(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+                close(fd);
+        }
+        CHECK_EQ(replay(&o, rs, &res), 0);
+        CHECK(res.planned_ok);
+        CHECK_EQ(res.planned, N_FILES * FILE_BYTES);
+        CHECK_EQ(res.st.files_opened, N_FILES);
+        CHECK_EQ(res.st.bytes + res.st.bytes_cached, N_FILES * FILE_BYTES);
+        CHECK(res.st.reads >= 1 || res.st.bytes == 0);
+        readset_free(rs);
+        remove_set("beside");
+}
+
 /* One file changed since, one gone: each skipped, and why. */
 static void test_skips(void)
 {
@@ -415,6 +462,7 @@ int main(void)
         if (!mkdtemp(dir))
                 TEST_SKIP("cannot create a directory in /var/tmp");
         test_counts();
+        test_beside();
         test_skips();
         test_progress();
         test_cancel();
