@@ -131,6 +131,9 @@ static int keep_restore_cmd(const struct keep_args *a)
         }
         if (res.status_error < 0)
                 log_warning_errno(res.status_error, "cannot write the status of '%s'", a->unit);
+        if (res.fell_back[0])
+                log_warning("io_uring is unavailable: %s; read back with readahead(2), whose queue the "
+                            "service's own reads may wait behind", res.fell_back);
         log_info("read back %s of %s in %.2f s (%" PRIu64 " files changed since the save, skipped; %s of its "
                  "memory cgroup left to the service itself)",
                  format_bytes(res.bytes, b), a->unit, (double)res.us / 1e6, res.files_changed,

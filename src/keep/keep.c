@@ -531,6 +531,8 @@ int keep_restore(const char *state, const char *unit, struct keep_restored *ret)
                 return r;
         ret->bytes = res->st.bytes;
         ret->files_changed = res->st.files_changed;
+        if (res->st.fell_back)
+                snprintf(ret->fell_back, sizeof(ret->fell_back), "%s", res->st.fell_back);
         ret->us = now_us() - t0;
         /* the status as it is now (a save may have written it meanwhile) */
         if (keep_file(state, unit, "status", file, sizeof(file)) >= 0)

@@ -78,6 +78,7 @@ struct keep_restored {
         uint64_t files_changed;   /* skipped: changed since the save */
         uint64_t reserved;        /* of the cgroup's room, left to the service's own memory */
         int status_error;         /* the status could not be written (-errno), or 0 */
+        char fell_back[128];      /* why io_uring could not be used (read ahead instead), or "" */
 };
 /* The last save read back (a replay session, readset replay's), no more
  * than the unit's memory cgroup has room for; the status updated.

@@ -135,7 +135,7 @@ static int fill(struct eng *e, struct engine_stats *st, bool read)
         r = ring_init(&q, e->opt, read);
         if (r < 0)
                 return r;
-        for (size_t i = e->from; i < e->to && r >= 0; i++) {
+        for (size_t i = e->from, last = SIZE_MAX; i < e->to && r >= 0; i++) {
                 const struct plan_read *pr = &plan->reads[i];
                 int fd;
 
@@ -144,6 +144,15 @@ static int fill(struct eng *e, struct engine_stats *st, bool read)
                 fd = engine_prepare_read(e, i, st, NULL);
                 if (fd < 0)
                         continue;
+                /* the plan's bytes and no more: a buffered read of pages not
+                 * cached would start the kernel's readahead past them (up to
+                 * read_ahead_kb, 8 MiB on a virtual disk), reading gaps and
+                 * ranges the budget left out into the memory the plan's
+                 * pages need; the engine's descriptor is its own */
+                if (read && pr->file != last) {
+                        (void)posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+                        last = pr->file;
+                }
                 /* read into buffers: the data is there when the read completes */
                 atomic_store(&e->issued[i], read ? READ_NOT_ISSUED : READ_ISSUED);
                 r = issue(&q, fd, pr->offset, pr->length, st);

@@ -79,6 +79,34 @@ $K status --json demo > "$TMP/st3.json" || fail "status demo"
 import json, sys
 sys.exit(0 if json.load(open('$TMP/st3.json'))[0]['restored_bytes'] == 0 else 1)" ||
         { cat "$TMP/st3.json"; fail "a warm restore read something"; }
+# on solid state (the loop device told so) the restore reads through
+# io_uring, a few at a time: every range back, and nothing said
+echo 0 >"/sys/block/$(basename "$LOOPDEV")/queue/rotational" || fail "cannot mark the loop device solid"
+"$READSET" replay -n "$TMP/state/demo.service.readset" 2>/dev/null | grep -q "(solid-state)" ||
+        fail "the loop device marked solid is not planned for as solid state"
+unmount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
+$K restore demo 2>"$TMP/restore.err" || fail "restore on solid state: $(cat "$TMP/restore.err")"
+! grep -q "io_uring is unavailable" "$TMP/restore.err" || fail "restore on solid state: $(cat "$TMP/restore.err")"
+set -- $(resident_ranges "$TMP/state/demo.service.readset" "$MNT")
+[ "$2" = 0 ] || {
+        echo "  again, from a cold start (DAMON, see replay.sh)"
+        unmount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
+        $K restore demo 2>"$TMP/restore.err" || fail "restore on solid state: $(cat "$TMP/restore.err")"
+        set -- $(resident_ranges "$TMP/state/demo.service.readset" "$MNT")
+        [ "$2" = 0 ] || fail "not resident after a restore on solid state"
+}
+# where io_uring is refused (a sandbox's filter): still read back, and said
+unmount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
+timeout -k 5 120 "$PY" "$SRCDIR/tests/e2e/no-uring.py" $K restore demo 2>"$TMP/restore.err" ||
+        fail "restore without io_uring: $(cat "$TMP/restore.err")"
+grep -q "io_uring is unavailable" "$TMP/restore.err" ||
+        { cat "$TMP/restore.err"; fail "a restore without io_uring did not say so"; }
+$K status --json demo > "$TMP/st4.json" || fail "status demo"
+"$PY" -c "
+import json, sys
+sys.exit(0 if json.load(open('$TMP/st4.json'))[0]['restored_bytes'] >= 2 * 262144 else 1)" ||
+        { cat "$TMP/st4.json" "$TMP/restore.err"; fail "a restore without io_uring read nothing back"; }
+echo 1 >"/sys/block/$(basename "$LOOPDEV")/queue/rotational"
 $K status | grep -q "^demo.service" || fail "status as text"
 # status is for everyone; the snapshot is root's alone
 chmod 755 "$TMP"
