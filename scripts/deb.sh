@@ -30,8 +30,17 @@ if git -C "$ROOT" rev-parse --git-dir >/dev/null 2>&1; then
 else
     (cd "$ROOT" && tar --exclude=./build --exclude=./build-asan --exclude=./build-fuzz -cf - .) | tar -C "$work/readset-$version" -xf -
 fi
+# (failed: the unit tests that failed, with their output, where that was
+# it (--print-errorlogs, debian/rules), else the log's end)
+failed() {
+        if grep -q '^Summary of Failures' "$work/build.log"; then
+                sed -n '/^=* [0-9]*\/[0-9]* =*$/,$p' "$work/build.log" | head -200
+        else
+                tail -30 "$work/build.log"
+        fi
+}
 (cd "$work/readset-$version" && dpkg-buildpackage -b -us -uc >"$work/build.log" 2>&1) \
-    || { tail -30 "$work/build.log" >&2; echo "deb: dpkg-buildpackage failed (log: $work/build.log)" >&2; exit 1; }
+    || { failed >&2; echo "deb: dpkg-buildpackage failed (log: $work/build.log)" >&2; exit 1; }
 deb=$(ls "$work"/readset_"$version"_*.deb)
 # no errors, no warnings, and no overrides to hide any (tests/e2e/boot-guest.sh builds through here)
 [ -z "$(find "$work/readset-$version/debian" -name '*lintian-overrides*')" ] || { echo "deb: debian/ has lintian overrides" >&2; exit 1; }

@@ -14,7 +14,7 @@ command -v qemu-system-x86_64 >/dev/null || skip "needs qemu-system-x86 (make ch
 command -v debootstrap >/dev/null || skip "needs debootstrap (make check installs it)"
 GUEST=$SRCDIR/bench/guest
 
-BUILD="$TMP/debbuild" sh "$SRCDIR/scripts/deb.sh" >"$TMP/deb.out" 2>&1 || fail "make deb: $(tail -20 "$TMP/deb.out")"
+BUILD="$TMP/debbuild" sh "$SRCDIR/scripts/deb.sh" >"$TMP/deb.out" 2>&1 || fail "make deb: $(tail -200 "$TMP/deb.out")"
 deb=$(tail -1 "$TMP/deb.out")
 [ -s "$deb" ] || fail "make deb printed no package: $(cat "$TMP/deb.out")"
 

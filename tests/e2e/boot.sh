@@ -44,12 +44,18 @@ boot() {
         # a boot that replays: its reads come once the replay has warmed
         # them (else which of the two reads a page first is a race, and the
         # hit ratio with it); bounded, never a fixed sleep
-        if [ "${2:-}" = warmed ]; then
-                # (DAMON's pageout, replay.sh, may take a few of them again
-                # right after: then nine tenths of their bytes will do)
+        # (DAMON's pageout, replay.sh, may take a few of them again right
+        # after: then nine tenths of their bytes will do; another test's
+        # drop_caches may take them all: then the boot is said cold, and the
+        # caller boots again)
+        cold=0
+        # (a boot the loop measures plain, to judge by, warms nothing)
+        if [ "${2:-}" = warmed ] && grep -q "this boot: plain" "$TMP/session.err"; then
+                cold=2
+        elif [ "${2:-}" = warmed ]; then
                 wait_until 60 all_warm || {
                         echo "  not all of the boot's files warm after 60 s (DAMON?): nine tenths will do"
-                        mostly_warm || fail "the replay never warmed the boot's files"
+                        mostly_warm || { echo "  the boot's files are not warm (another test's drop_caches?)"; cold=1; }
                 }
         fi
         cat "$TMP"/data/f* >/dev/null
@@ -57,25 +63,41 @@ boot() {
         exec 7>&-
         wait $pid || fail "boot start exited $?: $(cat "$TMP/session.err")"
         rm -f "$TMP/in"
+        return $cold
 }
 boot 2.5
 grep -q "this boot: record" "$TMP/session.err" || fail "the first boot did not record: $(cat "$TMP/session.err")"
 [ -f "$S/plan.readset" ] || fail "no plan after a recorded boot"
 "$READSET" show "$S/plan.readset" | grep -q "$TMP/data/f8" || fail "the plan lacks what the boot read"
-boot 2.0 warmed
+# a replayed boot, warmed.  When the files were taken from the cache
+# before the "boot" could read them, booted again: the loop's next boot is
+# a plain one (to judge by), the one after replays again; twice at most.
+boots=2 rc=0
+boot 2.0 warmed || rc=$?
 grep -q "this boot: replay+record" "$TMP/session.err" || fail "the second boot did not replay: $(cat "$TMP/session.err")"
+while [ $rc != 0 ]; do
+        [ $boots -lt 6 ] || fail "the replay never warmed the boot's files, in 3 replayed boots"
+        boots=$((boots + 1)) rc=0
+        boot 2.0 warmed || rc=$?
+        [ $rc != 2 ] || rc=1   # (plain: the next one replays)
+done
+grep -q "this boot: replay+record" "$TMP/session.err" || fail "the replayed boot did not replay: $(cat "$TMP/session.err")"
 "$READSET" boot status --state "$S" >"$TMP/status" || fail "status"
 grep -q "^readset boot: enabled" "$TMP/status" && grep -q "replay+record" "$TMP/status" || fail "status: $(cat "$TMP/status")"
 "$READSET" boot status --state "$S" --json >"$TMP/status.json" || fail "status --json"
 "$READSET" show --json "$S/boot.0.readset" >"$TMP/boot0.json" || fail "show the replayed boot's recording"
-$PY - "$TMP/status.json" "$TMP/boot0.json" "$TMP/data/" <<'PYEOF' || fail "status --json: $(cat "$TMP/status.json")"
+$PY - "$TMP/status.json" "$TMP/boot0.json" "$TMP/data/" $boots <<'PYEOF' || fail "status --json: $(cat "$TMP/status.json")"
 import json, sys
 s = json.load(open(sys.argv[1]))
 b = s["boots"]
-assert s["enabled"] and len(b) == 2, s
+assert s["enabled"] and len(b) == int(sys.argv[4]), s
 assert b[0]["mode"] == "record" and b[0]["seconds"] == 2.5 and b[0]["used_bytes"] >= 8 * 300000, b[0]
-assert b[1]["mode"] == "replay+record" and b[1]["bytes_read"] >= 8 * 300000, b[1]
-assert 0.0 <= b[1]["hit_ratio"] <= 1.0, b[1]
+for r in b[1:]:
+    assert r["mode"] in ("replay+record", "plain"), r
+    if r["mode"] == "replay+record":
+        assert r["bytes_read"] >= 8 * 300000, r
+        assert 0.0 <= r["hit_ratio"] <= 1.0, r
+assert b[1]["mode"] == b[-1]["mode"] == "replay+record", b
 # the replay had warmed what the "boot" read (the f* files, waited for): in
 # the replayed boot's recording, the f* bytes it accessed were hits, not
 # brought in for it.  (The session's hit ratio is the whole machine's: on a

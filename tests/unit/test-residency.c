@@ -18,21 +18,19 @@
 #define SIZE (1u << 20)
 #define PAGE 4096u
 
-/* The pages the test read, held mapped while it asks: the cache drops no
- * page that is mapped, so that another process's drop_caches (the e2e
- * tests', another run's) cannot take them between the reading and the
- * asking.  Mapped once per check_fd(): valgrind reads the start of a file
- * each time it is mapped. */
+/* The pages the test read, held locked in memory while it asks: the cache
+ * drops no page that is locked, so that neither another process's
+ * drop_caches (the e2e tests', another run's) nor a reclaimer that pages
+ * out memory it has seen idle (DAMON's, on these machines: a page just read
+ * into memory idle for a minute may go at once) can take them between the
+ * reading and the asking.  Mapped once per check_fd(): valgrind reads the
+ * start of a file each time it is mapped. */
 static volatile unsigned char *held;
 
 static void hold(off_t off, size_t len)
 {
-        unsigned sum = 0;
-
         if (held)
-                for (size_t i = 0; i < len; i += PAGE)
-                        sum += held[off + (off_t)i];
-        (void)sum;
+                CHECK_EQ(mlock((void *)(held + off), len), 0);
 }
 
 static char buf[SIZE];
@@ -58,8 +56,10 @@ static size_t cached_pages(void)
  * test may know (the owner), it asks again until none is left. */
 static void evict(int fd, bool owner)
 {
-        if (held)
+        if (held) {
+                CHECK_EQ(munlock((void *)held, SIZE), 0);
                 CHECK_EQ(madvise((void *)held, SIZE, MADV_DONTNEED), 0);
+        }
         CHECK_EQ(pread(fd, buf, SIZE, 0), SIZE);
         CHECK_EQ(fdatasync(fd), 0);
         for (int i = 0; i < 100; i++) {
