@@ -24,7 +24,6 @@
 int run_auto_prepare(const char *dir, char *const *cmd, char **ret)
 {
         char why[512];
-        unsigned n;
         int r = store_prepare(dir, why, sizeof(why));
 
         if (r < 0) {
@@ -47,12 +46,18 @@ int run_auto_prepare(const char *dir, char *const *cmd, char **ret)
                 log_warning_errno(r, "out of memory; the command runs without readset");
                 return r;
         }
-        n = store_remove_left(dir, *ret);
+        return 0;
+}
+
+void run_auto_remove_left(const char *dir, const char *file)
+{
+        char why[512];
+        unsigned n = store_remove_left(dir, file);
+
         if (n) {
                 log_info("removed %u file%s left by a run that was killed", n, n == 1 ? "" : "s");
                 log_info("  in '%s'", cmd_fit(dir, 15, why, sizeof(why)));
         }
-        return 0;
 }
 
 /* A read set that cannot be used (r, why: from format_load/decode): with

@@ -25,10 +25,14 @@ struct run_loaded {
  * mounted from an xz-compressed squashfs image (said with -v). */
 bool run_waits_for_cpu(const struct replay_args *a);
 
-/* --auto DIR: made if need be; *ret the command's read set in it; what runs
- * killed outright left there removed (said).  -errno when it cannot be
- * used (said, as a warning: the command runs without readset). */
+/* --auto DIR: made if need be; *ret the command's read set in it.  -errno
+ * when it cannot be used (said, as a warning: the command runs without
+ * readset). */
 int run_auto_prepare(const char *dir, char *const *cmd, char **ret);
+/* What runs of file killed outright while recording left in dir, removed
+ * (said): by a run that records (the others do not list the directory, which
+ * may hold thousands of programs' read sets, before the command). */
+void run_auto_remove_left(const char *dir, const char *file);
 /* Load file (with --auto, a missing one is no read set yet), check its
  * header, find where its data lies.  A read set that cannot be used is
  * said once, as a warning, and left out (ld->buf NULL): the command runs

@@ -168,7 +168,7 @@ static int run_parse(int argc, char **argv, struct replay_args *a, struct run_op
 }
 
 /* --auto's closed loop (boot/run-loop.h) decides this run: said when it
- * turns replay off */
+ * turns replay off; a run that records removes what killed ones left */
 static void run_loop_start(struct run_loop *l, struct run_opts *o, bool *ret_record, bool *ret_replay)
 {
         bool off, replace;
@@ -181,6 +181,8 @@ static void run_loop_start(struct run_loop *l, struct run_opts *o, bool *ret_rec
         run_loop_what(l, o->stats, ret_record, ret_replay, &replace);
         if (replace)
                 o->stale = 101;
+        if (*ret_record)        /* (only a run that records lists the store) */
+                run_auto_remove_left(o->auto_dir, o->file);
 }
 
 /* A replay session for rs, the files it skips named where memory allows. */
@@ -266,6 +268,7 @@ int cmd_run(int argc, char **argv)
                 if (o.auto_dir && !ld.buf && !record) {
                         /* unusable after all: this run records a new one */
                         run_loop_record_instead(&loop);
+                        run_auto_remove_left(o.auto_dir, o.file);
                         record = true;
                         replay = false;
                 }

@@ -210,7 +210,8 @@ sys.exit(0 if ok and rc == 130 and left == [] else 1)
 PYEOF
 
 # What a run killed outright left behind (its PID gone) is removed by the
-# next run; a running one's, and anything else, is not.
+# next run that records; a running one's, and anything else, is not.  A run
+# that only replays does not list the directory before the command.
 "$READSET" run --auto "$TMP/auto-st" -- true 2>/dev/null || fail "auto-st"
 base=$(basename "$(ls "$TMP"/auto-st/*.readset)")
 sh -c 'exit 0' & dead=$!; wait $dead
@@ -218,6 +219,10 @@ for f in "$base.new.$dead" "$base.new.$dead.tmp.Ab12Cd" "$base.new.$$" "$base.ne
         echo junk > "$TMP/auto-st/$f"
 done
 "$READSET" run --auto "$TMP/auto-st" -- true 2>"$TMP/err" || fail "auto-st 2"
+! grep -q "left by a run that was killed" "$TMP/err" || fail "a run that did not record listed the store: $(cat "$TMP/err")"
+[ -e "$TMP/auto-st/$base.new.$dead" ] || fail "a run that did not record removed what a killed one left"
+rm "$TMP/auto-st/$base"         # (no read set: the next run records one)
+"$READSET" run --auto "$TMP/auto-st" -- true 2>"$TMP/err" || fail "auto-st 3"
 grep -q "left by a run that was killed" "$TMP/err" || { cat "$TMP/err"; fail "stale recordings not reported"; }
 [ "$(cd "$TMP/auto-st" && ls | grep -v -e '\.readset$' -e '\.readset\.history$' | sort | tr '\n' ' ')" = "$(printf '%s\n' "$base.new.$$" "$base.new.x$dead" "other.new.$dead" | sort | tr '\n' ' ')" ] ||
         fail "stale recordings: $(ls "$TMP/auto-st")"
