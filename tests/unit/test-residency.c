@@ -54,6 +54,19 @@ static size_t cached_pages(void)
  * nothing left) on owner_told. */
 static int owner_ask = -1, owner_told = -1;
 
+/* The file's pages dropped; told by mincore (verify: the owner, or root)
+ * that none is left, asked again until then, 1 s at most. */
+static void drop(int fd, bool verify)
+{
+        for (int i = 0; i < 100; i++) {
+                CHECK_EQ(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+                if (!verify || cached_pages() == 0)
+                        return;
+                usleep(10000);
+        }
+        CHECK_EQ(cached_pages(), 0);
+}
+
 /* Nothing of the file cached.  A page still being read (the readahead a
  * question by reading started) is dropped by no one: the file is read whole
  * first, which waits for it.  A folio another CPU still holds a reference to
@@ -76,13 +89,7 @@ static void evict(int fd, bool owner)
                 CHECK_EQ(c, 'y');
                 return;
         }
-        for (int i = 0; i < 100; i++) {
-                CHECK_EQ(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
-                if (!owner || cached_pages() == 0)
-                        return;
-                usleep(10000);
-        }
-        CHECK_EQ(cached_pages(), 0);
+        drop(fd, owner);
 }
 
 static void read_range(int fd, off_t off, size_t len)
@@ -243,7 +250,7 @@ int main(void)
                         held = NULL;
                 while (read(ask[0], &c, 1) == 1) {
                         int before = tests_failed;
-                        evict(fd, true);
+                        drop(fd, true);     /* (the child waited for its reads) */
                         c = tests_failed == before ? 'y' : 'n';
                         CHECK_EQ(write(told[1], &c, 1), 1);
                 }
