@@ -203,6 +203,20 @@ print(total, bad)
 PYEOF
 }
 
+# A warm replay of READSET-FILE (its -j line in OUT) that reads nothing: up
+# to three tries, each right after the last, since between a replay and the
+# next DAMON's pageout (these machines') may take a few pages, and another
+# test's drop_caches the lot.  Fails after the third.
+replay_warm() {   # out readset-file
+        for try in 1 2 3; do
+                "$READSET" replay -j "$2" > "$1" || fail "warm replay of $2"
+                "$PY" -c 'import json, sys; sys.exit(0 if json.load(open(sys.argv[1]))["bytes_read"] == 0 else 1)' \
+                        "$1" && return 0
+                echo "  a warm replay read $(grep '"bytes_read"' "$1"): again"
+        done
+        fail "a warm replay read something, three times: $(cat "$1")"
+}
+
 # Evaluate a python expression over `readset show --json FILE`; fail if false.
 json_check() {
         file=$1; shift

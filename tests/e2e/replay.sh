@@ -76,11 +76,7 @@ unmount "$MNT"; mount -t ext4 "$LOOPDEV" "$MNT"
 no_cr "$TMP/tty" || fail "run drew a progress line: $(cat -v "$TMP/tty")"
 
 # 2. Warm: nothing to read.
-for try in 1 2 3; do   # (DAMON, above: each try right after a replay)
-        "$READSET" replay -j "$TMP/r.readset" > "$TMP/w.json" || fail "warm replay"
-        "$PY" -c "import json, sys; d = json.load(open('$TMP/w.json')); sys.exit(0 if d['bytes_read'] == 0 else 1)" && break
-        echo "  a warm replay read $(grep bytes_read "$TMP/w.json"): again"
-done
+replay_warm "$TMP/w.json" "$TMP/r.readset"
 json_check_stats "$TMP/w.json" "d['bytes_read'] == 0 and d['bytes_already_cached'] > 0"
 
 # 3. The budget holds.

@@ -76,9 +76,7 @@ fiemap=$(first_line "$TMP/replay.strace" "FS_IOC_FIEMAP")
 echo "  replay: the first metadata readahead at line $meta, the first FIEMAP at line $fiemap"
 [ "$meta" -lt "$fiemap" ] || fail "replay asked FIEMAP before it read the metadata"
 # ... and counts what it read there once
-"$READSET" replay -j "$TMP/r.readset" > "$TMP/warm.json" || fail "replay, warm"
-"$PY" -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(0 if d["bytes_read"] == 0 else 1)' \
-        "$TMP/warm.json" || fail "a warm replay read something: $(cat "$TMP/warm.json")"
+replay_warm "$TMP/warm.json" "$TMP/r.readset"
 sync; echo 3 > /proc/sys/vm/drop_caches
 "$READSET" replay -j "$TMP/r.readset" > "$TMP/cold.json" || fail "replay, cold"
 "$PY" - "$TMP/cold.json" "$TMP/r.readset" "$READSET" <<'PYEOF' || fail "a cold replay's figures"
