@@ -40,6 +40,7 @@ static const struct verb verbs[] = {
         VERB(boot, "record the boot and replay it at the next one (systemd)"),
         VERB(snapshot, "write what the page cache holds of some files as a read set"),
         VERB(keep, "keep a service's page-cache working set across its restarts"),
+        VERB(auto, "learn and speed up every program start on the machine (a daemon)"),
         VERB(probe, "measure what a read request costs on a device"),
         VERB(build, "build a read set from a saved tracefs text trace"),
 };
@@ -224,8 +225,10 @@ static void bash_completion(void)
                         sep = " ";
                 }
                 printf("\"\n");
-                if (strcmp(v->name, "boot") == 0 || strcmp(v->name, "keep") == 0) {
-                        const char *(*sub)(size_t) = v->name[0] == 'b' ? boot_subcommand_name : keep_subcommand_name;
+                if (strcmp(v->name, "boot") == 0 || strcmp(v->name, "keep") == 0 || strcmp(v->name, "auto") == 0) {
+                        const char *(*sub)(size_t) = v->name[0] == 'b'   ? boot_subcommand_name
+                                                     : v->name[0] == 'k' ? keep_subcommand_name
+                                                                         : auto_subcommand_name;
                         printf("        subs=\"");
                         for (size_t k = 0; sub(k); k++)
                                 printf("%s%s", k ? " " : "", sub(k));

@@ -151,10 +151,12 @@ int cmd_pack(int argc, char **argv);
 int cmd_boot(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 int cmd_keep(int argc, char **argv);
+int cmd_auto(int argc, char **argv);
 
 /* boot's and keep's subcommands, as they run them, by index (NULL past the last) */
 const char *boot_subcommand_name(size_t i);
 const char *keep_subcommand_name(size_t i);
+const char *auto_subcommand_name(size_t i);
 
 /* Each verb's options, as its getopt_long reads them: main.c's verb table
  * carries them, for completion and for the tests that every option is
@@ -174,3 +176,4 @@ VERB_OPTIONS(pack);
 VERB_OPTIONS(boot);
 VERB_OPTIONS(snapshot);
 VERB_OPTIONS(keep);
+VERB_OPTIONS(auto);

@@ -359,3 +359,38 @@ int readset_main_file(const struct readset *rs, const char **ret)
                 }
         return 0;
 }
+
+int readset_put_first(struct readset *rs, struct readset *from)
+{
+        struct rs_file *files;
+        size_t n = 0, cap;
+
+        cap = rs->n_files + from->n_files;
+        if (cap == 0)
+                return 0;
+        files = calloc(cap, sizeof(*files));
+        if (!files)
+                return -ENOMEM;
+        for (size_t i = 0; i < from->n_files; i++) {
+                bool have = false;
+
+                for (size_t j = 0; j < rs->n_files && !have; j++)
+                        have = rs->files[j].dev == from->files[i].dev && rs->files[j].ino == from->files[i].ino;
+                if (have || from->files[i].n_ranges == 0)
+                        continue;
+                files[n] = from->files[i];
+                for (size_t k = 0; k < files[n].n_ranges; k++) {
+                        files[n].ranges[k].time_us = 0;
+                        files[n].ranges[k].flags = RS_RANGE_ACCESSED;
+                }
+                from->files[i] = (struct rs_file){ .path = NULL };
+                n++;
+        }
+        /* (what moved left from as empty entries, freed with it) */
+        memcpy(files + n, rs->files, rs->n_files * sizeof(*files));
+        free(rs->files);
+        rs->files = files;
+        rs->n_files += n;
+        rs->cap_files = cap;
+        return (int)n;
+}

@@ -148,6 +148,11 @@ static inline void readset_freep(struct readset **p) { readset_free(*p); }
 struct rs_file *readset_add_file(struct readset *rs, const char *path, uint64_t dev, uint64_t ino);
 /* Remove the file added last (one found unusable after all). */
 void readset_drop_last_file(struct readset *rs);
+/* The files of from that rs lacks (by device and inode), moved before
+ * rs's own, their ranges made first needed (time 0, accessed): what a
+ * start read before its recording could follow it (readset auto's).
+ * How many were moved, or -ENOMEM. */
+int readset_put_first(struct readset *rs, struct readset *from);
 int readset_file_add_range(struct rs_file *f, uint64_t offset, uint64_t length, uint64_t time_us, uint32_t flags);
 int readset_add_lookup(struct readset *rs, uint64_t time_us, uint32_t op, int32_t result, uint32_t pid, const char *path);
 /* Append a mount's client requests; takes a copy of mount.  -ENOMEM. */

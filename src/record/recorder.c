@@ -36,6 +36,7 @@ struct recorder {
         atomic_bool stopping;      /* ... and so does this, should writing to it fail */
         pthread_t thread;
         bool thread_running, started;
+        bool paths_later;          /* recorder_follow(): fanotify opened at the start */
         atomic_int drain_error;    /* fatal: the page events could not be read */
         uint64_t start_ns, end_ns;
         struct clientstats clients;  /* the network mounts' counters (opt.clients) */
@@ -221,7 +222,7 @@ static void *open_lookups_thread(void *arg)
         struct bpf_job *j = arg;
         uint64_t t0 = now_ns();
 
-        j->r = lookups_open(&j->l, j->opt->pid == 0);
+        j->r = lookups_open(&j->l, j->opt->pid == 0);   /* (RECORDER_FOLLOW_LATER: nobody yet) */
         if (j->r >= 0 && j->opt->pid > 0) {
                 j->r = lookups_follow(j->l, j->opt->pid);
                 if (j->r < 0)
@@ -236,7 +237,9 @@ static int open_tracer(struct recorder *r, const char **ret_what)
         uint64_t t0 = now_ns();
         int e = tracer_open(&r->tracer, r->opt.buffer_kb, ret_what);
 
-        if (e >= 0) {
+        if (e >= 0 && r->opt.pid == RECORDER_FOLLOW_LATER)
+                ;       /* (recorder_follow()) */
+        else if (e >= 0) {
                 *ret_what = r->opt.pid > 0 ? "following the command's processes" : "leaving out readset's own";
                 e = r->opt.pid > 0 ? tracer_follow(r->tracer, r->opt.pid) : tracer_exclude(r->tracer, getpid());
         }
@@ -276,8 +279,10 @@ int recorder_open(const struct recorder_options *o, struct recorder **ret, const
                 goto fail;
         }
         builder_set_limit(r->builder, o->max_events);
+        /* (a recorder opened ahead watches opens only once it follows a
+         * start: until then fanotify would queue every open on the machine) */
         *ret_what = "path resolution (fanotify)";
-        e = paths_open(&r->paths, true);
+        e = paths_open(&r->paths, o->pid != RECORDER_FOLLOW_LATER);
         if (e < 0)
                 goto fail;
         /* Loading the BPF programs and creating the tracefs instance each
@@ -308,6 +313,19 @@ int recorder_open(const struct recorder_options *o, struct recorder **ret, const
 fail:
         recorder_free(r);
         return e;
+}
+
+int recorder_follow(struct recorder *r, pid_t pid)
+{
+        int e;
+
+        if (r->opt.pid != RECORDER_FOLLOW_LATER || r->started || pid <= 0)
+                return -EINVAL;
+        if ((e = tracer_follow(r->tracer, pid)) < 0)
+                return e;
+        r->opt.pid = pid;
+        r->paths_later = true;
+        return 0;
 }
 
 /* ---- draining ------------------------------------------------------------ */
@@ -394,6 +412,22 @@ int recorder_start(struct recorder *r)
                 return e;
         if (r->lookups)
                 lookups_set_start(r->lookups, r->start_ns);
+        /* followed once opened: opens watched from now on (marking every
+         * file system took 5 ms, which the start's first reads do not wait
+         * for) */
+        if (r->paths_later) {
+                struct paths *p = NULL;
+
+                if (r->lookups && (e = lookups_follow(r->lookups, r->opt.pid)) < 0) {
+                        lookups_close(TAKE_PTR(r->lookups));
+                        r->st.lookups_error = e;
+                }
+                if (paths_open(&p, true) >= 0) {
+                        paths_close(r->paths);
+                        r->paths = p;
+                }
+                r->paths_later = false;
+        }
         r->started = true;
         e = pthread_create(&r->thread, NULL, drain_thread, r);
         if (e != 0) {

@@ -19,7 +19,8 @@
 
 struct recorder_options {
         pid_t pid;                 /* follow this process and all it starts from now on;
-                                    * 0: every process but readset's own */
+                                    * 0: every process but readset's own;
+                                    * RECORDER_FOLLOW_LATER: the one recorder_follow() names */
         uint64_t buffer_kb;        /* trace buffer per CPU */
         bool lookups;              /* trace path lookups too (BPF) */
         uint64_t max_walk;         /* directory entries the last-resort path search may visit */
@@ -53,6 +54,13 @@ struct recorder;
  * could not be (a trace event such as "filemap/mm_filemap_get_pages",
  * "tracefs", "fanotify", ...), and nothing is left behind. */
 int recorder_open(const struct recorder_options *o, struct recorder **ret, const char **ret_what);
+#define RECORDER_FOLLOW_LATER ((pid_t)-1)
+/* Opened ahead (RECORDER_FOLLOW_LATER): follow pid and all it starts from
+ * now on, before recorder_start().  A recorder is opened in tens of
+ * milliseconds (BPF, tracefs), which readset auto's daemon cannot make a
+ * start it saw wait for: it keeps one open.  -EINVAL where not opened so
+ * or started already. */
+int recorder_follow(struct recorder *r, pid_t pid);
 /* Tracing on; from now on a thread drains the buffers every
  * RECORDER_DRAIN_MS.  The recording's time starts here. */
 int recorder_start(struct recorder *r);

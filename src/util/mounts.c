@@ -5,6 +5,7 @@
 #include <pthread.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/sysmacros.h>
@@ -262,4 +263,10 @@ int mounts_read_swaps(char ***ret, size_t *ret_n)
         }
         *ret = v, *ret_n = n;
         return 0;
+}
+
+int mounts_watch_open(void)
+{
+        int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+        return fd < 0 ? -errno : fd;
 }

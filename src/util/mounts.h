@@ -36,6 +36,9 @@ void mounts_unescape(char *s);
  * device: proc, sysfs, tracefs, debugfs, devtmpfs, cgroup, bpf, ... */
 bool mounts_is_pseudo(long f_type, dev_t dev);
 
+/* A descriptor of the table that polls POLLPRI when a mount comes or goes
+ * (-errno). */
+int mounts_watch_open(void);
 /* Read the table (in mount order); mounts_free() in any case. */
 int mounts_read(struct mounts *ret);
 void mounts_free(struct mounts *mt);

@@ -51,6 +51,14 @@ NOT_RUN = {
         "changes this machine's systemd units (tests/e2e/keep.sh; under systemd: boot-guest.sh)",
     "sudo readset keep disable postgresql@15-main":
         "changes this machine's systemd units (tests/e2e/keep.sh; under systemd: boot-guest.sh)",
+    "sudo readset auto enable":
+        "starts a daemon on this machine (tests/e2e/auto.sh runs it in the foreground)",
+    "sudo readset auto disable":
+        "changes this machine's units (tests/e2e/auto.sh)",
+    "sudo readset auto start":
+        "stays in the foreground until stopped (tests/e2e/auto.sh)",
+    "sudo readset auto forget python3":
+        "forgets what this machine learned (tests/e2e/auto.sh forgets a test's program)",
     "sudo readset probe --save /dev/sdb":
         "needs a /dev/sdb, and its saved profile would change every later plan here",
     "sudo readset probe --quick $(findmnt -n -o SOURCE /mnt/hdd)":

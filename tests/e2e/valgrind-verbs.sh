@@ -45,4 +45,14 @@ rc=0; $vg "$READSET" layout --dry-run --profile hdd "$TMP/x.readset" >/dev/null 
 printf '{"latency_qd1_us": [1, {"a": "\\u00' > "$TMP/bad.json"
 rc=0; $vg "$READSET" report --no-probe --device "$TMP/bad.json" "$TMP/x.readset" >/dev/null 2>&1 || rc=$?
 [ "$rc" = 1 ] || fail "report with a bad profile exited $rc"
+# readset auto's status over a store that holds a torn info file, a
+# history of junk and a read set of garbage beside a good program
+mkdir -m 0700 "$TMP/store"
+printf 'exe /usr/bin/true\nscript \nuid 0\nidentity 1 2 3 4\nsmall 0\nbytes 9\nlast 5\n' > "$TMP/store/good.info"
+printf '1 2 replay x\n\377\376junk\n' > "$TMP/store/good.readset.history"
+printf 'exe rel\n' > "$TMP/store/torn.info"
+head -c 300 /dev/urandom > "$TMP/store/good.readset"
+$vg "$READSET" auto status --json --store "$TMP/store" > "$TMP/status.json" 2>"$TMP/err" || { cat "$TMP/err"; fail "auto status"; }
+grep -q '"program":"/usr/bin/true"' "$TMP/status.json" || fail "auto status did not list the good program: $(cat "$TMP/status.json")"
+$vg "$READSET" auto status --store "$TMP/store" > /dev/null 2>"$TMP/err" || { cat "$TMP/err"; fail "auto status (text)"; }
 echo "valgrind-verbs: ok"

@@ -1,0 +1,1177 @@
+/* SPDX-License-Identifier: MIT */
+#include "daemon/daemon.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "boot/run-loop.h"
+#include "daemon/execs.h"
+#include "daemon/key.h"
+#include "daemon/programs.h"
+#include "keep/snapshot.h"
+#include "model/compare.h"
+#include "model/format.h"
+#include "model/readset.h"
+#include "model/store.h"
+#include "record/recorder.h"
+#include "replay/residency.h"
+#include "replay/session.h"
+#include "util/mounts.h"
+#include "util/util.h"
+#include "util/banned.h"
+
+#define MAX_PENDING 256
+#define PENDING_MS 50          /* an exec not done by then failed, or the event was the loader's */
+#define MAX_DEPTH 32           /* ancestors looked at */
+#define WARM_SHARE 0.7         /* a start that found this much of its read set cached was warm */
+#define COLD_SHARE 0.3         /* a first start that had to read this much of what it used itself was cold */
+#define WARM_AGAIN_S 600       /* a program found warm at its first start: not recorded again this long */
+#define BIG_PROGRAM (512u << 10)  /* a program file the exec's first read does not bring in whole */
+#define SPARE_EVERY_MS 250     /* recorders opened ahead at most this often (a storm of new programs) */
+#define STALE_PERCENT 50       /* as run --auto's */
+#define MAX_EVENTS (1u << 20)  /* page events a recording keeps at most (48 bytes each) */
+#define RESIDENCY_FILES 512
+#define USERS_EVERY_MS 60000   /* users' own status written again at most this often */
+#define EARLY_MAX 48           /* files of a start's first process made part of its recording */    /* files asked whether a plain start found them cached */
+
+/* Programs never learned, whatever the configuration: package managers
+ * (what they run changes the files it reads) */
+static const char *const never_names[] = {
+        "dpkg", "apt", "apt-get", "aptitude", "apt-check", "unattended-upgrade", "rpm", "dnf", "yum",
+        "snap", "flatpak", "dpkg-deb", "dpkg-query", "dpkg-trigger",
+};
+static const char *const never_prefixes[] = { "/proc/", "/sys/", "/dev/", "/run/" };
+
+struct pending {
+        pid_t pid;
+        int fd;
+        uint64_t at_us;
+};
+
+struct script_seen {
+        pid_t pid;
+        uint64_t at_us;
+        char path[PATH_MAX];
+};
+
+/* What the daemon knows of the store without reading it (a start's first
+ * reads are not held up by the store's, cold too after a drop_caches):
+ * by name, whether it has a read set, and of which program. */
+struct known {
+        char name[NAME_MAX - 32];
+        bool used, has_read_set, small;
+        uint64_t dev, ino, size, mtime_ns;
+        uint64_t warm_until;        /* found warm at its first start: not recorded again before (unix) */
+};
+
+struct daemon {
+        const struct daemon_options *o;
+        struct daemon_stats st;
+        pthread_mutex_t lock;       /* st, roots, n_recording, noted */
+        pid_t roots[AUTO_DEFAULT_MAX_STARTS * 4];   /* the starts followed (their first process) */
+        unsigned n_roots, n_recording;
+        uint64_t noted;
+        atomic_bool stopping;
+        struct recorder *spare;     /* opened ahead, following nobody yet (lock) */
+        struct known *known;        /* open addressing, n_known_cap slots (lock) */
+        uid_t dirty[64];            /* users whose own status is to be written again (lock) */
+        size_t n_dirty;
+        uint64_t users_written_us;
+        size_t n_known, n_known_cap;
+        bool spare_opening;         /* a thread opens one (lock) */
+        uint64_t spare_next_us;     /* not before (the spare's thread alone) */
+        dev_t self_dev;
+        ino_t self_ino;
+        struct pending pending[MAX_PENDING];  /* interpreters waiting for their exec to be done */
+        size_t n_pending;
+        struct script_seen scripts[64];       /* scripts whose program is still to come */
+        size_t n_scripts;
+        struct pending keyed[64];             /* the last starts keyed: their loaders to come */
+        size_t keyed_next;
+};
+
+struct start {
+        struct daemon *d;
+        struct recorder *rec;       /* recording from its exec on (the program is new or changed) */
+        struct start_key k;
+        pid_t pid;
+        int pidfd;
+        uint64_t at_us;
+        int64_t exe_cached;         /* the program's pages cached at its exec (-errno: unknown) */
+        /* what its first process mapped (the program, its loader, its
+         * libraries), looked at while it is recorded: their first reads go
+         * by before a recorder can follow it */
+        char *early[EARLY_MAX];
+        size_t n_early;
+};
+
+static void early_look(struct start *s);
+
+_printf_(2, 3) static void say(struct daemon *d, const char *fmt, ...)
+{
+        char line[PATH_MAX * 2 + 256];
+        va_list ap;
+
+        if (!d->o->say)
+                return;
+        va_start(ap, fmt);
+        vsnprintf(line, sizeof(line), fmt, ap);
+        va_end(ap);
+        d->o->say(d->o->say_userdata, line);
+}
+
+#define COUNT(d, field) do { pthread_mutex_lock(&(d)->lock); (d)->st.field++; pthread_mutex_unlock(&(d)->lock); } while (0)
+
+void daemon_options_init(struct daemon_options *o)
+{
+        *o = (struct daemon_options){
+                .store = AUTO_STORE_DIR,
+                .window_ms = AUTO_DEFAULT_WINDOW_MS,
+                .min_bytes = AUTO_DEFAULT_MIN_BYTES,
+                .max_keys = AUTO_DEFAULT_MAX_KEYS,
+                .max_store_bytes = AUTO_DEFAULT_MAX_STORE_BYTES,
+                .max_starts = AUTO_DEFAULT_MAX_STARTS,
+                .max_recordings = AUTO_DEFAULT_MAX_RECORDINGS,
+        };
+}
+
+int daemon_options_load(struct daemon_options *o, const char *path, char **ret_text, unsigned *ret_line)
+{
+        char *text = NULL, *line, *save = NULL;
+        unsigned n = 0;
+        int r;
+
+        *ret_text = NULL;
+        *ret_line = 0;
+        r = read_small_file(path, &text, 1 << 20);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        *ret_text = text;
+        for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                char *word, *value;
+                uint64_t u;
+
+                n++;
+                line += strspn(line, " \t");
+                if (!*line || *line == '#')
+                        continue;
+                word = line;
+                value = word + strcspn(word, " \t");
+                if (*value)
+                        *value++ = 0;
+                value += strspn(value, " \t");
+                value[strcspn(value, " \t")] = 0;
+                *ret_line = n;
+                if (!*value)
+                        return -EINVAL;
+                if (strcmp(word, "only") == 0 && value[0] == '/' && o->n_only < AUTO_MAX_RULES)
+                        o->only[o->n_only++] = value;
+                else if (strcmp(word, "never") == 0 && o->n_never < AUTO_MAX_RULES)
+                        o->never[o->n_never++] = value;
+                else if (strcmp(word, "never-uid") == 0 && parse_u64(value, &u) == 0 && u < UINT32_MAX &&
+                         o->n_never_uid < AUTO_MAX_RULES)
+                        o->never_uid[o->n_never_uid++] = (uint32_t)u;
+                else if (strcmp(word, "window-ms") == 0 && parse_u64(value, &u) == 0 && u > 0 && u <= 600000)
+                        o->window_ms = u;
+                else if (strcmp(word, "min-bytes") == 0 && parse_size(value, &u) == 0)
+                        o->min_bytes = u;
+                else if (strcmp(word, "max-programs") == 0 && parse_u64(value, &u) == 0 && u > 0 && u <= 1000000)
+                        o->max_keys = u;
+                else if (strcmp(word, "max-store") == 0 && parse_size(value, &u) == 0 && u > 0)
+                        o->max_store_bytes = u;
+                else
+                        return -EINVAL;
+        }
+        *ret_line = 0;
+        return 0;
+}
+
+/* ---- which starts are learned ------------------------------------------- */
+
+static bool below(const char *path, const char *prefix)
+{
+        size_t n = strlen(prefix);
+
+        if (n && prefix[n - 1] == '/')
+                n--;
+        return strncmp(path, prefix, n) == 0 && (path[n] == '/' || path[n] == 0);
+}
+
+static bool matches(const char *path, const char *rule)
+{
+        const char *b = strrchr(path, '/');
+
+        if (rule[0] == '/')
+                return below(path, rule);
+        return b && strcmp(b + 1, rule) == 0;
+}
+
+/* Why k is never learned, or NULL */
+static const char *excluded(const struct daemon *d, const struct start_key *k)
+{
+        const struct daemon_options *o = d->o;
+        const char *what[2] = { k->exe, k->script[0] == '/' ? k->script : NULL };
+        bool inside = o->n_only == 0;
+
+        if (k->dev == d->self_dev && k->ino == d->self_ino)
+                return "readset itself";
+        if (strchr(k->exe, '\n') || strchr(k->script, '\n'))
+                return "a newline in its name";
+        for (size_t i = 0; i < ARRAY_SIZE(never_names); i++)
+                if (matches(k->exe, never_names[i]))
+                        return "a package manager";
+        for (size_t i = 0; i < 2; i++)
+                for (size_t j = 0; what[i] && j < ARRAY_SIZE(never_prefixes); j++)
+                        if (strncmp(what[i], never_prefixes[j], strlen(never_prefixes[j])) == 0)
+                                return "below /proc, /sys, /dev or /run";
+        for (size_t i = 0; i < o->n_never; i++)
+                for (size_t j = 0; j < 2; j++)
+                        if (what[j] && matches(what[j], o->never[i]))
+                                return "named by a never rule";
+        for (size_t i = 0; i < o->n_never_uid; i++)
+                if (k->uid == o->never_uid[i])
+                        return "its user opted out";
+        for (size_t i = 0; i < o->n_only && !inside; i++)
+                for (size_t j = 0; j < 2; j++)
+                        inside = inside || (what[j] && below(what[j], o->only[i]));
+        return inside ? NULL : "not below an only rule";
+}
+
+/* pid's parent and whether pid is readset (its comm) */
+static pid_t parent_of(pid_t pid, bool *ret_readset)
+{
+        char path[64], buf[512], *close_paren;
+        _cleanup_close_ int fd = -1;
+        ssize_t n;
+        int ppid;
+
+        *ret_readset = false;
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 || (n = read(fd, buf, sizeof(buf) - 1)) <= 0)
+                return -1;
+        buf[n] = 0;
+        close_paren = strrchr(buf, ')');
+        if (!close_paren || sscanf(close_paren + 1, " %*c %d", &ppid) != 1)
+                return -1;
+        *ret_readset = strncmp(strchr(buf, '(') ? strchr(buf, '(') : "", "(readset)", 9) == 0;
+        return ppid;
+}
+
+/* Is pid part of a start followed already, or of something readset runs
+ * (run, the boot, the daemon's own)?  (lock held) */
+static bool nested(struct daemon *d, pid_t pid)
+{
+        pid_t p = pid;
+
+        for (unsigned depth = 0; p > 1 && depth < MAX_DEPTH; depth++) {
+                bool is_readset;
+
+                for (unsigned i = 0; i < d->n_roots; i++)
+                        if (d->roots[i] == p)
+                                return true;
+                p = parent_of(p, &is_readset);
+                if (is_readset && depth > 0)
+                        return true;
+        }
+        return false;
+}
+
+static void roots_remove(struct daemon *d, pid_t pid)
+{
+        for (unsigned i = 0; i < d->n_roots; i++)
+                if (d->roots[i] == pid) {
+                        d->roots[i] = d->roots[--d->n_roots];
+                        return;
+                }
+}
+
+/* ---- the store as the daemon knows it ---------------------------------- */
+
+static uint64_t name_hash(const char *s)
+{
+        uint64_t h = 0xcbf29ce484222325ULL;
+
+        for (; *s; s++)
+                h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+        return h;
+}
+
+/* name's slot, or the free one it would take (NULL: full) (lock held) */
+static struct known *known_slot(struct daemon *d, const char *name)
+{
+        size_t i;
+
+        if (!d->n_known_cap)
+                return NULL;
+        i = name_hash(name) % d->n_known_cap;
+        for (size_t n = 0; n < d->n_known_cap; n++, i = (i + 1) % d->n_known_cap)
+                if (!d->known[i].used || strcmp(d->known[i].name, name) == 0)
+                        return &d->known[i];
+        return NULL;
+}
+
+/* (lock held) */
+static void known_set(struct daemon *d, const char *name, const struct program_info *p, bool has_read_set)
+{
+        struct known *k = known_slot(d, name);
+
+        if (!k || (!k->used && d->n_known + 1 > d->n_known_cap / 2))
+                return;         /* (not known: it is read from the store) */
+        if (!k->used)
+                d->n_known++;
+        *k = (struct known){ .used = true, .has_read_set = has_read_set, .small = p->small,
+                             .dev = p->dev, .ino = p->ino, .size = p->size, .mtime_ns = p->mtime_ns };
+        snprintf(k->name, sizeof(k->name), "%s", name);
+}
+
+static int known_load_one(void *userdata, const char *name)
+{
+        struct daemon *d = userdata;
+        struct program_info p;
+        char file[PATH_MAX];
+
+        if (programs_info_load(d->o->store, name, &p) == 0 &&
+            programs_file(d->o->store, name, "readset", file, sizeof(file)) == 0)
+                known_set(d, name, &p, access(file, F_OK) == 0);
+        return 0;
+}
+
+static int known_open(struct daemon *d)
+{
+        d->n_known_cap = d->o->max_keys * 2 + 64;
+        d->known = calloc(d->n_known_cap, sizeof(*d->known));
+        if (!d->known)
+                return -ENOMEM;
+        return programs_each(d->o->store, known_load_one, d);
+}
+
+/* k's program was warm at its first start (lock held) */
+static void known_warm(struct daemon *d, const struct start_key *k)
+{
+        struct known *e = known_slot(d, k->name);
+
+        if (!e || (!e->used && d->n_known + 1 > d->n_known_cap / 2))
+                return;
+        if (!e->used) {
+                d->n_known++;
+                *e = (struct known){ .used = true };
+                snprintf(e->name, sizeof(e->name), "%s", k->name);
+        }
+        e->dev = k->dev;
+        e->ino = k->ino;
+        e->size = k->size;
+        e->mtime_ns = k->mtime_ns;
+        e->warm_until = (uint64_t)time(NULL) + WARM_AGAIN_S;
+}
+
+/* Does a start of k record from its exec on: its program has no read set
+ * yet, or changed since? */
+static bool known_new(struct daemon *d, const struct start_key *k, bool *ret_small, bool *ret_warm_lately)
+{
+        struct known *e;
+        bool fresh, same;
+
+        pthread_mutex_lock(&d->lock);
+        e = known_slot(d, k->name);
+        same = e && e->used && e->dev == k->dev && e->ino == k->ino && e->size == k->size &&
+               e->mtime_ns == k->mtime_ns;
+        fresh = !same || !e->has_read_set;
+        *ret_small = same && e->small && !fresh;
+        *ret_warm_lately = same && !e->has_read_set && e->warm_until > (uint64_t)time(NULL);
+        pthread_mutex_unlock(&d->lock);
+        return fresh;
+}
+
+/* ---- one start, followed in a thread of its own ------------------------- */
+
+/* Was a plain start warm: its program's pages cached at its exec (asked
+ * of the descriptor the exec event gave, which costs no I/O: asking the
+ * read set's files would open them, reading inodes and directories from
+ * the device the start is waiting for -- measured 2.0 s against 1.7 s on
+ * the emulated disk) against what the read set says it reads of it? */
+static bool plain_was_warm(const struct start *s, const struct readset *rs)
+{
+        uint64_t want = 0;
+
+        if (s->exe_cached < 0)
+                return false;
+        for (size_t i = 0; i < rs->n_files; i++) {
+                const struct rs_file *f = &rs->files[i];
+
+                if (f->dev != s->k.dev || f->ino != s->k.ino)
+                        continue;
+                for (size_t j = 0; j < f->n_ranges; j++)
+                        want += f->ranges[j].length;
+                break;
+        }
+        return want && (double)s->exe_cached * (double)sysconf(_SC_PAGESIZE) >= WARM_SHARE * (double)want;
+}
+
+static bool start_ended(void *userdata)
+{
+        struct start *s = userdata;
+        struct pollfd p = { .fd = s->pidfd, .events = POLLIN };
+
+        return atomic_load(&s->d->stopping) || poll(&p, 1, 0) > 0;
+}
+
+/* Until the start's first process ends, or its window or the daemon does:
+ * its end (now_us()), or 0 when it kept running */
+static uint64_t wait_end(struct start *s, bool recording)
+{
+        uint64_t until = s->at_us + s->d->o->window_ms * 1000;
+
+        for (;;) {
+                struct pollfd p = { .fd = s->pidfd, .events = POLLIN };
+                uint64_t now = now_us();
+                int r;
+
+                if (now >= until || atomic_load(&s->d->stopping))
+                        return 0;
+                if (recording && s->n_early < EARLY_MAX)
+                        early_look(s);
+                r = poll(&p, 1, (int)MIN((until - now) / 1000 + 1, recording ? 20 : 100));
+                if (r > 0)
+                        return now_us();
+        }
+}
+
+static void recorder_options_for(struct recorder_options *ro, pid_t pid)
+{
+        *ro = (struct recorder_options){
+                .pid = pid, .buffer_kb = RECORDER_DEFAULT_BUFFER_KB, .lookups = true,
+                .max_walk = RECORDER_DEFAULT_MAX_WALK, .max_events = MAX_EVENTS,
+        };
+}
+
+/* A recorder opened ahead: setting one up takes tens of milliseconds
+ * (measured 48 ms here), in which a start has done much of its reading */
+static void *spare_thread(void *arg)
+{
+        struct daemon *d = arg;
+        struct recorder_options ro;
+        struct recorder *rec = NULL;
+        const char *what;
+
+        /* (one at a time, SPARE_EVERY_MS apart at most: a storm of new
+         * programs is learned a few a second, not at its pace) */
+        for (uint64_t now = now_us(); now < d->spare_next_us && !atomic_load(&d->stopping); now = now_us())
+                usleep((useconds_t)MIN(d->spare_next_us - now, 50000));
+        recorder_options_for(&ro, RECORDER_FOLLOW_LATER);
+        if (atomic_load(&d->stopping) || recorder_open(&ro, &rec, &what) < 0)
+                rec = NULL;
+        pthread_mutex_lock(&d->lock);
+        d->spare_opening = false;
+        d->spare_next_us = now_us() + SPARE_EVERY_MS * 1000;
+        if (!atomic_load(&d->stopping) && !d->spare)
+                d->spare = TAKE_PTR(rec);
+        pthread_mutex_unlock(&d->lock);
+        recorder_free(rec);
+        return NULL;
+}
+
+/* (lock held) */
+static void spare_ask(struct daemon *d)
+{
+        pthread_attr_t attr;
+        pthread_t t;
+
+        if (d->spare || d->spare_opening || atomic_load(&d->stopping))
+                return;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        d->spare_opening = pthread_create(&t, &attr, spare_thread, d) == 0;
+        pthread_attr_destroy(&attr);
+}
+
+static void early_add(struct start *s, const char *path)
+{
+        if (s->n_early >= EARLY_MAX || path[0] != '/' || strstr(path, " (deleted)"))
+                return;
+        for (size_t i = 0; i < s->n_early; i++)
+                if (strcmp(s->early[i], path) == 0)
+                        return;
+        if ((s->early[s->n_early] = strdup(path)))
+                s->n_early++;
+}
+
+/* The files the start's first process maps now */
+static void early_look(struct start *s)
+{
+        char path[64], line[PATH_MAX + 256];
+        _cleanup_fclose_ FILE *f = NULL;
+
+        snprintf(path, sizeof(path), "/proc/%d/maps", (int)s->pid);
+        if (!(f = fopen(path, "re")))
+                return;
+        while (s->n_early < EARLY_MAX && fgets(line, sizeof(line), f)) {
+                char *p = strchr(line, '/');
+
+                if (!p)
+                        continue;
+                p[strcspn(p, "\n")] = 0;
+                early_add(s, p);
+        }
+}
+
+/* The early files' cached pages, before what the recording saw */
+static void early_put(struct start *s, struct readset *cur)
+{
+        struct snapshot_options so = { .exact_paths = true };
+        struct snapshot_result res;
+        struct readset *snap = NULL;
+
+        if (s->n_early && snapshot_take(s->early, s->n_early, &so, &snap, &res) >= 0 && snap)
+                (void)readset_put_first(cur, snap);
+        readset_free(snap);
+}
+
+/* A recording of pid's tree from now on, in one of max_recordings slots
+ * (NULL: none free, or it could not be had: said).  The recorder opened
+ * ahead is taken, and another opened meanwhile; with spare_only, none is
+ * opened here (a new program is learned at a later start). */
+static struct recorder *record_begin(struct daemon *d, pid_t pid, const char *name, bool spare_only)
+{
+        struct recorder_options ro;
+        struct recorder *rec;
+        const char *what = NULL;
+        bool slot;
+        int r;
+
+        pthread_mutex_lock(&d->lock);
+        slot = d->n_recording < d->o->max_recordings && (d->spare || !spare_only);
+        d->n_recording += slot;
+        d->st.busy += !slot;
+        rec = slot ? TAKE_PTR(d->spare) : NULL;
+        spare_ask(d);
+        pthread_mutex_unlock(&d->lock);
+        if (!slot)
+                return NULL;
+        if (rec && recorder_follow(rec, pid) < 0) {
+                recorder_free(rec);
+                rec = NULL;
+        }
+        recorder_options_for(&ro, pid);
+        if ((!rec && (r = recorder_open(&ro, &rec, &what)) < 0) || (r = recorder_start(rec)) < 0) {
+                say(d, "cannot record %s: %s (%s)", name, strerror(-r), what ? what : "starting it");
+                recorder_free(rec);
+                pthread_mutex_lock(&d->lock);
+                d->n_recording--;
+                pthread_mutex_unlock(&d->lock);
+                return NULL;
+        }
+        return rec;
+}
+
+static void record_end_slot(struct daemon *d)
+{
+        pthread_mutex_lock(&d->lock);
+        d->n_recording--;
+        pthread_mutex_unlock(&d->lock);
+}
+
+/* The recording's end: kept as the program's read set where there was none
+ * or it went stale.  Its bytes (0: not kept or none). */
+/* Of what a recording accessed, the share it had to bring into the cache
+ * itself (its misses) */
+static double filled_share(const struct readset *rs)
+{
+        uint64_t accessed = 0, filled = 0;
+
+        for (size_t i = 0; i < rs->n_files; i++)
+                for (size_t j = 0; j < rs->files[i].n_ranges; j++) {
+                        const struct rs_range *r = &rs->files[i].ranges[j];
+                        accessed += r->flags & RS_RANGE_ACCESSED ? r->length : 0;
+                        filled += r->flags & RS_RANGE_FILLED ? r->length : 0;
+                }
+        return accessed ? (double)filled / (double)accessed : 0;
+}
+
+static uint64_t record_finish(struct start *s, struct recorder *rec, const struct readset *old, const char *file,
+                              bool ended, bool first, bool *ret_warm)
+{
+        _cleanup_readset_ struct readset *cur = NULL;
+        struct readset_usage u = { 0 };
+        struct readset_totals t;
+        char *argv[3] = { s->k.exe, s->k.script[0] ? s->k.script : NULL, NULL };
+        int r;
+
+        *ret_warm = false;
+        r = recorder_stop(rec);
+        if (r >= 0)
+                r = recorder_finish(rec, &cur);
+        recorder_free(rec);
+        if (r < 0) {
+                say(s->d, "cannot record %s: %s", s->k.name, strerror(-r));
+                return 0;
+        }
+        /* a program's first start tells only by its own misses whether it
+         * was cold: its file's pages cached at the exec say nothing of a
+         * small one, which the exec's first read brings in whole */
+        if (first && filled_share(cur) < COLD_SHARE) {
+                *ret_warm = true;
+                return 0;
+        }
+        early_put(s, cur);
+        if (old && readset_compare(old, cur, &u) < 0)
+                return 0;
+        /* a start still running at its window's end is what its window
+         * read: its launch (not cut short) */
+        if (store_judge(old != NULL, &u, STALE_PERCENT, !ended && atomic_load(&s->d->stopping)) != STORE_REPLACE)
+                return 0;
+        if ((r = readset_set_command(cur, argv)) < 0 || (r = store_keep(file, cur)) < 0) {
+                say(s->d, "cannot save %s: %s", file, strerror(-r));
+                return 0;
+        }
+        readset_totals(cur, &t);
+        return t.regular_bytes ? t.regular_bytes : 1;
+}
+
+static void start_replayed(const struct replay_result *res, struct start_replayed *ret)
+{
+        *ret = (struct start_replayed){ .bytes = res->st.bytes, .files = res->st.files,
+                                        .changed = res->st.files_changed + res->st.files_missing,
+                                        .stopped = res->st.stopped };
+}
+
+static struct replay_session *replay_begin(struct start *s, const struct readset *rs)
+{
+        struct replay_session_options ro;
+        struct replay_session *rp = NULL;
+
+        replay_session_options_init(&ro);
+        ro.nice = 10;                   /* as run's: the start wins the CPU */
+        ro.follow_pid = s->pid;
+        ro.wake_fd = s->pidfd;
+        if (replay_session_new(&ro, rs, &rp) < 0)
+                return NULL;
+        (void)replay_session_start(rp, false);   /* (else replayed in this thread) */
+        replay_session_follow(rp, s->pid, s->pidfd);
+        return rp;
+}
+
+/* What the loop makes of this start: l decided, *ret_rs its read set
+ * (NULL: none, or unusable), record/replay what it does */
+static void decide(struct start *s, struct run_loop *l, struct readset **ret_rs, bool *ret_record, bool *ret_replay)
+{
+        struct daemon *d = s->d;
+        char file[PATH_MAX], why[256];
+        bool off, replace, have;
+        int r;
+
+        *ret_rs = NULL;
+        if (programs_file(d->o->store, s->k.name, "readset", file, sizeof(file)) < 0)
+                return;
+        have = access(file, F_OK) == 0;
+        (void)run_loop_decide(l, file, have, &off);
+        l->t0 = s->at_us;
+        run_loop_what(l, false, ret_record, ret_replay, &replace);
+        if (off)
+                say(d, "%s: %s", s->k.name, l->d.why);
+        if (have && (r = format_read(file, ret_rs, why, sizeof(why))) < 0)
+                say(d, "%s: its read set cannot be used (%s): recorded anew", s->k.name, why);
+        if (s->rec || !*ret_rs) {
+                /* new, changed (recording since its exec), or unusable */
+                run_loop_record_instead(l);
+                *ret_record = true;
+                *ret_replay = false;
+        }
+}
+
+static void note_info(struct start *s, uint64_t kept)
+{
+        struct daemon *d = s->d;
+        struct program_info info;
+        bool have = programs_info_load(d->o->store, s->k.name, &info) == 0;
+        int r;
+
+        if (!have || kept) {
+                snprintf(info.exe, sizeof(info.exe), "%s", s->k.exe);
+                snprintf(info.script, sizeof(info.script), "%s", s->k.script);
+                info.uid = s->k.uid;
+                info.dev = s->k.dev;
+                info.ino = s->k.ino;
+                info.size = s->k.size;
+                info.mtime_ns = s->k.mtime_ns;
+        }
+        if (kept) {
+                info.read_set_bytes = kept;
+                info.small = kept < d->o->min_bytes;
+                if (info.small)
+                        say(d, "%s: its read set (%" PRIu64 " bytes) is too small to be worth replaying: off",
+                            s->k.name, kept);
+        }
+        info.last_unix = (uint64_t)time(NULL);
+        if ((r = programs_info_save(d->o->store, s->k.name, &info)) < 0)
+                say(d, "cannot write %s's info: %s", s->k.name, strerror(-r));
+        if (kept) {
+                pthread_mutex_lock(&d->lock);
+                known_set(d, s->k.name, &info, true);
+                pthread_mutex_unlock(&d->lock);
+        }
+}
+
+/* (lock held) */
+static void user_dirty(struct daemon *d, uid_t uid)
+{
+        for (size_t i = 0; i < d->n_dirty; i++)
+                if (d->dirty[i] == uid)
+                        return;
+        if (d->n_dirty < ARRAY_SIZE(d->dirty) && uid != (uid_t)-1)
+                d->dirty[d->n_dirty++] = uid;
+}
+
+/* Each user's own status (the store is root's alone), written again every
+ * USERS_EVERY_MS at most, and at the end */
+static void users_write(struct daemon *d, bool now)
+{
+        uid_t uids[ARRAY_SIZE(d->dirty)];
+        size_t n;
+        int r;
+
+        if (!now && now_us() - d->users_written_us < USERS_EVERY_MS * 1000)
+                return;
+        pthread_mutex_lock(&d->lock);
+        n = d->n_dirty;
+        memcpy(uids, d->dirty, n * sizeof(*uids));
+        d->n_dirty = 0;
+        pthread_mutex_unlock(&d->lock);
+        for (size_t i = 0; i < n; i++)
+                if ((r = programs_users_write(d->o->store, uids[i])) < 0)
+                        say(d, "cannot write user %u's status: %s", (unsigned)uids[i], strerror(-r));
+        d->users_written_us = now_us();
+}
+
+static void follow(struct start *s)
+{
+        struct daemon *d = s->d;
+        _cleanup_readset_ struct readset *rs = NULL;
+        _cleanup_(replay_session_freep) struct replay_session *rp = NULL;
+        struct recorder *rec = TAKE_PTR(s->rec);
+        struct run_loop l;
+        struct start_replayed x;
+        char file[PATH_MAX];
+        bool record, replay, warm = false, fresh = rec != NULL;
+        uint64_t end_us, kept = 0;
+        int r;
+
+        s->rec = rec;           /* (decide() asks) */
+        decide(s, &l, &rs, &record, &replay);
+        s->rec = NULL;
+        if (record && !rec && !(rec = record_begin(d, s->pid, s->k.name, false)))
+                return;         /* learned at a later start */
+        if (replay && rs && (rp = replay_begin(s, rs)))
+                say(d, "%s: replay from %.2f ms after its exec", s->k.name, (now_us() - s->at_us) / 1e3);
+        else if (!record && rs)
+                warm = plain_was_warm(s, rs);
+        if (rp) {
+                const struct replay_result *res;
+
+                r = replay_session_wait(rp, s->at_us + d->o->window_ms * 1000, start_ended, s);
+                res = replay_session_results(rp);
+                if (r >= 0 && res->planned_ok && res->planned &&
+                    (double)res->st.bytes_cached >= WARM_SHARE * (double)res->planned)
+                        warm = true;
+                start_replayed(res, &x);
+        }
+        if (rec) {
+                early_add(s, s->k.exe);
+                if (s->k.script[0] == '/')
+                        early_add(s, s->k.script);
+                early_look(s);
+        }
+        end_us = wait_end(s, rec != NULL);
+        if (rec && programs_file(d->o->store, s->k.name, "readset", file, sizeof(file)) == 0) {
+                bool was_warm;
+                kept = record_finish(s, rec, fresh ? NULL : rs, file, end_us != 0, fresh && !rs, &was_warm);
+                if (was_warm) {
+                        warm = true;
+                        pthread_mutex_lock(&d->lock);
+                        known_warm(d, &s->k);
+                        pthread_mutex_unlock(&d->lock);
+                }
+        } else if (rec)
+                recorder_free(rec);
+        if (rec)
+                record_end_slot(d);
+        pthread_mutex_lock(&d->lock);
+        if (warm)
+                d->st.warm++;
+        else if (record)
+                d->st.recorded++;
+        else if (rp)
+                d->st.replayed++;
+        else
+                d->st.plain++;
+        pthread_mutex_unlock(&d->lock);
+        /* a warm start says nothing of what replay is worth; one that kept
+         * running has no start time to judge */
+        if (!warm && end_us && (r = run_loop_note(&l, (uint64_t)time(NULL), end_us, rp ? &x : NULL)) < 0)
+                say(d, "cannot write %s: %s", l.path, strerror(-r));
+        if (warm && fresh && !rs) {
+                say(d, "%s: warm at its first start: not learned", s->k.name);
+                return;
+        }
+        note_info(s, kept);
+        pthread_mutex_lock(&d->lock);
+        user_dirty(d, s->k.uid);
+        pthread_mutex_unlock(&d->lock);
+        say(d, "%s: %s%s, %.3f s", s->k.name, warm ? "warm, " : "",
+            record ? "recorded" : rp ? "replayed" : "plain", end_us ? (end_us - s->at_us) / 1e6 : 0);
+        if (kept && (r = programs_bound(d->o->store, d->o->max_keys, d->o->max_store_bytes, s->k.name)) > 0) {
+                pthread_mutex_lock(&d->lock);
+                d->st.evicted += (uint64_t)r;
+                pthread_mutex_unlock(&d->lock);
+        }
+}
+
+static void *start_thread(void *arg)
+{
+        struct start *s = arg;
+        struct daemon *d = s->d;
+
+        follow(s);
+        pthread_mutex_lock(&d->lock);
+        roots_remove(d, s->pid);
+        d->noted++;
+        pthread_mutex_unlock(&d->lock);
+        close(s->pidfd);
+        for (size_t i = 0; i < s->n_early; i++)
+                free(s->early[i]);
+        free(s);
+        return NULL;
+}
+
+/* A program not learned yet found cached at its exec: its file (of which
+ * the start may use little: a big binary partly cached counts as cold,
+ * and is learned) and its script, whole.  Asked of the exec's descriptor
+ * and of the script the exec just opened: no I/O.  A small program file
+ * tells nothing (the exec's first read, read ahead, brings it in whole
+ * before the daemon asks): its recording's misses tell (record_finish). */
+static bool first_was_warm(const struct start_key *k, int64_t exe_cached)
+{
+        long page = sysconf(_SC_PAGESIZE);
+        _cleanup_close_ int fd = -1;
+        struct stat st;
+        int64_t c;
+
+        if (exe_cached < 0 || k->size < BIG_PROGRAM ||
+            (double)exe_cached * (double)page < WARM_SHARE * (double)k->size)
+                return false;
+        if (k->script[0] != '/')
+                return true;
+        fd = open(k->script, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+                return true;    /* (a module's name, or gone: the program alone) */
+        c = residency_cached_pages(fd);
+        return c >= 0 && (uint64_t)c * (uint64_t)page >= (uint64_t)st.st_size;
+}
+
+/* A start keyed: learned or followed, or why not counted */
+static void on_start(struct daemon *d, const struct start_key *k, pid_t pid, uint64_t at_us, int64_t exe_cached)
+{
+        struct start *s;
+        pthread_attr_t attr;
+        pthread_t t;
+        const char *why;
+        bool busy, fresh, small, warm_lately;
+
+        d->st.starts++;
+        if ((why = excluded(d, k))) {
+                if (getenv("READSET_DEBUG"))
+                        say(d, "not learned: %s %s: %s", k->exe, k->script, why);
+                d->st.excluded++;
+                return;
+        }
+        pthread_mutex_lock(&d->lock);
+        if (nested(d, pid)) {
+                d->st.nested++;
+                pthread_mutex_unlock(&d->lock);
+                return;
+        }
+        busy = d->n_roots >= d->o->max_starts || d->n_roots >= ARRAY_SIZE(d->roots);
+        if (busy)
+                d->st.busy++;
+        pthread_mutex_unlock(&d->lock);
+        if (busy)
+                return;
+        fresh = known_new(d, k, &small, &warm_lately);
+        if (small) {
+                d->st.off++;
+                return;
+        }
+        /* only a cold start is learned: a new program whose big file (and
+         * script) the page cache holds already starts from memory, and one
+         * found warm at its first start is not recorded again for a while */
+        if (fresh && (warm_lately || first_was_warm(k, exe_cached))) {
+                d->st.warm++;
+                return;
+        }
+        s = calloc(1, sizeof(*s));
+        if (!s)
+                return;
+        *s = (struct start){ .d = d, .k = *k, .pid = pid, .at_us = at_us, .exe_cached = exe_cached };
+        s->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+        if (s->pidfd < 0) {
+                d->st.gone++;
+                free(s);
+                return;
+        }
+        /* a new program is recorded from here, before its thread reads
+         * anything of the store */
+        if (fresh && !(s->rec = record_begin(d, pid, k->name, true))) {
+                close(s->pidfd);
+                free(s);
+                return;
+        }
+        if (s->rec)
+                say(d, "%s: recording from %.2f ms after its exec", k->name, (now_us() - at_us) / 1e3);
+        pthread_mutex_lock(&d->lock);
+        d->roots[d->n_roots++] = pid;
+        pthread_mutex_unlock(&d->lock);
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        if (pthread_create(&t, &attr, start_thread, s) != 0) {
+                pthread_mutex_lock(&d->lock);
+                roots_remove(d, pid);
+                d->st.busy++;
+                pthread_mutex_unlock(&d->lock);
+                if (s->rec) {
+                        recorder_free(s->rec);
+                        record_end_slot(d);
+                }
+                close(s->pidfd);
+                free(s);
+        }
+        pthread_attr_destroy(&attr);
+}
+
+/* ---- the exec events ----------------------------------------------------- */
+
+/* One exec opens its script first (a "#!" line), then the program, then
+ * the program's loader: only the program's is a start, keyed with the
+ * script before it.  Keyed at the event where the program tells it all
+ * (about 0.1 ms after the exec, where waiting for the exec to be done
+ * measured 5 ms: the start's first reads, the loader's, go by meanwhile);
+ * an interpreter run with its script in its arguments waits for those. */
+static struct script_seen *script_of(struct daemon *d, pid_t pid)
+{
+        for (size_t i = 0; i < d->n_scripts; i++)
+                if (d->scripts[i].pid == pid)
+                        return &d->scripts[i];
+        return NULL;
+}
+
+static bool keyed_lately(struct daemon *d, pid_t pid, uint64_t now)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(d->keyed); i++)
+                if (d->keyed[i].pid == pid && now - d->keyed[i].at_us < PENDING_MS * 1000)
+                        return true;
+        return false;
+}
+
+static void keyed_now(struct daemon *d, pid_t pid, uint64_t now)
+{
+        d->keyed[d->keyed_next] = (struct pending){ .pid = pid, .fd = -1, .at_us = now };
+        d->keyed_next = (d->keyed_next + 1) % ARRAY_SIZE(d->keyed);
+}
+
+static bool pending_for(struct daemon *d, pid_t pid)
+{
+        for (size_t i = 0; i < d->n_pending; i++)
+                if (d->pending[i].pid == pid)
+                        return true;
+        return false;
+}
+
+/* r: start_key_of_exec()'s */
+static void keyed(struct daemon *d, int r, const struct start_key *k, pid_t pid, uint64_t at_us, int exe_fd)
+{
+        if (r == 0) {
+                keyed_now(d, pid, now_us());
+                on_start(d, k, pid, at_us, residency_cached_pages(exe_fd));
+        } else if (r == -EXDEV)
+                d->st.other_ns++;
+        else
+                d->st.gone++;
+}
+
+static void on_exec(void *userdata, const struct exec_event *ev)
+{
+        struct daemon *d = userdata;
+        struct script_seen *sc;
+        struct start_key k;
+        int r;
+
+        d->st.execs++;
+        /* the loader of a program keyed (or waiting to be) */
+        if (keyed_lately(d, ev->pid, ev->at_us) || pending_for(d, ev->pid)) {
+                close(ev->fd);
+                return;
+        }
+        sc = script_of(d, ev->pid);
+        if (!key_is_elf(ev->fd)) {
+                if (!sc && d->n_scripts < ARRAY_SIZE(d->scripts))
+                        sc = &d->scripts[d->n_scripts++];
+                if (sc) {
+                        sc->pid = ev->pid;
+                        sc->at_us = ev->at_us;
+                        if (fd_path(ev->fd, sc->path, sizeof(sc->path)) < 0 || sc->path[0] != '/')
+                                sc->path[0] = 0;
+                }
+                close(ev->fd);
+                return;
+        }
+        r = start_key_of_exec(ev->pid, ev->fd, sc && sc->path[0] ? sc->path : NULL, &k);
+        if (sc)
+                *sc = d->scripts[--d->n_scripts];
+        if (r == -EAGAIN && d->n_pending < MAX_PENDING) {
+                d->pending[d->n_pending++] = (struct pending){ .pid = ev->pid, .fd = ev->fd, .at_us = ev->at_us };
+                return;
+        }
+        if (r == -EAGAIN)
+                d->st.busy++;
+        else
+                keyed(d, r, &k, ev->pid, ev->at_us, ev->fd);
+        close(ev->fd);
+}
+
+/* The interpreters waiting for their exec to be done keyed; the rest kept
+ * PENDING_MS; the scripts whose program never came forgotten */
+static void settle_pending(struct daemon *d)
+{
+        uint64_t now = now_us();
+
+        for (size_t i = 0; i < d->n_pending;) {
+                struct pending p = d->pending[i];
+                struct start_key k;
+                int r = start_key_of_exec(p.pid, p.fd, NULL, &k);
+
+                if (r == -EAGAIN && now - p.at_us < PENDING_MS * 1000) {
+                        i++;
+                        continue;
+                }
+                d->pending[i] = d->pending[--d->n_pending];
+                keyed(d, r == -EAGAIN ? -ESRCH : r, &k, p.pid, p.at_us, p.fd);
+                close(p.fd);
+        }
+        for (size_t i = 0; i < d->n_scripts;)
+                if (now - d->scripts[i].at_us >= PENDING_MS * 1000)
+                        d->scripts[i] = d->scripts[--d->n_scripts];
+                else
+                        i++;
+}
+
+static bool should_stop(struct daemon *d)
+{
+        bool done;
+
+        if (d->o->stop && *d->o->stop)
+                return true;
+        pthread_mutex_lock(&d->lock);
+        done = d->o->stop_after && d->noted >= d->o->stop_after;
+        pthread_mutex_unlock(&d->lock);
+        return done;
+}
+
+int daemon_run(const struct daemon_options *o, struct daemon_stats *ret)
+{
+        struct daemon *d;
+        struct execs *x = NULL;
+        struct stat self;
+        char why[256] = "";
+        int mfd, r;
+
+        memset(ret, 0, sizeof(*ret));
+        if (geteuid() != 0)
+                return -EPERM;
+        if ((r = programs_prepare(o->store, why, sizeof(why))) < 0) {
+                say(&(struct daemon){ .o = o }, "cannot use %s: %s", o->store, why[0] ? why : strerror(-r));
+                return r;
+        }
+        if (stat("/proc/self/exe", &self) < 0)
+                return -errno;
+        if ((r = execs_open(&x)) < 0)
+                return r;
+        d = calloc(1, sizeof(*d));
+        if (!d) {
+                execs_close(x);
+                return -ENOMEM;
+        }
+        d->o = o;
+        d->self_dev = self.st_dev;
+        d->self_ino = self.st_ino;
+        pthread_mutex_init(&d->lock, NULL);
+        if ((r = known_open(d)) < 0) {
+                execs_close(x);
+                free(d->known);
+                free(d);
+                return r;
+        }
+        mfd = mounts_watch_open();
+        say(d, "watching execs on %u file systems; store %s", execs_marks(x), o->store);
+        pthread_mutex_lock(&d->lock);
+        spare_ask(d);
+        pthread_mutex_unlock(&d->lock);
+        while (!should_stop(d)) {
+                struct pollfd p[2] = { { .fd = execs_fd(x), .events = POLLIN }, { .fd = mfd, .events = POLLPRI } };
+
+                r = poll(p, mfd >= 0 ? 2 : 1, d->n_pending || d->n_scripts ? 1 : 200);
+                if (r < 0 && errno != EINTR)
+                        break;
+                if (mfd >= 0 && (p[1].revents & (POLLPRI | POLLERR)))
+                        (void)execs_rescan(x);
+                if (p[0].revents & POLLIN)
+                        (void)execs_read(x, on_exec, d);
+                settle_pending(d);
+                users_write(d, false);
+        }
+        /* the starts followed let go: their recordings kept as far as they
+         * went, their replays stopped */
+        atomic_store(&d->stopping, true);
+        for (unsigned i = 0; i < 1000; i++) {
+                bool idle;
+
+                pthread_mutex_lock(&d->lock);
+                idle = d->n_roots == 0 && !d->spare_opening;
+                pthread_mutex_unlock(&d->lock);
+                if (idle)
+                        break;
+                usleep(10000);
+        }
+        while (d->n_pending)
+                close(d->pending[--d->n_pending].fd);
+        users_write(d, true);
+        pthread_mutex_lock(&d->lock);
+        recorder_free(TAKE_PTR(d->spare));
+        pthread_mutex_unlock(&d->lock);
+        pthread_mutex_lock(&d->lock);
+        d->st.overflows = execs_overflows(x);
+        *ret = d->st;
+        pthread_mutex_unlock(&d->lock);
+        execs_close(x);
+        if (mfd >= 0)
+                close(mfd);
+        /* (a thread still going after 10 s keeps d: it is not freed) */
+        if (d->n_roots == 0 && !d->spare_opening) {
+                pthread_mutex_destroy(&d->lock);
+                free(d->known);
+                free(d);
+        }
+        return 0;
+}

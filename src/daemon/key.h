@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/* What a start is known by: the program that was exec'd and, for the
+ * interpreters and hosts (sh, python3, node, java, env ...), the script or
+ * module it runs, as Windows' prefetcher keys hosting programs by their
+ * command line.  `-c` strings and scripts on standard input are the
+ * interpreter's own start.  Pure, apart from start_key_of_pid(), which
+ * reads /proc. */
+#pragma once
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct start_key {
+        char exe[PATH_MAX];        /* the program, as /proc/PID/exe names it */
+        char script[PATH_MAX];     /* "" or the script (absolute) or "module:NAME" */
+        uint64_t dev, ino, size, mtime_ns;   /* the program's identity at the exec */
+        uid_t uid;                 /* who ran it (real uid) */
+        char name[NAME_MAX - 32];  /* its file name in the store (no suffix) */
+};
+
+/* Is the program of this file name an interpreter or host whose script
+ * tells its starts apart? */
+bool key_is_interpreter(const char *base);
+/* The script of an interpreter's argv (argc words), or "" (a -c string,
+ * standard input, options only); cwd makes a relative one absolute.
+ * "module:NAME" for python's -m NAME.  Into buf (size bytes). */
+void key_script_of_argv(const char *base, char *const *argv, int argc, const char *cwd, char *buf, size_t size);
+/* The store's name of a key from exe and script: the program's (and the
+ * script's) base name, cut and made plain, and a hash of both, so that two
+ * programs of one name stay apart.  Into k->name. */
+void key_name(struct start_key *k);
+
+/* Does the file an exec opened start as an ELF program (else: a script,
+ * whose interpreter the exec opens next)? */
+bool key_is_elf(int fd);
+/* The key of the start whose exec opened exe_fd, an ELF program, in pid;
+ * script: the script the same exec opened first (a "#!" line), or NULL.
+ * An interpreter's script is then read from its arguments: -EAGAIN until
+ * the exec has replaced the program pid ran before.  -ESRCH once pid is
+ * gone, -EXDEV when it runs in another mount namespace than ours (its
+ * names mean other files). */
+int start_key_of_exec(pid_t pid, int exe_fd, const char *script, struct start_key *ret);

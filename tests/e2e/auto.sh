@@ -1,0 +1,203 @@
+#!/bin/sh
+# readset auto's daemon, run as root, sees programs started without any
+# wrapper: a script's first start is recorded (from its exec on), its
+# second cold start replayed (the replay's own counter of what it read for
+# that start, from the history), a changed program learned anew, a program
+# the configuration excludes never learned, the store's bound kept; a
+# killed daemon leaves no tracefs instance, BPF program or half-written
+# read set.  Each start waits on a FIFO until what it is meant to show has
+# happened (the recording is on; the replay has read the files), so that
+# nothing depends on how fast this machine is.
+. "$(dirname "$0")/lib.sh"
+need_root; need_loop; need_tracefs; need_python
+INST=/sys/kernel/tracing/instances
+
+make_ext4 256
+mkdir "$MNT/app"
+for i in $(seq 1 24); do head -c 524288 /dev/urandom > "$MNT/app/data$i"; done
+DATA=$((24 * 524288))
+cp "$(readlink -f /bin/sh)" "$MNT/app/sh"
+# script NAME: waits for a line on its FIFO (if it has one), reads the data
+script() {
+        cat > "$MNT/app/$1.sh" <<EOF
+#!$MNT/app/sh
+[ -p "$TMP/go-$1" ] && read go < "$TMP/go-$1"
+for f in $MNT/app/data*; do cat "\$f" > /dev/null; done
+EOF
+        chmod +x "$MNT/app/$1.sh"
+}
+for s in start secret warm p1 p2 p3 held; do script $s; done
+
+STORE=$TMP/store
+cat > "$TMP/auto.conf" <<EOF
+# this test's programs alone (make check runs others beside it)
+only $MNT/app
+never $MNT/app/secret.sh
+window-ms 300000
+max-programs 3
+EOF
+DPID=
+stop_daemon() {
+        [ -n "$DPID" ] || return 0
+        kill -TERM "$DPID" 2>/dev/null || true
+        wait "$DPID" 2>/dev/null || true
+        DPID=
+}
+GATED=
+# (a start still waiting on its FIFO would hold the test's output open)
+trap '[ -z "$GATED" ] || kill "$GATED" 2>/dev/null; stop_daemon; cleanup' EXIT
+start_daemon() {
+        # (each daemon's own log: a line of the last one says nothing of it)
+        [ -e "$TMP/daemon.log" ] && cat "$TMP/daemon.log" >> "$TMP/daemons.log"
+        "$READSET" auto start -v --store "$STORE" --config "$TMP/auto.conf" 2> "$TMP/daemon.log" &
+        DPID=$!
+        # watching once it says so (its fanotify marks are in place)
+        wait_until 60 "grep -q 'watching execs' $TMP/daemon.log" || fail "the daemon never started: $(cat "$TMP/daemon.log")"
+}
+status() { "$READSET" auto status --json --store "$STORE" > "$TMP/status.json" || fail "auto status"; }
+# a python expression over program p (the one whose script is NAME.sh)
+prog_is() {   # name expression
+        "$READSET" auto status --json --store "$STORE" > "$TMP/status.json" || return 1
+        "$PY" - "$TMP/status.json" "$MNT/app/$1.sh" "$2" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ps = [p for p in d["programs"] if p["script"] == sys.argv[2]]
+p = ps[0] if ps else None
+programs = d["programs"]
+sys.exit(0 if eval(sys.argv[3]) else 1)
+PYEOF
+}
+prog_check() {   # name expression
+        prog_is "$1" "$2" || { cat "$TMP/status.json" "$TMP/daemon.log"; fail "$1: $2"; }
+}
+starts_are() {   # name n: the daemon has noted n starts of it
+        prog_is "$1" "p is not None and p['starts'] == $2"
+}
+recording() {   # some instance of the daemon's traces (a recording is on)
+        for d in "$INST/readset-$DPID" "$INST/readset-$DPID"-*; do
+                [ "$(cat "$d/tracing_on" 2>/dev/null)" = 1 ] && return 0
+        done
+        return 1
+}
+all_resident() {
+        for f in "$MNT"/app/data*; do
+                [ "$("$TESTPROG" resident "$f" 0 524288)" = 524288 ] || return 1
+        done
+}
+# cold: the data, the program and its scripts (a start found cached is
+# warm, neither learned nor judged)
+evict() { "$TESTPROG" evict "$MNT"/app/* || fail "evict"; }
+# a gated start: runs NAME.sh in the background until released
+gated() { rm -f "$TMP/go-$1"; mkfifo "$TMP/go-$1"; "$MNT/app/$1.sh" & GATED=$!; }
+release() { echo go > "$TMP/go-$1"; wait $GATED || fail "$1.sh failed"; GATED=; rm -f "$TMP/go-$1"; }
+# a cold start of NAME that the daemon records, waiting on its FIFO: a new
+# program is recorded only with the recorder opened ahead (opened a few a
+# second at most), so a start the daemon let pass is run through and
+# started again
+recorded() {   # name
+        for try in 1 2 3 4 5 6 7 8 9 10; do
+                evict
+                gated "$1"
+                wait_until 5 recording && return 0
+                release "$1"
+        done
+        fail "$1 was never recorded: $(cat "$TMP/daemon.log")"
+}
+
+start_daemon
+
+# 1. The first start is recorded, from its exec on.
+recorded start
+release start
+wait_until 60 "starts_are start 1" || fail "the daemon never noted the first start: $(cat "$TMP/daemon.log")"
+prog_check start "p['last'] == 'record' and p['recorded'] == 1 and p['read_set_bytes'] >= $DATA"
+prog_check start "p['program'] == '$MNT/app/sh' and not p['small']"
+
+# 2. Its second cold start is replayed beside it: the replay reads the
+# data (the start waits until it has), and says so in its own counter.
+evict
+all_resident && fail "the data is still cached after eviction"
+gated start
+wait_until 120 all_resident || fail "the second start's replay never read the data: $(cat "$TMP/daemon.log")"
+release start
+wait_until 60 "starts_are start 2" || fail "the daemon never noted the second start: $(cat "$TMP/daemon.log")"
+prog_check start "p['last'] == 'replay' and p['replayed'] == 1 and p['last_replayed_bytes'] >= $DATA"
+
+# 3. A program that changed is learned anew at its next start.
+cp --remove-destination "$(readlink -f /bin/sh)" "$MNT/app/sh.new"
+printf '\n' >> "$MNT/app/sh.new"      # other bytes, another inode
+mv "$MNT/app/sh.new" "$MNT/app/sh"
+recorded start
+release start
+wait_until 60 "starts_are start 3" || fail "the daemon never noted the third start"
+prog_check start "p['last'] == 'record' and p['recorded'] == 2"
+
+# 4. An excluded program is never learned, nor a warm start; the next
+# cold one is (so the daemon has seen the others by then: events come in
+# order).
+"$MNT/app/secret.sh" || fail "secret.sh failed"
+# (and a warm first start is not learned: warm.sh's data is cached)
+for f in "$MNT"/app/data*; do cat "$f" > /dev/null; done
+"$MNT/app/warm.sh" || fail "warm.sh failed"
+"$MNT/app/warm.sh" || fail "warm.sh failed"
+recorded p1
+release p1
+wait_until 60 "starts_are p1 1" || fail "the daemon never noted p1"
+prog_check secret "p is None"
+prog_check p1 "p['starts'] == 1 and p['recorded'] == 1"
+prog_check warm "p is None"
+
+# 5. The store keeps at most max-programs (3) programs: start, p1, p2 and p3
+# make four; the least recently started goes.
+for s in p2 p3; do
+        recorded $s
+        release $s
+        wait_until 60 "starts_are $s 1" || fail "the daemon never noted $s"
+done
+prog_check p3 "len(programs) == 3"
+
+# 6. A user is told only of their own starts: root's are in root's file
+# beside the store (the store is root's alone), nobody's has none.
+stop_daemon      # (it writes them at its end, and every minute)
+[ -s "$STORE-users/0.json" ] || fail "no status of root's starts beside the store"
+[ "$(stat -c %a:%u "$STORE-users/0.json")" = 400:0 ] || fail "root's status: $(stat -c %a:%u "$STORE-users/0.json")"
+grep -q "$MNT/app/p1.sh" "$STORE-users/0.json" || fail "root's status lacks p1: $(cat "$STORE-users/0.json")"
+chmod 0711 "$TMP"
+out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$READSET" auto status --json --store "$STORE") ||
+        fail "auto status as nobody"
+[ "$out" = '{"programs":[]}' ] || fail "nobody was told of others' starts: $out"
+chmod 0700 "$TMP"
+
+start_daemon
+
+# 7. Killed while it records: the guardian removes its tracefs instances
+# and BPF programs, and no half-written read set is left in the store.
+recorded held
+progs=$(grep -h '^prog_id' /proc/$DPID/fdinfo/* 2>/dev/null | cut -f2 | sort -u)
+kill -KILL "$DPID"
+wait "$DPID" 2>/dev/null || true
+DEAD=$DPID; DPID=
+release held
+inst_gone() { ! ls -d "$INST/readset-$DEAD" "$INST/readset-$DEAD"-* >/dev/null 2>&1; }
+wait_until 60 inst_gone || fail "the killed daemon left $(ls -d "$INST/readset-$DEAD"*)"
+if command -v bpftool >/dev/null; then
+        progs_gone() {
+                for id in $progs; do bpftool prog show id "$id" >/dev/null 2>&1 && return 1; done
+                return 0
+        }
+        wait_until 60 progs_gone || fail "the killed daemon left BPF programs: $progs"
+fi
+ls "$STORE" | grep -q '\.new\.\|\.tmp\.' && fail "half-written files in the store: $(ls "$STORE")"
+prog_check held "p is None"
+
+# 8. Stopped (SIGTERM): it says what it did, and leaves nothing running.
+start_daemon
+PID=$DPID
+stop_daemon
+grep -q "^readset: auto: .* execs" "$TMP/daemon.log" || fail "the daemon said nothing at its end: $(tail -40 "$TMP/daemon.log")"
+wait_until 60 "! ls -d $INST/readset-$PID $INST/readset-$PID-* >/dev/null 2>&1" || fail "a stopped daemon left its instance"
+prog_check p3 "p is not None"
+"$READSET" auto forget --store "$STORE" p3.sh > /dev/null 2>&1 || fail "forget p3.sh"
+prog_check p3 "p is None and len(programs) == 2"
+"$READSET" auto forget --store "$STORE" p3.sh 2>/dev/null && fail "forget of a program not learned succeeded"
+echo "ok: recorded, replayed ($(grep -c replayed "$TMP/daemon.log") replays), re-learned, excluded, bounded, killed cleanly"
