@@ -8,18 +8,24 @@
 
 static bool replays(uint32_t m) { return m == START_REPLAY || m == START_REPLAY_RECORD; }
 
-int run_loop_decide(struct run_loop *l, const char *file, bool have_plan, bool *ret_turned_off)
+void run_loop_decide_again(struct run_loop *l, bool have_plan, bool *ret_turned_off)
 {
         struct loop_options o;
+
+        loop_options_for_run(&o);
+        loop_decide(&o, &l->h, have_plan, NULL, &l->d);
+        *ret_turned_off = l->d.mode == START_OFF && l->h.n && l->h.e[l->h.n - 1].mode != START_OFF;
+}
+
+int run_loop_decide(struct run_loop *l, const char *file, bool have_plan, bool *ret_turned_off)
+{
         unsigned bad;
         int r;
 
         snprintf(l->path, sizeof(l->path), "%s.history", file);
         if ((r = history_load(l->path, &l->h, &bad)) < 0)
                 l->h.n = 0;
-        loop_options_for_run(&o);
-        loop_decide(&o, &l->h, have_plan, NULL, &l->d);
-        *ret_turned_off = l->d.mode == START_OFF && l->h.n && l->h.e[l->h.n - 1].mode != START_OFF;
+        run_loop_decide_again(l, have_plan, ret_turned_off);
         return r < 0 ? r : 0;
 }
 

@@ -23,6 +23,10 @@ struct run_loop {
  * history starts).  *ret_turned_off: the loop turns replay off with this
  * run (said once: d.why says why). */
 int run_loop_decide(struct run_loop *l, const char *file, bool have_plan, bool *ret_turned_off);
+/* The same over the history l holds already (l->path its file; noted by
+ * run_loop_note() since): a caller that keeps it between starts (readset
+ * auto's daemon) decides without reading it again. */
+void run_loop_decide_again(struct run_loop *l, bool have_plan, bool *ret_turned_off);
 /* What the decision makes of a run: record it, replay it, and whether a
  * new recording replaces the read set however much of it is still used
  * (the loop found it stale).  stats: --stats, which replays and records

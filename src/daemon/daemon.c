@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -43,9 +44,10 @@
 #define SPARE_EVERY_MS 250     /* recorders opened ahead at most this often (a storm of new programs) */
 #define STALE_PERCENT 50       /* as run --auto's */
 #define MAX_EVENTS (1u << 20)  /* page events a recording keeps at most (48 bytes each) */
-#define RESIDENCY_FILES 512
 #define USERS_EVERY_MS 60000   /* users' own status written again at most this often */
-#define EARLY_MAX 48           /* files of a start's first process made part of its recording */    /* files asked whether a plain start found them cached */
+#define EARLY_MAX 48           /* files of a start's first process made part of its recording */
+#define CACHE_SLOTS 64         /* programs whose history and read set the daemon keeps in memory */
+#define CACHE_BYTES (32u << 20)   /* ... their read sets' bytes (encoded) at most */
 
 /* Programs never learned, whatever the configuration: package managers
  * (what they run changes the files it reads) */
@@ -77,16 +79,30 @@ struct known {
         uint64_t warm_until;        /* found warm at its first start: not recorded again before (unix) */
 };
 
+/* A program started lately, as the daemon keeps it between its starts:
+ * its next start is decided and its replay begun without reading the
+ * store (on a rotational disk, the store's reads are seeks the start
+ * waits behind) */
+struct cached {
+        char name[NAME_MAX - 32];
+        struct run_loop *loop;      /* its history as noted (NULL: the slot is free) */
+        uint8_t *buf;               /* its read set's file (NULL: none) */
+        size_t len;
+        uint64_t used_us;
+};
+
 struct daemon {
         const struct daemon_options *o;
         struct daemon_stats st;
-        pthread_mutex_t lock;       /* st, roots, n_recording, noted */
+        pthread_mutex_t lock;       /* st, roots, n_recording, noted and what says (lock) */
         pid_t roots[AUTO_DEFAULT_MAX_STARTS * 4];   /* the starts followed (their first process) */
         unsigned n_roots, n_recording;
         uint64_t noted;
         atomic_bool stopping;
         struct recorder *spare;     /* opened ahead, following nobody yet (lock) */
         struct known *known;        /* open addressing, n_known_cap slots (lock) */
+        struct cached cache[CACHE_SLOTS];   /* (lock) */
+        size_t cache_bytes;
         uid_t dirty[64];            /* users whose own status is to be written again (lock) */
         size_t n_dirty;
         uint64_t users_written_us;
@@ -111,6 +127,8 @@ struct start {
         int pidfd;
         uint64_t at_us;
         int64_t exe_cached;         /* the program's pages cached at its exec (-errno: unknown) */
+        uint64_t io_read;           /* a plain start: what it read from storage, at the last sample */
+        unsigned io_samples;
         /* what its first process mapped (the program, its loader, its
          * libraries), looked at while it is recorded: their first reads go
          * by before a recorder can follow it */
@@ -132,8 +150,6 @@ _printf_(2, 3) static void say(struct daemon *d, const char *fmt, ...)
         va_end(ap);
         d->o->say(d->o->say_userdata, line);
 }
-
-#define COUNT(d, field) do { pthread_mutex_lock(&(d)->lock); (d)->st.field++; pthread_mutex_unlock(&(d)->lock); } while (0)
 
 void daemon_options_init(struct daemon_options *o)
 {
@@ -399,27 +415,41 @@ static bool known_new(struct daemon *d, const struct start_key *k, bool *ret_sma
 
 /* ---- one start, followed in a thread of its own ------------------------- */
 
-/* Was a plain start warm: its program's pages cached at its exec (asked
- * of the descriptor the exec event gave, which costs no I/O: asking the
- * read set's files would open them, reading inodes and directories from
- * the device the start is waiting for -- measured 2.0 s against 1.7 s on
- * the emulated disk) against what the read set says it reads of it? */
+/* What pid (and its children it reaped) read from storage so far
+ * (/proc/PID/io's read_bytes): -errno once it is gone */
+static int64_t io_read_bytes(pid_t pid)
+{
+        char path[64], buf[1024], *p;
+        _cleanup_close_ int fd = -1;
+        ssize_t n;
+        uint64_t v;
+
+        snprintf(path, sizeof(path), "/proc/%d/io", (int)pid);
+        if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+                return -errno;
+        if ((n = read(fd, buf, sizeof(buf) - 1)) <= 0)
+                return n < 0 ? -errno : -ENODATA;
+        buf[n] = 0;
+        if (!(p = strstr(buf, "\nread_bytes: ")) || parse_u64_prefix(p + 13, &v, NULL) < 0)
+                return -EBADMSG;
+        return (int64_t)v;
+}
+
+/* Was a plain start warm: what it read from storage itself (sampled while
+ * it ran, its reaped children's with it) under 30% of what its read set
+ * holds?  Its program's pages cached at the exec would say nothing of
+ * a small program (the exec's first read brings it in whole) nor of an
+ * interpreter's script; asking the read set's files would open them,
+ * reading inodes and directories from the device the start is waiting for
+ * (measured: 2.0 s against 1.7 s for python3 on the emulated disk). */
 static bool plain_was_warm(const struct start *s, const struct readset *rs)
 {
-        uint64_t want = 0;
+        struct readset_totals t;
 
-        if (s->exe_cached < 0)
-                return false;
-        for (size_t i = 0; i < rs->n_files; i++) {
-                const struct rs_file *f = &rs->files[i];
-
-                if (f->dev != s->k.dev || f->ino != s->k.ino)
-                        continue;
-                for (size_t j = 0; j < f->n_ranges; j++)
-                        want += f->ranges[j].length;
-                break;
-        }
-        return want && (double)s->exe_cached * (double)sysconf(_SC_PAGESIZE) >= WARM_SHARE * (double)want;
+        if (s->io_samples == 0)
+                return false;   /* too short to tell: judged */
+        readset_totals(rs, &t);
+        return (double)s->io_read < COLD_SHARE * (double)t.regular_bytes;
 }
 
 static bool start_ended(void *userdata)
@@ -432,7 +462,7 @@ static bool start_ended(void *userdata)
 
 /* Until the start's first process ends, or its window or the daemon does:
  * its end (now_us()), or 0 when it kept running */
-static uint64_t wait_end(struct start *s, bool recording)
+static uint64_t wait_end(struct start *s, bool recording, bool sampling)
 {
         uint64_t until = s->at_us + s->d->o->window_ms * 1000;
 
@@ -445,7 +475,14 @@ static uint64_t wait_end(struct start *s, bool recording)
                         return 0;
                 if (recording && s->n_early < EARLY_MAX)
                         early_look(s);
-                r = poll(&p, 1, (int)MIN((until - now) / 1000 + 1, recording ? 20 : 100));
+                if (sampling) {
+                        int64_t io = io_read_bytes(s->pid);
+                        if (io >= 0) {
+                                s->io_read = MAX(s->io_read, (uint64_t)io);
+                                s->io_samples++;
+                        }
+                }
+                r = poll(&p, 1, (int)MIN((until - now) / 1000 + 1, recording || sampling ? 20 : 100));
                 if (r > 0)
                         return now_us();
         }
@@ -665,29 +702,159 @@ static struct replay_session *replay_begin(struct start *s, const struct readset
         return rp;
 }
 
-/* What the loop makes of this start: l decided, *ret_rs its read set
- * (NULL: none, or unusable), record/replay what it does */
-static void decide(struct start *s, struct run_loop *l, struct readset **ret_rs, bool *ret_record, bool *ret_replay)
+/* ---- programs kept in memory between their starts --------------------- */
+
+static void cached_clear(struct daemon *d, struct cached *c)
+{
+        d->cache_bytes -= c->len;
+        free(c->loop);
+        free(c->buf);
+        *c = (struct cached){ .loop = NULL };
+}
+
+/* name's history and read set, moved out of the cache to the caller
+ * (false: not there) */
+static bool cache_take(struct daemon *d, const char *name, struct run_loop **ret_loop, uint8_t **ret_buf,
+                       size_t *ret_len)
+{
+        bool found = false;
+
+        pthread_mutex_lock(&d->lock);
+        for (size_t i = 0; i < CACHE_SLOTS && !found; i++) {
+                struct cached *c = &d->cache[i];
+
+                if (!c->loop || strcmp(c->name, name) != 0)
+                        continue;
+                *ret_loop = TAKE_PTR(c->loop);
+                *ret_buf = TAKE_PTR(c->buf);
+                *ret_len = c->len;
+                cached_clear(d, c);
+                found = true;
+        }
+        pthread_mutex_unlock(&d->lock);
+        return found;
+}
+
+/* ... and moved back in once noted (the least recently used go, past
+ * CACHE_SLOTS or CACHE_BYTES); what does not fit is freed */
+static void cache_put(struct daemon *d, const char *name, struct run_loop *loop, uint8_t *buf, size_t len)
+{
+        struct cached *slot = NULL;
+
+        if (len > CACHE_BYTES / 8) {
+                free(buf);
+                buf = NULL;
+                len = 0;
+        }
+        pthread_mutex_lock(&d->lock);
+        for (size_t i = 0; i < CACHE_SLOTS; i++)
+                if (d->cache[i].loop && strcmp(d->cache[i].name, name) == 0)
+                        cached_clear(d, &d->cache[i]);      /* (a start of it beside this one put it) */
+        for (;;) {
+                struct cached *lru = NULL;
+
+                slot = NULL;
+                for (size_t i = 0; i < CACHE_SLOTS; i++) {
+                        if (!d->cache[i].loop)
+                                slot = slot ? slot : &d->cache[i];
+                        else if (!lru || d->cache[i].used_us < lru->used_us)
+                                lru = &d->cache[i];
+                }
+                if (slot && d->cache_bytes + len <= CACHE_BYTES)
+                        break;
+                if (!lru)
+                        break;
+                cached_clear(d, lru);
+        }
+        if (slot) {
+                *slot = (struct cached){ .loop = loop, .buf = buf, .len = len, .used_us = now_us() };
+                snprintf(slot->name, sizeof(slot->name), "%s", name);
+                d->cache_bytes += len;
+                loop = NULL;
+                buf = NULL;
+        }
+        pthread_mutex_unlock(&d->lock);
+        free(loop);
+        free(buf);
+}
+
+/* Files of the store removed by another (readset auto forget) or by the
+ * store's bound: the program is forgotten here too, so that its next
+ * start is learned anew instead of replaying what the daemon kept */
+static void store_changed(struct daemon *d, int fd)
+{
+        char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
+        ssize_t n;
+
+        while ((n = read(fd, buf, sizeof(buf))) > 0)
+                for (char *p = buf; p < buf + n;) {
+                        const struct inotify_event *ev = (const void *)p;
+                        char name[NAME_MAX + 1];
+                        size_t len;
+
+                        p += sizeof(*ev) + ev->len;
+                        if (!ev->len || !(ev->mask & (IN_DELETE | IN_MOVED_FROM)))
+                                continue;
+                        len = strlen(ev->name);
+                        if (len <= 5 || strcmp(ev->name + len - 5, ".info") != 0)
+                                continue;
+                        snprintf(name, sizeof(name), "%.*s", (int)(len - 5), ev->name);
+                        pthread_mutex_lock(&d->lock);
+                        for (size_t i = 0; i < CACHE_SLOTS; i++)
+                                if (d->cache[i].loop && strcmp(d->cache[i].name, name) == 0)
+                                        cached_clear(d, &d->cache[i]);
+                        struct known *k = known_slot(d, name);
+                        if (k && k->used)
+                                k->has_read_set = false;
+                        pthread_mutex_unlock(&d->lock);
+                }
+}
+
+static void cache_free(struct daemon *d)
+{
+        for (size_t i = 0; i < CACHE_SLOTS; i++)
+                if (d->cache[i].loop)
+                        cached_clear(d, &d->cache[i]);
+}
+
+/* What the loop makes of this start: l decided (kept from the program's
+ * last start, else its history read), *ret_buf its read set's file as
+ * read (kept, else read; NULL: none), *ret_rs that decoded (NULL: none,
+ * or unusable), record/replay what it does */
+static void decide(struct start *s, struct run_loop **ret_l, uint8_t **ret_buf, size_t *ret_len,
+                   struct readset **ret_rs, bool *ret_record, bool *ret_replay)
 {
         struct daemon *d = s->d;
-        char file[PATH_MAX], why[256];
-        bool off, replace, have;
-        int r;
+        char file[PATH_MAX], why[256] = "";
+        const char *decoded = NULL;
+        bool off, replace;
+        int r = 0;
 
         *ret_rs = NULL;
+        *ret_buf = NULL;
+        *ret_len = 0;
+        *ret_l = NULL;
         if (programs_file(d->o->store, s->k.name, "readset", file, sizeof(file)) < 0)
                 return;
-        have = access(file, F_OK) == 0;
-        (void)run_loop_decide(l, file, have, &off);
-        l->t0 = s->at_us;
-        run_loop_what(l, false, ret_record, ret_replay, &replace);
+        if (!cache_take(d, s->k.name, ret_l, ret_buf, ret_len)) {
+                if (!(*ret_l = calloc(1, sizeof(**ret_l))))
+                        return;
+                if (access(file, F_OK) == 0)
+                        r = format_load(file, ret_buf, ret_len, why, sizeof(why));
+                (void)run_loop_decide(*ret_l, file, *ret_buf != NULL, &off);
+        } else
+                run_loop_decide_again(*ret_l, *ret_buf != NULL, &off);
+        (*ret_l)->t0 = s->at_us;
+        run_loop_what(*ret_l, false, ret_record, ret_replay, &replace);
         if (off)
-                say(d, "%s: %s", s->k.name, l->d.why);
-        if (have && (r = format_read(file, ret_rs, why, sizeof(why))) < 0)
+                say(d, "%s: %s", s->k.name, (*ret_l)->d.why);
+        if (*ret_buf && (r = format_decode(*ret_buf, *ret_len, ret_rs, &decoded)) < 0)
+                snprintf(why, sizeof(why), "%s", decoded ? decoded : strerror(-r));
+        if (r < 0)
                 say(d, "%s: its read set cannot be used (%s): recorded anew", s->k.name, why);
         if (s->rec || !*ret_rs) {
                 /* new, changed (recording since its exec), or unusable */
-                run_loop_record_instead(l);
+                run_loop_record_instead(*ret_l);
                 *ret_record = true;
                 *ret_replay = false;
         }
@@ -763,22 +930,28 @@ static void follow(struct start *s)
         _cleanup_readset_ struct readset *rs = NULL;
         _cleanup_(replay_session_freep) struct replay_session *rp = NULL;
         struct recorder *rec = TAKE_PTR(s->rec);
-        struct run_loop l;
+        struct run_loop *l = NULL;
         struct start_replayed x;
+        uint8_t *buf = NULL;
+        size_t len = 0;
         char file[PATH_MAX];
         bool record, replay, warm = false, fresh = rec != NULL;
         uint64_t end_us, kept = 0;
         int r;
 
         s->rec = rec;           /* (decide() asks) */
-        decide(s, &l, &rs, &record, &replay);
+        decide(s, &l, &buf, &len, &rs, &record, &replay);
         s->rec = NULL;
-        if (record && !rec && !(rec = record_begin(d, s->pid, s->k.name, false)))
-                return;         /* learned at a later start */
+        if (!l || (record && !rec && !(rec = record_begin(d, s->pid, s->k.name, false)))) {
+                /* learned at a later start */
+                if (l)
+                        cache_put(d, s->k.name, l, buf, len);
+                else
+                        free(buf);
+                return;
+        }
         if (replay && rs && (rp = replay_begin(s, rs)))
                 say(d, "%s: replay from %.2f ms after its exec", s->k.name, (now_us() - s->at_us) / 1e3);
-        else if (!record && rs)
-                warm = plain_was_warm(s, rs);
         if (rp) {
                 const struct replay_result *res;
 
@@ -795,7 +968,9 @@ static void follow(struct start *s)
                         early_add(s, s->k.script);
                 early_look(s);
         }
-        end_us = wait_end(s, rec != NULL);
+        end_us = wait_end(s, rec != NULL, !rec && !rp && rs);
+        if (!rec && !rp && rs)
+                warm = plain_was_warm(s, rs);
         if (rec && programs_file(d->o->store, s->k.name, "readset", file, sizeof(file)) == 0) {
                 bool was_warm;
                 kept = record_finish(s, rec, fresh ? NULL : rs, file, end_us != 0, fresh && !rs, &was_warm);
@@ -821,8 +996,17 @@ static void follow(struct start *s)
         pthread_mutex_unlock(&d->lock);
         /* a warm start says nothing of what replay is worth; one that kept
          * running has no start time to judge */
-        if (!warm && end_us && (r = run_loop_note(&l, (uint64_t)time(NULL), end_us, rp ? &x : NULL)) < 0)
-                say(d, "cannot write %s: %s", l.path, strerror(-r));
+        if (!warm && end_us && (r = run_loop_note(l, (uint64_t)time(NULL), end_us, rp ? &x : NULL)) < 0)
+                say(d, "cannot write %s: %s", l->path, strerror(-r));
+        if (kept) {
+                /* the read set kept now is the one its next start replays */
+                free(TAKE_PTR(buf));
+                len = 0;
+                char why[256];
+                if (format_load(file, &buf, &len, why, sizeof(why)) < 0)
+                        buf = NULL;
+        }
+        cache_put(d, s->k.name, l, buf, len);
         if (warm && fresh && !rs) {
                 say(d, "%s: warm at its first start: not learned", s->k.name);
                 return;
@@ -857,29 +1041,18 @@ static void *start_thread(void *arg)
         return NULL;
 }
 
-/* A program not learned yet found cached at its exec: its file (of which
- * the start may use little: a big binary partly cached counts as cold,
- * and is learned) and its script, whole.  Asked of the exec's descriptor
- * and of the script the exec just opened: no I/O.  A small program file
- * tells nothing (the exec's first read, read ahead, brings it in whole
- * before the daemon asks): its recording's misses tell (record_finish). */
+/* A program not learned yet found cached at its exec, asked of the exec
+ * event's descriptor (no I/O): a big program file (a small one is read
+ * whole, read ahead, by the exec's first read before the daemon asks),
+ * not an interpreter (its own file says nothing of its script's modules).
+ * A big binary partly cached counts as cold, and is recorded: its
+ * recording's misses tell (record_finish). */
 static bool first_was_warm(const struct start_key *k, int64_t exe_cached)
 {
         long page = sysconf(_SC_PAGESIZE);
-        _cleanup_close_ int fd = -1;
-        struct stat st;
-        int64_t c;
 
-        if (exe_cached < 0 || k->size < BIG_PROGRAM ||
-            (double)exe_cached * (double)page < WARM_SHARE * (double)k->size)
-                return false;
-        if (k->script[0] != '/')
-                return true;
-        fd = open(k->script, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-                return true;    /* (a module's name, or gone: the program alone) */
-        c = residency_cached_pages(fd);
-        return c >= 0 && (uint64_t)c * (uint64_t)page >= (uint64_t)st.st_size;
+        return exe_cached >= 0 && !k->script[0] && k->size >= BIG_PROGRAM &&
+               (double)exe_cached * (double)page >= WARM_SHARE * (double)k->size;
 }
 
 /* A start keyed: learned or followed, or why not counted */
@@ -1095,7 +1268,7 @@ int daemon_run(const struct daemon_options *o, struct daemon_stats *ret)
         struct execs *x = NULL;
         struct stat self;
         char why[256] = "";
-        int mfd, r;
+        int mfd, ifd, r;
 
         memset(ret, 0, sizeof(*ret));
         if (geteuid() != 0)
@@ -1124,16 +1297,24 @@ int daemon_run(const struct daemon_options *o, struct daemon_stats *ret)
                 return r;
         }
         mfd = mounts_watch_open();
+        ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+        if (ifd >= 0 && inotify_add_watch(ifd, o->store, IN_DELETE | IN_MOVED_FROM | IN_ONLYDIR) < 0) {
+                close(ifd);
+                ifd = -1;
+        }
         say(d, "watching execs on %u file systems; store %s", execs_marks(x), o->store);
         pthread_mutex_lock(&d->lock);
         spare_ask(d);
         pthread_mutex_unlock(&d->lock);
         while (!should_stop(d)) {
-                struct pollfd p[2] = { { .fd = execs_fd(x), .events = POLLIN }, { .fd = mfd, .events = POLLPRI } };
+                struct pollfd p[3] = { { .fd = execs_fd(x), .events = POLLIN }, { .fd = mfd, .events = POLLPRI },
+                                       { .fd = ifd, .events = POLLIN } };
 
-                r = poll(p, mfd >= 0 ? 2 : 1, d->n_pending || d->n_scripts ? 1 : 200);
+                r = poll(p, 3, d->n_pending || d->n_scripts ? 1 : 200);
                 if (r < 0 && errno != EINTR)
                         break;
+                if (p[2].revents & POLLIN)
+                        store_changed(d, ifd);
                 if (mfd >= 0 && (p[1].revents & (POLLPRI | POLLERR)))
                         (void)execs_rescan(x);
                 if (p[0].revents & POLLIN)
@@ -1159,6 +1340,7 @@ int daemon_run(const struct daemon_options *o, struct daemon_stats *ret)
         users_write(d, true);
         pthread_mutex_lock(&d->lock);
         recorder_free(TAKE_PTR(d->spare));
+        cache_free(d);
         pthread_mutex_unlock(&d->lock);
         pthread_mutex_lock(&d->lock);
         d->st.overflows = execs_overflows(x);
@@ -1167,6 +1349,8 @@ int daemon_run(const struct daemon_options *o, struct daemon_stats *ret)
         execs_close(x);
         if (mfd >= 0)
                 close(mfd);
+        if (ifd >= 0)
+                close(ifd);
         /* (a thread still going after 10 s keeps d: it is not freed) */
         if (d->n_roots == 0 && !d->spare_opening) {
                 pthread_mutex_destroy(&d->lock);
