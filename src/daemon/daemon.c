@@ -44,6 +44,7 @@
 #define SPARE_EVERY_MS 250     /* recorders opened ahead at most this often (a storm of new programs) */
 #define STALE_PERCENT 50       /* as run --auto's */
 #define MAX_EVENTS (1u << 20)  /* page events a recording keeps at most (48 bytes each) */
+#define QUIET_MS 1000          /* a program still running whose reads and CPU stopped this long has started */
 #define USERS_EVERY_MS 60000   /* users' own status written again at most this often */
 #define EARLY_MAX 48           /* files of a start's first process made part of its recording */
 #define CACHE_SLOTS 64         /* programs whose history and read set the daemon keeps in memory */
@@ -61,6 +62,12 @@ struct pending {
         pid_t pid;
         int fd;
         uint64_t at_us;
+};
+
+struct loader_seen {
+        pid_t pid;
+        uint64_t at_us;
+        char name[NAME_MAX + 1];
 };
 
 struct script_seen {
@@ -106,17 +113,21 @@ struct daemon {
         uid_t dirty[64];            /* users whose own status is to be written again (lock) */
         size_t n_dirty;
         uint64_t users_written_us;
+        bool users_writing;         /* a thread writes them (lock) */
         size_t n_known, n_known_cap;
+        atomic_bool known_full;     /* no slot for a new one: made again */
         bool spare_opening;         /* a thread opens one (lock) */
         uint64_t spare_next_us;     /* not before (the spare's thread alone) */
         dev_t self_dev;
         ino_t self_ino;
+        struct key_ns host_ns;      /* the host's names' mount namespace */
         struct pending pending[MAX_PENDING];  /* interpreters waiting for their exec to be done */
         size_t n_pending;
         struct script_seen scripts[64];       /* scripts whose program is still to come */
         size_t n_scripts;
-        struct pending keyed[64];             /* the last starts keyed: their loaders to come */
-        size_t keyed_next;
+        struct loader_seen loaders[64];       /* the loaders the last execs' programs name, to come */
+        size_t loaders_next;
+        struct daemon_stats st_main;          /* the main thread's counts (no lock) */
 };
 
 struct start {
@@ -249,8 +260,9 @@ static const char *excluded(const struct daemon *d, const struct start_key *k)
         if (strchr(k->exe, '\n') || strchr(k->script, '\n'))
                 return "a newline in its name";
         for (size_t i = 0; i < ARRAY_SIZE(never_names); i++)
-                if (matches(k->exe, never_names[i]))
-                        return "a package manager";
+                for (size_t j = 0; j < 2; j++)
+                        if (what[j] && matches(what[j], never_names[i]))
+                                return "a package manager";     /* (dnf, yum: python3 scripts) */
         for (size_t i = 0; i < 2; i++)
                 for (size_t j = 0; what[i] && j < ARRAY_SIZE(never_prefixes); j++)
                         if (strncmp(what[i], never_prefixes[j], strlen(never_prefixes[j])) == 0)
@@ -346,8 +358,12 @@ static void known_set(struct daemon *d, const char *name, const struct program_i
 {
         struct known *k = known_slot(d, name);
 
-        if (!k || (!k->used && d->n_known + 1 > d->n_known_cap / 2))
-                return;         /* (not known: it is read from the store) */
+        if (!k || (!k->used && d->n_known + 1 > d->n_known_cap / 2)) {
+                /* full of programs the store has dropped since: made again
+                 * from the store (the main thread, soon) */
+                d->known_full = true;
+                return;
+        }
         if (!k->used)
                 d->n_known++;
         *k = (struct known){ .used = true, .has_read_set = has_read_set, .small = p->small,
@@ -376,13 +392,29 @@ static int known_open(struct daemon *d)
         return programs_each(d->o->store, known_load_one, d);
 }
 
+/* The table made again from the store, once full (of programs the store
+ * dropped, and of those found warm): the main thread, between events */
+static void known_rebuild(struct daemon *d)
+{
+        pthread_mutex_lock(&d->lock);
+        if (d->known_full) {
+                memset(d->known, 0, d->n_known_cap * sizeof(*d->known));
+                d->n_known = 0;
+                d->known_full = false;
+                (void)programs_each(d->o->store, known_load_one, d);
+        }
+        pthread_mutex_unlock(&d->lock);
+}
+
 /* k's program was warm at its first start (lock held) */
 static void known_warm(struct daemon *d, const struct start_key *k)
 {
         struct known *e = known_slot(d, k->name);
 
-        if (!e || (!e->used && d->n_known + 1 > d->n_known_cap / 2))
+        if (!e || (!e->used && d->n_known + 1 > d->n_known_cap / 2)) {
+                d->known_full = true;
                 return;
+        }
         if (!e->used) {
                 d->n_known++;
                 *e = (struct known){ .used = true };
@@ -415,26 +447,6 @@ static bool known_new(struct daemon *d, const struct start_key *k, bool *ret_sma
 
 /* ---- one start, followed in a thread of its own ------------------------- */
 
-/* What pid (and its children it reaped) read from storage so far
- * (/proc/PID/io's read_bytes): -errno once it is gone */
-static int64_t io_read_bytes(pid_t pid)
-{
-        char path[64], buf[1024], *p;
-        _cleanup_close_ int fd = -1;
-        ssize_t n;
-        uint64_t v;
-
-        snprintf(path, sizeof(path), "/proc/%d/io", (int)pid);
-        if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-                return -errno;
-        if ((n = read(fd, buf, sizeof(buf) - 1)) <= 0)
-                return n < 0 ? -errno : -ENODATA;
-        buf[n] = 0;
-        if (!(p = strstr(buf, "\nread_bytes: ")) || parse_u64_prefix(p + 13, &v, NULL) < 0)
-                return -EBADMSG;
-        return (int64_t)v;
-}
-
 /* Was a plain start warm: what it read from storage itself (sampled while
  * it ran, its reaped children's with it) under 30% of what its read set
  * holds?  Its program's pages cached at the exec would say nothing of
@@ -460,31 +472,83 @@ static bool start_ended(void *userdata)
         return atomic_load(&s->d->stopping) || poll(&p, 1, 0) > 0;
 }
 
-/* Until the start's first process ends, or its window or the daemon does:
- * its end (now_us()), or 0 when it kept running */
-static uint64_t wait_end(struct start *s, bool recording, bool sampling)
+/* How busy pid is: what it read (from storage, and through read calls)
+ * and its CPU time, summed (its reaped children's in it); 0 once gone */
+static uint64_t activity(pid_t pid, int64_t *ret_read_bytes)
 {
-        uint64_t until = s->at_us + s->d->o->window_ms * 1000;
+        char path[64], buf[1024], *p;
+        const char *end;
+        _cleanup_close_ int fd = -1;
+        uint64_t sum = 0, v, ut = 0, st = 0;
+        ssize_t n;
 
+        *ret_read_bytes = -1;
+        snprintf(path, sizeof(path), "/proc/%d/io", (int)pid);
+        if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0 && (n = read(fd, buf, sizeof(buf) - 1)) > 0) {
+                buf[n] = 0;
+                if ((p = strstr(buf, "\nread_bytes: ")) && parse_u64_prefix(p + 13, &v, &end) == 0) {
+                        *ret_read_bytes = (int64_t)v;
+                        sum += v;
+                }
+                if (strncmp(buf, "rchar: ", 7) == 0 && parse_u64_prefix(buf + 7, &v, &end) == 0)
+                        sum += v;
+        }
+        if (fd >= 0)
+                close(TAKE_FD(fd));
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0 && (n = read(fd, buf, sizeof(buf) - 1)) > 0) {
+                buf[n] = 0;
+                /* after the name: state ppid ... utime (14th) stime (15th) */
+                if ((p = strrchr(buf, ')')) &&
+                    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %" SCNu64 " %" SCNu64, &ut, &st) == 2)
+                        sum += ut + st;
+        }
+        return sum;
+}
+
+/* Until the start's first process ends, or its launch does (its reads and
+ * its CPU quiet for QUIET_MS: a program that keeps running), or its window
+ * or the daemon: *ret_exited whether it ended; its end (now_us(), or the
+ * last time it was busy), 0 when it never was */
+static uint64_t wait_end(struct start *s, bool recording, bool plain, bool *ret_exited)
+{
+        /* (a plain start is sampled often: what its first process read,
+         * its children's once it reaped them, is known to the daemon only
+         * while it is there, and its parent may reap it the moment it ends) */
+        int every_ms = plain ? 5 : recording ? 20 : 50;
+        uint64_t until = s->at_us + s->d->o->window_ms * 1000, busy_at = s->at_us, last = 0;
+
+        *ret_exited = false;
         for (;;) {
                 struct pollfd p = { .fd = s->pidfd, .events = POLLIN };
-                uint64_t now = now_us();
+                uint64_t now = now_us(), act;
+                int64_t io;
                 int r;
 
-                if (now >= until || atomic_load(&s->d->stopping))
-                        return 0;
                 if (recording && s->n_early < EARLY_MAX)
                         early_look(s);
-                if (sampling) {
-                        int64_t io = io_read_bytes(s->pid);
-                        if (io >= 0) {
-                                s->io_read = MAX(s->io_read, (uint64_t)io);
-                                s->io_samples++;
-                        }
+                act = activity(s->pid, &io);
+                if (io >= 0) {
+                        s->io_read = MAX(s->io_read, (uint64_t)io);
+                        s->io_samples++;
                 }
-                r = poll(&p, 1, (int)MIN((until - now) / 1000 + 1, recording || sampling ? 20 : 100));
-                if (r > 0)
+                if (act != last) {
+                        last = act;
+                        busy_at = now;
+                }
+                if (atomic_load(&s->d->stopping))
+                        return 0;
+                if (now >= until || now - busy_at >= QUIET_MS * 1000)
+                        return busy_at > s->at_us ? busy_at : 0;
+                r = poll(&p, 1, (int)MIN((until - now) / 1000 + 1, (uint64_t)every_ms));
+                if (r > 0) {
+                        /* (its zombie still tells what it read, reaped children's too) */
+                        (void)activity(s->pid, &io);
+                        if (io >= 0)
+                                s->io_read = MAX(s->io_read, (uint64_t)io);
+                        *ret_exited = true;
                         return now_us();
+                }
         }
 }
 
@@ -624,9 +688,11 @@ static void record_end_slot(struct daemon *d)
 
 /* The recording's end: kept as the program's read set where there was none
  * or it went stale.  Its bytes (0: not kept or none). */
-/* Of what a recording accessed, the share it had to bring into the cache
- * itself (its misses) */
-static double filled_share(const struct readset *rs)
+/* Was a first start warm: of what its recording saw it access, it had to
+ * bring less than COLD_SHARE into the cache itself (its recording's misses,
+ * or, for what it read before the recording followed it, what it read
+ * from storage: /proc/PID/io, sampled) */
+static bool recorded_warm(const struct start *s, const struct readset *rs)
 {
         uint64_t accessed = 0, filled = 0;
 
@@ -636,11 +702,12 @@ static double filled_share(const struct readset *rs)
                         accessed += r->flags & RS_RANGE_ACCESSED ? r->length : 0;
                         filled += r->flags & RS_RANGE_FILLED ? r->length : 0;
                 }
-        return accessed ? (double)filled / (double)accessed : 0;
+        return accessed && (double)filled < COLD_SHARE * (double)accessed &&
+               (double)s->io_read < COLD_SHARE * (double)accessed;
 }
 
 static uint64_t record_finish(struct start *s, struct recorder *rec, const struct readset *old, const char *file,
-                              bool ended, bool first, bool *ret_warm)
+                              bool ended, bool first, uint64_t stale_percent, bool *ret_warm)
 {
         _cleanup_readset_ struct readset *cur = NULL;
         struct readset_usage u = { 0 };
@@ -660,7 +727,7 @@ static uint64_t record_finish(struct start *s, struct recorder *rec, const struc
         /* a program's first start tells only by its own misses whether it
          * was cold: its file's pages cached at the exec say nothing of a
          * small one, which the exec's first read brings in whole */
-        if (first && filled_share(cur) < COLD_SHARE) {
+        if (first && recorded_warm(s, cur)) {
                 *ret_warm = true;
                 return 0;
         }
@@ -669,7 +736,7 @@ static uint64_t record_finish(struct start *s, struct recorder *rec, const struc
                 return 0;
         /* a start still running at its window's end is what its window
          * read: its launch (not cut short) */
-        if (store_judge(old != NULL, &u, STALE_PERCENT, !ended && atomic_load(&s->d->stopping)) != STORE_REPLACE)
+        if (store_judge(old != NULL, &u, stale_percent, !ended && atomic_load(&s->d->stopping)) != STORE_REPLACE)
                 return 0;
         if ((r = readset_set_command(cur, argv)) < 0 || (r = store_keep(file, cur)) < 0) {
                 say(s->d, "cannot save %s: %s", file, strerror(-r));
@@ -822,18 +889,19 @@ static void cache_free(struct daemon *d)
  * read (kept, else read; NULL: none), *ret_rs that decoded (NULL: none,
  * or unusable), record/replay what it does */
 static void decide(struct start *s, struct run_loop **ret_l, uint8_t **ret_buf, size_t *ret_len,
-                   struct readset **ret_rs, bool *ret_record, bool *ret_replay)
+                   struct readset **ret_rs, bool *ret_record, bool *ret_replay, bool *ret_replace)
 {
         struct daemon *d = s->d;
         char file[PATH_MAX], why[256] = "";
         const char *decoded = NULL;
-        bool off, replace;
+        bool off;
         int r = 0;
 
         *ret_rs = NULL;
         *ret_buf = NULL;
         *ret_len = 0;
         *ret_l = NULL;
+        *ret_record = *ret_replay = *ret_replace = false;
         if (programs_file(d->o->store, s->k.name, "readset", file, sizeof(file)) < 0)
                 return;
         if (!cache_take(d, s->k.name, ret_l, ret_buf, ret_len)) {
@@ -842,10 +910,14 @@ static void decide(struct start *s, struct run_loop **ret_l, uint8_t **ret_buf, 
                 if (access(file, F_OK) == 0)
                         r = format_load(file, ret_buf, ret_len, why, sizeof(why));
                 (void)run_loop_decide(*ret_l, file, *ret_buf != NULL, &off);
-        } else
+        } else {
+                /* (a read set too big to be kept in memory is read again) */
+                if (!*ret_buf && access(file, F_OK) == 0)
+                        r = format_load(file, ret_buf, ret_len, why, sizeof(why));
                 run_loop_decide_again(*ret_l, *ret_buf != NULL, &off);
+        }
         (*ret_l)->t0 = s->at_us;
-        run_loop_what(*ret_l, false, ret_record, ret_replay, &replace);
+        run_loop_what(*ret_l, false, ret_record, ret_replay, ret_replace);
         if (off)
                 say(d, "%s: %s", s->k.name, (*ret_l)->d.why);
         if (*ret_buf && (r = format_decode(*ret_buf, *ret_len, ret_rs, &decoded)) < 0)
@@ -903,16 +975,13 @@ static void user_dirty(struct daemon *d, uid_t uid)
                 d->dirty[d->n_dirty++] = uid;
 }
 
-/* Each user's own status (the store is root's alone), written again every
- * USERS_EVERY_MS at most, and at the end */
-static void users_write(struct daemon *d, bool now)
+static void *users_thread(void *arg)
 {
+        struct daemon *d = arg;
         uid_t uids[ARRAY_SIZE(d->dirty)];
         size_t n;
         int r;
 
-        if (!now && now_us() - d->users_written_us < USERS_EVERY_MS * 1000)
-                return;
         pthread_mutex_lock(&d->lock);
         n = d->n_dirty;
         memcpy(uids, d->dirty, n * sizeof(*uids));
@@ -921,7 +990,48 @@ static void users_write(struct daemon *d, bool now)
         for (size_t i = 0; i < n; i++)
                 if ((r = programs_users_write(d->o->store, uids[i])) < 0)
                         say(d, "cannot write user %u's status: %s", (unsigned)uids[i], strerror(-r));
+        pthread_mutex_lock(&d->lock);
+        d->users_writing = false;
+        pthread_mutex_unlock(&d->lock);
+        return NULL;
+}
+
+static bool users_busy(struct daemon *d)
+{
+        bool busy;
+
+        pthread_mutex_lock(&d->lock);
+        busy = d->users_writing;
+        pthread_mutex_unlock(&d->lock);
+        return busy;
+}
+
+/* Each user's own status (the store is root's alone), written again every
+ * USERS_EVERY_MS at most, and at the end, in a thread of its own (it reads
+ * the whole store: the exec events are not left waiting) */
+static void users_write(struct daemon *d, bool now)
+{
+        pthread_attr_t attr;
+        pthread_t t;
+        bool go;
+
+        if (!now && now_us() - d->users_written_us < USERS_EVERY_MS * 1000)
+                return;
+        pthread_mutex_lock(&d->lock);
+        go = d->n_dirty && !d->users_writing;
+        d->users_writing = go;
+        pthread_mutex_unlock(&d->lock);
+        if (!go)
+                return;
         d->users_written_us = now_us();
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        if (pthread_create(&t, &attr, users_thread, d) != 0) {
+                pthread_mutex_lock(&d->lock);
+                d->users_writing = false;
+                pthread_mutex_unlock(&d->lock);
+        }
+        pthread_attr_destroy(&attr);
 }
 
 static void follow(struct start *s)
@@ -935,12 +1045,12 @@ static void follow(struct start *s)
         uint8_t *buf = NULL;
         size_t len = 0;
         char file[PATH_MAX];
-        bool record, replay, warm = false, fresh = rec != NULL;
+        bool record, replay, replace, exited, warm = false, fresh = rec != NULL;
         uint64_t end_us, kept = 0;
         int r;
 
         s->rec = rec;           /* (decide() asks) */
-        decide(s, &l, &buf, &len, &rs, &record, &replay);
+        decide(s, &l, &buf, &len, &rs, &record, &replay, &replace);
         s->rec = NULL;
         if (!l || (record && !rec && !(rec = record_begin(d, s->pid, s->k.name, false)))) {
                 /* learned at a later start */
@@ -948,6 +1058,10 @@ static void follow(struct start *s)
                         cache_put(d, s->k.name, l, buf, len);
                 else
                         free(buf);
+                if (rec) {
+                        recorder_free(rec);
+                        record_end_slot(d);
+                }
                 return;
         }
         if (replay && rs && (rp = replay_begin(s, rs)))
@@ -963,17 +1077,20 @@ static void follow(struct start *s)
                 start_replayed(res, &x);
         }
         if (rec) {
+                /* (the program and what the process maps: files it opened
+                 * itself, not a script named in its arguments) */
                 early_add(s, s->k.exe);
-                if (s->k.script[0] == '/')
+                if (s->k.script_opened)
                         early_add(s, s->k.script);
                 early_look(s);
         }
-        end_us = wait_end(s, rec != NULL, !rec && !rp && rs);
+        end_us = wait_end(s, rec != NULL, !rec && !rp && rs, &exited);
         if (!rec && !rp && rs)
                 warm = plain_was_warm(s, rs);
         if (rec && programs_file(d->o->store, s->k.name, "readset", file, sizeof(file)) == 0) {
                 bool was_warm;
-                kept = record_finish(s, rec, fresh ? NULL : rs, file, end_us != 0, fresh && !rs, &was_warm);
+                kept = record_finish(s, rec, fresh ? NULL : rs, file, exited || end_us, fresh && !rs,
+                                     replace ? 101 : STALE_PERCENT, &was_warm);
                 if (was_warm) {
                         warm = true;
                         pthread_mutex_lock(&d->lock);
@@ -1064,35 +1181,35 @@ static void on_start(struct daemon *d, const struct start_key *k, pid_t pid, uin
         const char *why;
         bool busy, fresh, small, warm_lately;
 
-        d->st.starts++;
+        d->st_main.starts++;
         if ((why = excluded(d, k))) {
-                if (getenv("READSET_DEBUG"))
-                        say(d, "not learned: %s %s: %s", k->exe, k->script, why);
-                d->st.excluded++;
+                if (strcmp(why, "not below an only rule") != 0 && strcmp(why, "readset itself") != 0)
+                        say(d, "not learned: %s%s%s: %s", k->exe, k->script[0] ? " " : "", k->script, why);
+                d->st_main.excluded++;
                 return;
         }
         pthread_mutex_lock(&d->lock);
         if (nested(d, pid)) {
-                d->st.nested++;
+                d->st_main.nested++;
                 pthread_mutex_unlock(&d->lock);
                 return;
         }
         busy = d->n_roots >= d->o->max_starts || d->n_roots >= ARRAY_SIZE(d->roots);
         if (busy)
-                d->st.busy++;
+                d->st_main.busy++;
         pthread_mutex_unlock(&d->lock);
         if (busy)
                 return;
         fresh = known_new(d, k, &small, &warm_lately);
         if (small) {
-                d->st.off++;
+                d->st_main.off++;
                 return;
         }
         /* only a cold start is learned: a new program whose big file (and
          * script) the page cache holds already starts from memory, and one
          * found warm at its first start is not recorded again for a while */
         if (fresh && (warm_lately || first_was_warm(k, exe_cached))) {
-                d->st.warm++;
+                d->st_main.warm++;
                 return;
         }
         s = calloc(1, sizeof(*s));
@@ -1101,7 +1218,7 @@ static void on_start(struct daemon *d, const struct start_key *k, pid_t pid, uin
         *s = (struct start){ .d = d, .k = *k, .pid = pid, .at_us = at_us, .exe_cached = exe_cached };
         s->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
         if (s->pidfd < 0) {
-                d->st.gone++;
+                d->st_main.gone++;
                 free(s);
                 return;
         }
@@ -1122,7 +1239,7 @@ static void on_start(struct daemon *d, const struct start_key *k, pid_t pid, uin
         if (pthread_create(&t, &attr, start_thread, s) != 0) {
                 pthread_mutex_lock(&d->lock);
                 roots_remove(d, pid);
-                d->st.busy++;
+                d->st_main.busy++;
                 pthread_mutex_unlock(&d->lock);
                 if (s->rec) {
                         recorder_free(s->rec);
@@ -1150,18 +1267,40 @@ static struct script_seen *script_of(struct daemon *d, pid_t pid)
         return NULL;
 }
 
-static bool keyed_lately(struct daemon *d, pid_t pid, uint64_t now)
+/* The loader an exec of pid opens next (the ELF program it named), now
+ * expected */
+static void loader_expect(struct daemon *d, pid_t pid, int exe_fd, uint64_t now)
 {
-        for (size_t i = 0; i < ARRAY_SIZE(d->keyed); i++)
-                if (d->keyed[i].pid == pid && now - d->keyed[i].at_us < PENDING_MS * 1000)
-                        return true;
-        return false;
+        struct loader_seen *l = &d->loaders[d->loaders_next];
+
+        if (key_elf_loader(exe_fd, l->name, sizeof(l->name)) < 0)
+                return;         /* static: none to come */
+        l->pid = pid;
+        l->at_us = now;
+        d->loaders_next = (d->loaders_next + 1) % ARRAY_SIZE(d->loaders);
 }
 
-static void keyed_now(struct daemon *d, pid_t pid, uint64_t now)
+/* Is this event the loader of the exec pid did just now (not an exec of
+ * another program: a launcher's, or `exec` in a script)?  Said once. */
+static bool loader_of(struct daemon *d, pid_t pid, int fd, uint64_t now)
 {
-        d->keyed[d->keyed_next] = (struct pending){ .pid = pid, .fd = -1, .at_us = now };
-        d->keyed_next = (d->keyed_next + 1) % ARRAY_SIZE(d->keyed);
+        char path[PATH_MAX];
+        const char *base;
+
+        for (size_t i = 0; i < ARRAY_SIZE(d->loaders); i++) {
+                struct loader_seen *l = &d->loaders[i];
+
+                if (l->pid != pid || now - l->at_us >= PENDING_MS * 1000)
+                        continue;
+                if (fd_path(fd, path, sizeof(path)) < 0)
+                        return false;
+                base = strrchr(path, '/');
+                if (!base || strcmp(base + 1, l->name) != 0)
+                        return false;
+                l->pid = 0;
+                return true;
+        }
+        return false;
 }
 
 static bool pending_for(struct daemon *d, pid_t pid)
@@ -1176,12 +1315,11 @@ static bool pending_for(struct daemon *d, pid_t pid)
 static void keyed(struct daemon *d, int r, const struct start_key *k, pid_t pid, uint64_t at_us, int exe_fd)
 {
         if (r == 0) {
-                keyed_now(d, pid, now_us());
                 on_start(d, k, pid, at_us, residency_cached_pages(exe_fd));
         } else if (r == -EXDEV)
-                d->st.other_ns++;
+                d->st_main.other_ns++;
         else
-                d->st.gone++;
+                d->st_main.gone++;
 }
 
 static void on_exec(void *userdata, const struct exec_event *ev)
@@ -1189,11 +1327,12 @@ static void on_exec(void *userdata, const struct exec_event *ev)
         struct daemon *d = userdata;
         struct script_seen *sc;
         struct start_key k;
+        char path[PATH_MAX];
         int r;
 
-        d->st.execs++;
-        /* the loader of a program keyed (or waiting to be) */
-        if (keyed_lately(d, ev->pid, ev->at_us) || pending_for(d, ev->pid)) {
+        d->st_main.execs++;
+        /* the loader of a program just exec'd (keyed, or waiting to be) */
+        if (loader_of(d, ev->pid, ev->fd, ev->at_us)) {
                 close(ev->fd);
                 return;
         }
@@ -1210,7 +1349,25 @@ static void on_exec(void *userdata, const struct exec_event *ev)
                 close(ev->fd);
                 return;
         }
-        r = start_key_of_exec(ev->pid, ev->fd, sc && sc->path[0] ? sc->path : NULL, &k);
+        loader_expect(d, ev->pid, ev->fd, ev->at_us);
+        if (fd_path(ev->fd, path, sizeof(path)) >= 0 && strrchr(path, '/') && key_is_launcher(strrchr(path, '/') + 1)) {
+                /* env, nice ...: the program it runs next is the start */
+                d->st_main.launchers++;
+                if (sc)
+                        *sc = d->scripts[--d->n_scripts];
+                close(ev->fd);
+                return;
+        }
+        if (pending_for(d, ev->pid)) {
+                /* an exec while the last one is still waited for: that one failed */
+                for (size_t i = 0; i < d->n_pending; i++)
+                        if (d->pending[i].pid == ev->pid) {
+                                close(d->pending[i].fd);
+                                d->pending[i] = d->pending[--d->n_pending];
+                                break;
+                        }
+        }
+        r = start_key_of_exec(ev->pid, ev->fd, sc && sc->path[0] ? sc->path : NULL, &d->host_ns, &k);
         if (sc)
                 *sc = d->scripts[--d->n_scripts];
         if (r == -EAGAIN && d->n_pending < MAX_PENDING) {
@@ -1218,7 +1375,7 @@ static void on_exec(void *userdata, const struct exec_event *ev)
                 return;
         }
         if (r == -EAGAIN)
-                d->st.busy++;
+                d->st_main.busy++;
         else
                 keyed(d, r, &k, ev->pid, ev->at_us, ev->fd);
         close(ev->fd);
@@ -1233,7 +1390,7 @@ static void settle_pending(struct daemon *d)
         for (size_t i = 0; i < d->n_pending;) {
                 struct pending p = d->pending[i];
                 struct start_key k;
-                int r = start_key_of_exec(p.pid, p.fd, NULL, &k);
+                int r = start_key_of_exec(p.pid, p.fd, NULL, &d->host_ns, &k);
 
                 if (r == -EAGAIN && now - p.at_us < PENDING_MS * 1000) {
                         i++;
@@ -1260,6 +1417,20 @@ static bool should_stop(struct daemon *d)
         done = d->o->stop_after && d->noted >= d->o->stop_after;
         pthread_mutex_unlock(&d->lock);
         return done;
+}
+
+static void merge_counts(struct daemon_stats *to, const struct daemon_stats *from)
+{
+        to->execs += from->execs;
+        to->starts += from->starts;
+        to->gone += from->gone;
+        to->other_ns += from->other_ns;
+        to->excluded += from->excluded;
+        to->nested += from->nested;
+        to->busy += from->busy;
+        to->off += from->off;
+        to->warm += from->warm;
+        to->launchers += from->launchers;
 }
 
 int daemon_run(const struct daemon_options *o, struct daemon_stats *ret)
@@ -1289,6 +1460,11 @@ int daemon_run(const struct daemon_options *o, struct daemon_stats *ret)
         d->o = o;
         d->self_dev = self.st_dev;
         d->self_ino = self.st_ino;
+        if ((r = key_host_ns(&d->host_ns)) < 0) {
+                execs_close(x);
+                free(d);
+                return r;
+        }
         pthread_mutex_init(&d->lock, NULL);
         if ((r = known_open(d)) < 0) {
                 execs_close(x);
@@ -1321,15 +1497,19 @@ int daemon_run(const struct daemon_options *o, struct daemon_stats *ret)
                         (void)execs_read(x, on_exec, d);
                 settle_pending(d);
                 users_write(d, false);
+                if (d->known_full)
+                        known_rebuild(d);
         }
         /* the starts followed let go: their recordings kept as far as they
-         * went, their replays stopped */
+         * went, their replays stopped; waited for however long they take
+         * (each thread uses d and the options: a service manager that
+         * finds it too long kills the daemon whole) */
         atomic_store(&d->stopping, true);
-        for (unsigned i = 0; i < 1000; i++) {
+        for (;;) {
                 bool idle;
 
                 pthread_mutex_lock(&d->lock);
-                idle = d->n_roots == 0 && !d->spare_opening;
+                idle = d->n_roots == 0 && !d->spare_opening && !d->users_writing;
                 pthread_mutex_unlock(&d->lock);
                 if (idle)
                         break;
@@ -1338,24 +1518,20 @@ int daemon_run(const struct daemon_options *o, struct daemon_stats *ret)
         while (d->n_pending)
                 close(d->pending[--d->n_pending].fd);
         users_write(d, true);
-        pthread_mutex_lock(&d->lock);
+        while (users_busy(d))
+                usleep(10000);
         recorder_free(TAKE_PTR(d->spare));
         cache_free(d);
-        pthread_mutex_unlock(&d->lock);
-        pthread_mutex_lock(&d->lock);
+        merge_counts(&d->st, &d->st_main);
         d->st.overflows = execs_overflows(x);
         *ret = d->st;
-        pthread_mutex_unlock(&d->lock);
         execs_close(x);
         if (mfd >= 0)
                 close(mfd);
         if (ifd >= 0)
                 close(ifd);
-        /* (a thread still going after 10 s keeps d: it is not freed) */
-        if (d->n_roots == 0 && !d->spare_opening) {
-                pthread_mutex_destroy(&d->lock);
-                free(d->known);
-                free(d);
-        }
+        pthread_mutex_destroy(&d->lock);
+        free(d->known);
+        free(d);
         return 0;
 }

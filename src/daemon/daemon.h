@@ -56,6 +56,7 @@ struct daemon_stats {
         uint64_t other_ns;         /* in another mount namespace: skipped */
         uint64_t excluded;         /* never learned (configuration, readset itself, package managers) */
         uint64_t nested;           /* part of a start already followed, or of a readset run */
+        uint64_t launchers;        /* env, nice ...: the program they ran was keyed instead */
         uint64_t busy;             /* past max_starts or max_recordings: not followed */
         uint64_t off;              /* the loop has replay off, or the read set is too small */
         uint64_t recorded, replayed, plain;

@@ -36,28 +36,52 @@ static bool unmarked_fstype(const char *t)
         return false;
 }
 
+/* A FUSE file system a user mounted (fusermount): its server is that
+ * user's, and could leave a question about a file there unanswered, with
+ * the daemon waiting */
+static bool users_fuse(const struct mount_ent *m)
+{
+        const char *u;
+
+        if (strncmp(m->fstype, "fuse", 4) != 0 || !m->super)
+                return false;
+        u = strstr(m->super, "user_id=");
+        return u && strncmp(u + 8, "0,", 2) != 0 && strcmp(u + 8, "0") != 0;
+}
+
 int execs_rescan(struct execs *x)
 {
         struct mounts mt = { 0 };
+        uint64_t was[MAX_MARKED];
+        unsigned n_was = x->n_marked;
         int r, added = 0;
 
         if ((r = mounts_read(&mt)) < 0) {
                 mounts_free(&mt);
                 return r;
         }
+        /* marked again from what is mounted now (marking a file system
+         * marked already changes nothing; one unmounted takes its mark with
+         * it, and a new one may have the number an old one had) */
+        memcpy(was, x->marked, n_was * sizeof(*was));
+        x->n_marked = 0;
         for (size_t i = 0; i < mt.n && x->n_marked < MAX_MARKED; i++) {
                 const struct mount_ent *m = &mt.m[i];
                 bool seen = false;
 
-                if (unmarked_fstype(m->fstype))
+                if (unmarked_fstype(m->fstype) || users_fuse(m))
                         continue;
                 for (unsigned k = 0; k < x->n_marked && !seen; k++)
                         seen = x->marked[k] == m->dev;
                 if (seen)
                         continue;
                 if (fanotify_mark(x->fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, FAN_OPEN_EXEC, AT_FDCWD, m->mnt) == 0) {
+                        bool before = false;
+
+                        for (unsigned k = 0; k < n_was && !before; k++)
+                                before = was[k] == m->dev;
                         x->marked[x->n_marked++] = m->dev;
-                        added++;
+                        added += !before;
                 }
         }
         mounts_free(&mt);

@@ -15,74 +15,147 @@
 
 #define MAX_ARGS 64
 
-bool key_is_interpreter(const char *base)
+static bool one_of(const char *base, const char *const *names, size_t n)
 {
-        static const char *const names[] = {
-                "sh", "bash", "dash", "zsh", "ksh", "fish", "env", "perl", "ruby", "node", "nodejs",
-                "java", "php", "lua", "tclsh", "Rscript", "awk", "gawk",
-        };
-        size_t n = strlen(base);
-
-        /* python, python3, python3.11 ... */
-        if (strncmp(base, "python", 6) == 0 && strspn(base + 6, "0123456789.") == n - 6)
-                return true;
-        for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+        for (size_t i = 0; i < n; i++)
                 if (strcmp(base, names[i]) == 0)
                         return true;
         return false;
 }
 
-/* Options of these programs that take the next word as their value. */
+static bool is_python(const char *base)
+{
+        size_t n = strlen(base);
+
+        /* python, python3, python3.11 ... */
+        return strncmp(base, "python", 6) == 0 && strspn(base + 6, "0123456789.") == n - 6;
+}
+
+static const char *const shells[] = { "sh", "bash", "dash", "zsh", "ksh", "mksh", "fish" };
+static const char *const awks[] = { "awk", "gawk", "mawk", "nawk" };
+
+bool key_is_interpreter(const char *base)
+{
+        static const char *const names[] = {
+                "perl", "ruby", "node", "nodejs", "java", "php", "lua", "tclsh", "Rscript",
+        };
+
+        return is_python(base) || one_of(base, names, ARRAY_SIZE(names)) || one_of(base, shells, ARRAY_SIZE(shells)) ||
+               one_of(base, awks, ARRAY_SIZE(awks));
+}
+
+bool key_is_launcher(const char *base)
+{
+        /* what runs another program in its own process (exec), changing
+         * only how it runs: the program it runs is the start */
+        static const char *const names[] = {
+                "env", "nice", "ionice", "taskset", "chrt", "stdbuf", "setpriv", "nohup", "numactl", "setsid",
+                "unbuffer", "prlimit",
+        };
+
+        return one_of(base, names, ARRAY_SIZE(names));
+}
+
+/* Options of these programs whose value is the next word. */
 static bool takes_value(const char *base, const char *opt)
 {
+        static const char *const java[] = { "-cp", "-classpath", "--class-path", "--module-path", "-p",
+                                            "--add-modules", "-d" };
+        static const char *const python[] = { "-W", "-X", "--check-hash-based-pycs" };
+        static const char *const node[] = { "-r", "--require", "--import", "--loader", "-C", "--conditions" };
+
         if (strcmp(base, "java") == 0)
-                return strcmp(opt, "-cp") == 0 || strcmp(opt, "-classpath") == 0 ||
-                       strcmp(opt, "--class-path") == 0 || strcmp(opt, "--module-path") == 0 ||
-                       strcmp(opt, "-p") == 0;
-        if (strncmp(base, "python", 6) == 0)
-                return strcmp(opt, "-W") == 0 || strcmp(opt, "-X") == 0 || strcmp(opt, "--check-hash-based-pycs") == 0;
+                return one_of(opt, java, ARRAY_SIZE(java));
+        if (is_python(base))
+                return one_of(opt, python, ARRAY_SIZE(python));
         if (strcmp(base, "node") == 0 || strcmp(base, "nodejs") == 0)
-                return strcmp(opt, "-r") == 0 || strcmp(opt, "--require") == 0;
-        if (strcmp(base, "env") == 0)
-                return strcmp(opt, "-u") == 0 || strcmp(opt, "-C") == 0 || strcmp(opt, "-S") == 0;
+                return one_of(opt, node, ARRAY_SIZE(node));
+        if (one_of(base, shells, ARRAY_SIZE(shells)))
+                return strcmp(opt, "-o") == 0 || strcmp(opt, "+o") == 0 || strcmp(opt, "-O") == 0 ||
+                       strcmp(opt, "+O") == 0 || strcmp(opt, "--rcfile") == 0 || strcmp(opt, "--init-file") == 0;
+        if (one_of(base, awks, ARRAY_SIZE(awks)))
+                return strcmp(opt, "-v") == 0 || strcmp(opt, "-F") == 0;
+        if (strcmp(base, "perl") == 0 || strcmp(base, "ruby") == 0)
+                return strcmp(opt, "-I") == 0 || strcmp(opt, "-M") == 0 || strcmp(opt, "-m") == 0 ||
+                       strcmp(opt, "-r") == 0;
         return false;
+}
+
+/* Is the short option cluster (after its '-') one that runs code given on
+ * the command line (sh -ec, python3 -Ic, perl -ne, node -p ...)? */
+static bool inline_code(const char *base, const char *cluster)
+{
+        if (is_python(base) || one_of(base, shells, ARRAY_SIZE(shells)))
+                return strchr(cluster, 'c') != NULL;
+        if (strcmp(base, "perl") == 0 || strcmp(base, "ruby") == 0)
+                return strchr(cluster, 'e') != NULL || strchr(cluster, 'E') != NULL;
+        if (strcmp(base, "node") == 0 || strcmp(base, "nodejs") == 0)
+                return strcmp(cluster, "e") == 0 || strcmp(cluster, "p") == 0 || strcmp(cluster, "-eval") == 0 ||
+                       strcmp(cluster, "-print") == 0;
+        if (strcmp(base, "php") == 0 || strcmp(base, "lua") == 0)
+                return strchr(cluster, 'r') != NULL || strchr(cluster, 'e') != NULL;
+        return false;
+}
+
+static void script_path(const char *a, const char *cwd, char *buf, size_t size)
+{
+        if (a[0] == '/' || !cwd)
+                snprintf(buf, size, "%s", a);
+        else
+                snprintf(buf, size, "%s%s%s", cwd, strcmp(cwd, "/") == 0 ? "" : "/", a);
 }
 
 void key_script_of_argv(const char *base, char *const *argv, int argc, const char *cwd, char *buf, size_t size)
 {
+        bool awk = one_of(base, awks, ARRAY_SIZE(awks)), java = strcmp(base, "java") == 0;
+
         buf[0] = 0;
         for (int i = 1; i < argc; i++) {
                 const char *a = argv[i];
 
-                bool evaluates = strcmp(base, "perl") == 0 || strcmp(base, "ruby") == 0 || strcmp(base, "node") == 0 ||
-                                 strcmp(base, "nodejs") == 0;
-
-                if (strcmp(a, "-c") == 0 || (evaluates && (strcmp(a, "-e") == 0 || strcmp(a, "--eval") == 0)) ||
-                    strcmp(a, "-") == 0 || strcmp(a, "--") == 0)
-                        return;         /* a string or standard input: the interpreter's own */
-                if (strncmp(base, "python", 6) == 0 && strcmp(a, "-m") == 0) {
-                        if (i + 1 < argc)
-                                snprintf(buf, size, "module:%s", argv[i + 1]);
+                if (strcmp(a, "-") == 0)
+                        return;         /* standard input: the interpreter's own */
+                if (strcmp(a, "--") == 0) {
+                        if (i + 1 < argc && !awk)
+                                script_path(argv[i + 1], cwd, buf, size);
                         return;
                 }
-                if (strcmp(base, "java") == 0 && strcmp(a, "-jar") == 0) {
-                        if (i + 1 < argc)
-                                a = argv[++i];
-                        else
+                if (a[0] == '-' || (a[0] == '+' && one_of(base, shells, ARRAY_SIZE(shells)))) {
+                        if (inline_code(base, a + 1))
+                                return;         /* code on the command line: the interpreter's own */
+                        if (is_python(base) && a[1] != '-' && strchr(a + 1, 'm')) {
+                                /* -m MODULE (or -mMODULE), perhaps after flags: -Bm */
+                                const char *m = strchr(a + 1, 'm') + 1;
+                                if (*m)
+                                        snprintf(buf, size, "module:%s", m);
+                                else if (i + 1 < argc)
+                                        snprintf(buf, size, "module:%s", argv[i + 1]);
                                 return;
-                } else if (a[0] == '-') {
+                        }
+                        if (java && (strcmp(a, "-jar") == 0 || strcmp(a, "-m") == 0 || strcmp(a, "--module") == 0)) {
+                                if (i + 1 >= argc)
+                                        return;
+                                if (strcmp(a, "-jar") == 0)
+                                        script_path(argv[i + 1], cwd, buf, size);
+                                else
+                                        snprintf(buf, size, "module:%s", argv[i + 1]);
+                                return;
+                        }
+                        if (awk && strcmp(a, "-f") == 0) {
+                                if (i + 1 < argc)
+                                        script_path(argv[i + 1], cwd, buf, size);
+                                return;
+                        }
                         if (takes_value(base, a))
                                 i++;
                         continue;
-                } else if (strcmp(base, "env") == 0 && strchr(a, '=')) {
-                        continue;       /* NAME=VALUE */
                 }
-                if (strcmp(base, "java") == 0 && !strchr(a, '/') && !strstr(a, ".jar"))
+                if (awk)
+                        return;         /* its program text: the interpreter's own */
+                if (java && !strchr(a, '/') && !strstr(a, ".jar"))
                         snprintf(buf, size, "class:%s", a);
-                else if (a[0] == '/' || !cwd)
-                        snprintf(buf, size, "%s", a);
                 else
-                        snprintf(buf, size, "%s%s%s", cwd, strcmp(cwd, "/") == 0 ? "" : "/", a);
+                        script_path(a, cwd, buf, size);
                 return;
         }
 }
@@ -104,7 +177,7 @@ static void plain_base(const char *p, char *out, size_t max)
 
         b = b ? b + 1 : p;
         if (strncmp(p, "module:", 7) == 0 || strncmp(p, "class:", 6) == 0)
-                b = strchr(p, ':') + 1;
+                b = strchr(p, ':') + 1;     /* (a module's dots kept: http.server) */
         for (; *b && n + 1 < max; b++) {
                 bool plain = isalnum((unsigned char)*b) || *b == '_' || *b == '-' || (*b == '.' && n > 0);
                 out[n++] = plain ? *b : '_';
@@ -114,10 +187,13 @@ static void plain_base(const char *p, char *out, size_t max)
 
 void key_name(struct start_key *k)
 {
-        char a[64], b[64];
+        char a[64], b[64], uid[24];
         uint64_t h = fnv1a(0xcbf29ce484222325ULL, k->exe);
 
-        h = fnv1a(fnv1a(h, "\n"), k->script);
+        /* each user's starts their own: another's read set is not theirs
+         * to replay (its files, its sizes), nor their history */
+        snprintf(uid, sizeof(uid), "\n%u\n", (unsigned)k->uid);
+        h = fnv1a(fnv1a(h, uid), k->script);
         plain_base(k->exe, a, 40);
         plain_base(k->script, b, 40);
         snprintf(k->name, sizeof(k->name), "%s%s%s-%016llx", a[0] ? a : "_", b[0] ? "-" : "", b,
@@ -142,17 +218,29 @@ static ssize_t read_proc(pid_t pid, const char *what, char *buf, size_t max)
         return n;
 }
 
-static int same_mount_ns(pid_t pid)
+int key_host_ns(struct key_ns *ret)
+{
+        struct stat st;
+
+        /* PID 1's: the daemon's own may be a sandbox's (systemd's
+         * ProtectSystem= makes one, whose paths are the host's); ours
+         * where PID 1's cannot be asked (an init that hides it) */
+        if (stat("/proc/1/ns/mnt", &st) < 0 && stat("/proc/self/ns/mnt", &st) < 0)
+                return -errno;
+        *ret = (struct key_ns){ .dev = st.st_dev, .ino = st.st_ino };
+        return 0;
+}
+
+/* Does pid see the host's files (its mount namespace host's)? */
+static int host_mount_ns(pid_t pid, const struct key_ns *host)
 {
         char path[64];
-        struct stat a, b;
+        struct stat a;
 
         snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
         if (stat(path, &a) < 0)
                 return -errno;
-        if (stat("/proc/self/ns/mnt", &b) < 0)
-                return -errno;
-        return a.st_ino == b.st_ino && a.st_dev == b.st_dev ? 0 : -EXDEV;
+        return a.st_ino == host->ino && a.st_dev == host->dev ? 0 : -EXDEV;
 }
 
 static uid_t real_uid(pid_t pid)
@@ -178,7 +266,43 @@ bool key_is_elf(int fd)
         return pread(fd, m, 4, 0) == 4 && m[0] == 0x7f && m[1] == 'E' && m[2] == 'L' && m[3] == 'F';
 }
 
-int start_key_of_exec(pid_t pid, int exe_fd, const char *script, struct start_key *k)
+int key_elf_loader(int fd, char *buf, size_t size)
+{
+        unsigned char h[64], ph[56];
+        char interp[PATH_MAX];
+        bool is64;
+        uint64_t phoff;
+        unsigned phnum, phentsize;
+
+        if (pread(fd, h, sizeof(h), 0) != (ssize_t)sizeof(h) || memcmp(h, "\177ELF", 4) != 0 || h[5] != 1)
+                return -ENOEXEC;        /* (little-endian ELF only: the machines readset runs on) */
+        is64 = h[4] == 2;
+        phoff = is64 ? get_le(h + 32, 8) : get_le(h + 28, 4);
+        phentsize = (unsigned)get_le(h + (is64 ? 54 : 42), 2);
+        phnum = (unsigned)get_le(h + (is64 ? 56 : 44), 2);
+        if (phentsize < (is64 ? 56u : 32u) || phentsize > sizeof(ph) * 4 || phnum > 128)
+                return -ENOEXEC;
+        for (unsigned i = 0; i < phnum; i++) {
+                uint64_t off, len;
+
+                if (pread(fd, ph, is64 ? 56 : 32, (off_t)(phoff + (uint64_t)i * phentsize)) != (is64 ? 56 : 32))
+                        return -ENOEXEC;
+                if (get_le(ph, 4) != 3)         /* PT_INTERP */
+                        continue;
+                off = is64 ? get_le(ph + 8, 8) : get_le(ph + 4, 4);
+                len = is64 ? get_le(ph + 32, 8) : get_le(ph + 16, 4);
+                if (len < 2 || len >= sizeof(interp) || pread(fd, interp, len, (off_t)off) != (ssize_t)len ||
+                    interp[len - 1] != 0 || interp[0] != '/')
+                        return -ENOEXEC;
+                /* its file name: the path is not looked up (the daemon's
+                 * main thread touches no file system a user could stall) */
+                snprintf(buf, size, "%s", strrchr(interp, '/') + 1);
+                return 0;
+        }
+        return -ENOENT;         /* static: no loader */
+}
+
+int start_key_of_exec(pid_t pid, int exe_fd, const char *script, const struct key_ns *host, struct start_key *k)
 {
         char path[64], cwd[PATH_MAX], args[8192], *argv[MAX_ARGS];
         const char *base;
@@ -189,7 +313,7 @@ int start_key_of_exec(pid_t pid, int exe_fd, const char *script, struct start_ke
         memset(k, 0, sizeof(*k));
         if (fstat(exe_fd, &fs) < 0)
                 return -errno;
-        if ((r = same_mount_ns(pid)) < 0)
+        if ((r = host_mount_ns(pid, host)) < 0)
                 return r == -ENOENT ? -ESRCH : r;
         if ((r = fd_path(exe_fd, k->exe, sizeof(k->exe))) < 0)
                 return r;
@@ -201,8 +325,10 @@ int start_key_of_exec(pid_t pid, int exe_fd, const char *script, struct start_ke
         k->mtime_ns = (uint64_t)fs.st_mtim.tv_sec * 1000000000ULL + (uint64_t)fs.st_mtim.tv_nsec;
         k->uid = real_uid(pid);
         base = strrchr(k->exe, '/') + 1;
-        if (script)
+        if (script) {
                 snprintf(k->script, sizeof(k->script), "%s", script);
+                k->script_opened = true;
+        }
         else if (key_is_interpreter(base)) {
                 /* its script is in its arguments, there once the exec is
                  * done: the exe switched, and (a little after) the new

@@ -85,7 +85,10 @@ int programs_info_load(const char *store, const char *name, struct program_info 
                         }
                 } else if (parse_u64(v, &u) < 0)
                         continue;
-                else if (strcmp(line, "uid") == 0)
+                else if (strcmp(line, "format") == 0) {
+                        if (u > PROGRAMS_FORMAT)
+                                return -EPROTONOSUPPORT;   /* a newer readset's: learned anew */
+                } else if (strcmp(line, "uid") == 0)
                         p->uid = (uint32_t)u;
                 else if (strcmp(line, "small") == 0)
                         p->small = u != 0;
@@ -111,9 +114,9 @@ int programs_info_save(const char *store, const char *name, const struct program
                 return r;
         /* (names with a newline are not learned: daemon.c) */
         snprintf(text, sizeof(text),
-                 "exe %s\nscript %s\nuid %" PRIu32 "\nidentity %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+                 "format %d\nexe %s\nscript %s\nuid %" PRIu32 "\nidentity %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
                  "\nsmall %d\nbytes %" PRIu64 "\nlast %" PRIu64 "\n",
-                 p->exe, p->script, p->uid, p->dev, p->ino, p->size, p->mtime_ns, p->small ? 1 : 0,
+                 PROGRAMS_FORMAT, p->exe, p->script, p->uid, p->dev, p->ino, p->size, p->mtime_ns, p->small ? 1 : 0,
                  p->read_set_bytes, p->last_unix);
         return write_file_atomic(path, 0600, put_text, text);
 }
@@ -329,6 +332,7 @@ static int status_one(void *userdata, const char *name)
         struct status_ctx *c = userdata;
         struct program_info p;
         struct program_summary s;
+        char exe[4 * PATH_MAX], script[4 * PATH_MAX];
 
         if (programs_info_load(c->store, name, &p) < 0 || (c->uid != PROGRAMS_ALL_USERS && p.uid != c->uid) ||
             programs_summary(c->store, name, &p, &s) < 0)
@@ -357,8 +361,11 @@ static int status_one(void *userdata, const char *name)
                 json_object_close(c->j);
                 return 0;
         }
-        fprintf(c->f, "%s%s%s\n  %u starts (%u recorded, %u replayed, %u plain); next: %s%s%s\n", p.exe,
-                p.script[0] ? " " : "", p.script, s.starts, s.recorded, s.replayed, s.plain + s.off,
+        /* (a user's file names reach root's terminal: control characters
+         * shown, never sent) */
+        fprintf(c->f, "%s%s%s\n  %u starts (%u recorded, %u replayed, %u plain); next: %s%s%s\n",
+                printable(p.exe, exe, sizeof(exe)), p.script[0] ? " " : "", printable(p.script, script, sizeof(script)),
+                s.starts, s.recorded, s.replayed, s.plain + s.off,
                 start_mode_name(s.next.mode), s.next.why[0] ? ": " : "", s.next.why);
         if (s.plain_s > 0 || s.replay_s > 0)
                 fprintf(c->f, "  median start: plain %.3f s, replayed %.3f s; saved %.1f s\n", s.plain_s, s.replay_s,
@@ -419,11 +426,15 @@ int programs_users_write(const char *store, uid_t uid)
                 return -ENAMETOOLONG;
         if (mkdir(dir, 0755) < 0 && errno != EEXIST)
                 return -errno;
-        /* root's, written by root alone: no one can plant a link there */
+        /* root's, written by root alone: no one can plant a link there;
+         * 0755 whatever the umask (the unit's), so that each user reaches
+         * their own file */
         if (lstat(dir, &st) < 0)
                 return -errno;
         if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022))
                 return -EPERM;
+        if ((st.st_mode & 07777) != 0755 && chmod(dir, 0755) < 0)
+                return -errno;
         for (int json = 0; json < 2; json++) {
                 struct user_write w = { store, uid, json };
 

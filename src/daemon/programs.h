@@ -16,6 +16,11 @@
 #include "boot/history.h"
 #include "daemon/key.h"
 
+/* The info file's format: a newer one (a later readset's) is not read,
+ * and the program is learned anew; an older one is read as far as it
+ * goes (a line not known is passed over), and written anew. */
+#define PROGRAMS_FORMAT 1
+
 struct program_info {
         char exe[PATH_MAX], script[PATH_MAX];
         uint32_t uid;

@@ -387,7 +387,8 @@ int readset_put_first(struct readset *rs, struct readset *from)
                 n++;
         }
         /* (what moved left from as empty entries, freed with it) */
-        memcpy(files + n, rs->files, rs->n_files * sizeof(*files));
+        if (rs->n_files)
+                memcpy(files + n, rs->files, rs->n_files * sizeof(*files));
         free(rs->files);
         rs->files = files;
         rs->n_files += n;

@@ -540,6 +540,29 @@ void lookups_observe(struct lookups *l, void (*fn)(void *userdata, uint32_t op, 
 }
 int lookups_fd(struct lookups *l) { return ring_buffer__epoll_fd(l->rb); }
 
+size_t lookups_own_fds(const struct lookups *l, int *fds, size_t max)
+{
+        const struct bpf_object_skeleton *sk = l->skel->skeleton;
+        struct bpf_program *prog;
+        struct bpf_map *map;
+        size_t n = 0;
+        int fd;
+
+        bpf_object__for_each_program(prog, l->skel->obj)
+                if ((fd = bpf_program__fd(prog)) >= 0 && n < max)
+                        fds[n++] = fd;
+        bpf_object__for_each_map(map, l->skel->obj)
+                if ((fd = bpf_map__fd(map)) >= 0 && n < max)
+                        fds[n++] = fd;
+        for (int i = 0; sk && i < sk->prog_cnt; i++)
+                if (sk->progs[i].link && *sk->progs[i].link && (fd = bpf_link__fd(*sk->progs[i].link)) >= 0 &&
+                    n < max)
+                        fds[n++] = fd;
+        if ((fd = bpf_object__btf_fd(l->skel->obj)) >= 0 && n < max)
+                fds[n++] = fd;
+        return n;
+}
+
 int lookups_drain(struct lookups *l)
 {
         int r = ring_buffer__consume(l->rb);
@@ -612,6 +635,7 @@ void lookups_observe(struct lookups *l, void (*fn)(void *, uint32_t, int32_t, co
         (void)l; (void)fn; (void)u;
 }
 int lookups_fd(struct lookups *l) { (void)l; return -1; }
+size_t lookups_own_fds(const struct lookups *l, int *fds, size_t max) { (void)l; (void)fds; (void)max; return 0; }
 int lookups_drain(struct lookups *l) { (void)l; return 0; }
 int lookups_finish(struct lookups *l, struct readset *rs) { (void)l; (void)rs; return -EOPNOTSUPP; }
 void lookups_close(struct lookups *l) { (void)l; }

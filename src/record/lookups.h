@@ -26,6 +26,10 @@ void lookups_set_start(struct lookups *l, uint64_t start_ns);
 void lookups_observe(struct lookups *l, void (*fn)(void *userdata, uint32_t op, int32_t result, const char *path),
                      void *userdata);
 int lookups_fd(struct lookups *l);
+/* The descriptors of its BPF objects (programs, maps, links, BTF), at most
+ * max into fds: what a guardian of this recorder holds, and no other's.
+ * How many. */
+size_t lookups_own_fds(const struct lookups *l, int *fds, size_t max);
 int lookups_drain(struct lookups *l);
 /* Drain what is left and append the lookups to rs (sets rs->lookups_lost). */
 int lookups_finish(struct lookups *l, struct readset *rs);

@@ -55,11 +55,15 @@ static void block_all_signals(void)
 
 /* ---- the guardian -------------------------------------------------------- */
 
-/* In the guardian: keep only what it holds for readset -- its pipe, the
- * tracefs instance's descriptors, the BPF objects -- and close the rest: a
- * gate a command waits on, fanotify, the files a replay beside has open. */
-static void guardian_close_others(const char *instance, int keep)
+/* In the guardian: keep only what it holds for readset -- its pipe, its
+ * own tracefs instance's descriptors, its own BPF objects -- and close the
+ * rest: a gate a command waits on, fanotify, the files a replay beside has
+ * open, and another recorder's instance and BPF objects (readset auto
+ * records several starts at once: a guardian that kept those would hold
+ * them, attached and busy, for as long as it lives). */
+static void guardian_close_others(const char *instance, int keep, const int *own, size_t n_own)
 {
+        size_t ilen = instance ? strlen(instance) : 0;
         DIR *d = opendir("/proc/self/fd");
         struct dirent *de;
 
@@ -68,16 +72,16 @@ static void guardian_close_others(const char *instance, int keep)
         while ((de = readdir(d))) {
                 char target[PATH_MAX];
                 uint64_t fd;
+                bool mine = false;
 
                 if (parse_u64(de->d_name, &fd) < 0 || fd > INT_MAX || (int)fd == dirfd(d) || (int)fd == keep)
                         continue;
-                if (fd_path((int)fd, target, sizeof(target)) < 0)
+                for (size_t i = 0; i < n_own && !mine; i++)
+                        mine = own[i] == (int)fd;
+                if (mine)
                         continue;
-                /* BPF programs, maps, links, BTF; the perf event a tracepoint
-                 * program is attached by */
-                if (strncmp(target, "anon_inode:bpf", 14) == 0 || strncmp(target, "anon_inode:btf", 14) == 0 ||
-                    strcmp(target, "anon_inode:[perf_event]") == 0 ||
-                    (instance && strncmp(target, instance, strlen(instance)) == 0))
+                if (instance && fd_path((int)fd, target, sizeof(target)) >= 0 && strncmp(target, instance, ilen) == 0 &&
+                    (target[ilen] == 0 || target[ilen] == '/'))
                         continue;
                 close((int)fd);
         }
@@ -165,7 +169,8 @@ static int start_reaper(struct recorder *r)
  * SIGKILL: a signal for readset's command is not for it. */
 static int start_guardian(struct recorder *r)
 {
-        int fd;
+        int fd, own[64];
+        size_t n_own = r->lookups ? lookups_own_fds(r->lookups, own, ARRAY_SIZE(own)) : 0;
         pid_t pid = fork_tied(&fd);
 
         if (pid < 0)
@@ -174,7 +179,7 @@ static int start_guardian(struct recorder *r)
                 int null;
 
                 setsid();   /* out of the terminal's process group */
-                guardian_close_others(tracer_instance_path(r->tracer), fd);
+                guardian_close_others(tracer_instance_path(r->tracer), fd, own, n_own);
                 null = open("/dev/null", O_RDWR | O_CLOEXEC);
                 if (null >= 0) {
                         dup2(null, 0);

@@ -26,7 +26,7 @@ for f in $MNT/app/data*; do cat "\$f" > /dev/null; done
 EOF
         chmod +x "$MNT/app/$1.sh"
 }
-for s in start secret warm p1 p2 p3 held; do script $s; done
+for s in start secret warm p1 p2 p3 held nob; do script $s; done
 
 STORE=$TMP/store
 cat > "$TMP/auto.conf" <<EOF
@@ -118,10 +118,17 @@ prog_check start "p['program'] == '$MNT/app/sh' and not p['small']"
 evict
 all_resident && fail "the data is still cached after eviction"
 gated start
-wait_until 120 all_resident || fail "the second start's replay never read the data: $(cat "$TMP/daemon.log")"
+wait_until 120 all_resident || fail "the second start's replay never read the data: $(cat "$TMP/daemon.log"; kill -0 $GATED 2>/dev/null && echo "(the start still waits)" || echo "(the start is gone)")"
 release start
 wait_until 60 "starts_are start 2" || fail "the daemon never noted the second start: $(cat "$TMP/daemon.log")"
 prog_check start "p['last'] == 'replay' and p['replayed'] == 1 and p['last_replayed_bytes'] >= $DATA"
+
+# 2b. The loop's next start is plain (its baseline): judged cold by what
+# it read from storage itself, and noted.
+evict
+"$MNT/app/start.sh" || fail "start.sh failed"
+wait_until 60 "starts_are start 3" || fail "the daemon never noted the third start: $(cat "$TMP/daemon.log")"
+prog_check start "p['last'] == 'plain' and p['plain'] == 1"
 
 # 3. A program that changed is learned anew at its next start.
 cp --remove-destination "$(readlink -f /bin/sh)" "$MNT/app/sh.new"
@@ -129,7 +136,7 @@ printf '\n' >> "$MNT/app/sh.new"      # other bytes, another inode
 mv "$MNT/app/sh.new" "$MNT/app/sh"
 recorded start
 release start
-wait_until 60 "starts_are start 3" || fail "the daemon never noted the third start"
+wait_until 60 "starts_are start 4" || fail "the daemon never noted the fourth start"
 prog_check start "p['last'] == 'record' and p['recorded'] == 2"
 
 # 4. An excluded program is never learned, nor a warm start; the next
@@ -144,8 +151,10 @@ recorded p1
 release p1
 wait_until 60 "starts_are p1 1" || fail "the daemon never noted p1"
 prog_check secret "p is None"
+grep -q "not learned: .*/secret.sh: named by a never rule" "$TMP/daemon.log" || fail "secret.sh was not seen as excluded: $(cat "$TMP/daemon.log")"
 prog_check p1 "p['starts'] == 1 and p['recorded'] == 1"
 prog_check warm "p is None"
+grep -q "warm.sh.*: warm at its first start: not learned" "$TMP/daemon.log" || fail "warm.sh was not found warm: $(cat "$TMP/daemon.log")"
 
 # 5. The store keeps at most max-programs (3) programs: start, p1, p2 and p3
 # make four; the least recently started goes.
@@ -154,18 +163,37 @@ for s in p2 p3; do
         release $s
         wait_until 60 "starts_are $s 1" || fail "the daemon never noted $s"
 done
-prog_check p3 "len(programs) == 3"
+wait_until 60 'prog_is p3 "len(programs) == 3"' || prog_check p3 "len(programs) == 3"
+# forgotten while the daemon runs: learned anew, not replayed from memory
+prog_check p2 "p is not None"
+"$READSET" auto forget --store "$STORE" p2.sh > /dev/null || fail "forget p2.sh"
+recorded p2
+release p2
+wait_until 60 "starts_are p2 1" || fail "the daemon never noted p2 again"
+prog_check p2 "p['last'] == 'record' and p['recorded'] == 1"
 
-# 6. A user is told only of their own starts: root's are in root's file
-# beside the store (the store is root's alone), nobody's has none.
+# 6. A user is told only of their own starts: each user's are in their
+# own file beside the store (the store is root's alone).  nobody starts
+# nob.sh (through setpriv: a launcher, its program is the start).
+chmod 0711 "$TMP"
+for try in 1 2 3 4 5 6 7 8 9 10; do
+        evict
+        setpriv --reuid=65534 --regid=65534 --clear-groups "$MNT/app/nob.sh" || fail "nob.sh as nobody"
+        wait_until 10 "starts_are nob 1" && break
+done
+prog_check nob "p['uid'] == 65534 and p['recorded'] == 1"
 stop_daemon      # (it writes them at its end, and every minute)
 [ -s "$STORE-users/0.json" ] || fail "no status of root's starts beside the store"
 [ "$(stat -c %a:%u "$STORE-users/0.json")" = 400:0 ] || fail "root's status: $(stat -c %a:%u "$STORE-users/0.json")"
-grep -q "$MNT/app/p1.sh" "$STORE-users/0.json" || fail "root's status lacks p1: $(cat "$STORE-users/0.json")"
-chmod 0711 "$TMP"
-out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$READSET" auto status --json --store "$STORE") ||
+[ "$(stat -c %a "$STORE-users")" = 755 ] || fail "the users' directory: $(stat -c %a "$STORE-users")"
+setpriv --reuid=65534 --regid=65534 --clear-groups "$READSET" auto status --json --store "$STORE" > "$TMP/nobody.json" ||
         fail "auto status as nobody"
-[ "$out" = '{"programs":[]}' ] || fail "nobody was told of others' starts: $out"
+"$PY" - "$STORE-users/0.json" "$TMP/nobody.json" "$MNT/app/nob.sh" <<'PYEOF' || fail "each user's status: $(cat "$STORE-users/0.json" "$TMP/nobody.json")"
+import json, sys
+root, nobody = (json.load(open(p))["programs"] for p in sys.argv[1:3])
+assert root and all(q["uid"] == 0 for q in root), "root's file: root's programs alone"
+assert [q["script"] for q in nobody] == [sys.argv[3]] and nobody[0]["uid"] == 65534, "nobody's: nob.sh alone"
+PYEOF
 chmod 0700 "$TMP"
 
 start_daemon
@@ -196,8 +224,9 @@ PID=$DPID
 stop_daemon
 grep -q "^readset: auto: .* execs" "$TMP/daemon.log" || fail "the daemon said nothing at its end: $(tail -40 "$TMP/daemon.log")"
 wait_until 60 "! ls -d $INST/readset-$PID $INST/readset-$PID-* >/dev/null 2>&1" || fail "a stopped daemon left its instance"
-prog_check p3 "p is not None"
-"$READSET" auto forget --store "$STORE" p3.sh > /dev/null 2>&1 || fail "forget p3.sh"
-prog_check p3 "p is None and len(programs) == 2"
-"$READSET" auto forget --store "$STORE" p3.sh 2>/dev/null && fail "forget of a program not learned succeeded"
+prog_check nob "p is not None"
+n=$("$READSET" auto status --json --store "$STORE" | "$PY" -c 'import json, sys; print(len(json.load(sys.stdin)["programs"]))')
+"$READSET" auto forget --store "$STORE" nob.sh > /dev/null 2>&1 || fail "forget nob.sh"
+prog_check nob "p is None and len(programs) == $n - 1"
+"$READSET" auto forget --store "$STORE" nob.sh 2>/dev/null && fail "forget of a program not learned succeeded"
 echo "ok: recorded, replayed ($(grep -c replayed "$TMP/daemon.log") replays), re-learned, excluded, bounded, killed cleanly"

@@ -49,6 +49,12 @@ static void test_interpreters(void)
         CHECK(!key_is_interpreter("git"));
         CHECK(!key_is_interpreter("shx"));
         CHECK(!key_is_interpreter(""));
+        CHECK(!key_is_interpreter("env"));
+        CHECK(key_is_launcher("env"));
+        CHECK(key_is_launcher("nice"));
+        CHECK(key_is_launcher("setpriv"));
+        CHECK(!key_is_launcher("python3"));
+        CHECK(!key_is_launcher("timeout"));     /* forks: its child is a start of its own */
 }
 
 static void test_scripts(void)
@@ -67,10 +73,24 @@ static void test_scripts(void)
         script_is("java", "/srv/a.jar", 3, "java", "-jar", "/srv/a.jar");
         script_is("java", "class:org.Main", 4, "java", "-cp", "lib/*", "org.Main");
         script_is("java", "", 2, "java", "-jar");
-        script_is("env", "/home/u/s.py", 5, "env", "-u", "X", "A=1", "s.py");
         script_is("perl", "", 3, "perl", "-e", "print 1");
+        script_is("perl", "", 3, "perl", "-ne", "print");
+        script_is("perl", "/home/u/t.pl", 4, "perl", "-I", "lib", "t.pl");
         script_is("node", "", 3, "node", "--eval", "1");
-        script_is("env", "/home/u/python3", 2, "env", "python3");
+        script_is("node", "", 3, "node", "-p", "1");
+        /* option clusters: code on the command line is the interpreter's */
+        script_is("sh", "", 3, "sh", "-ec", "ls");
+        script_is("bash", "", 3, "bash", "-lc", "ls");
+        script_is("python3", "", 3, "python3", "-Ic", "1");
+        script_is("python3", "module:pip", 3, "python3", "-Bm", "pip");
+        script_is("python3", "module:venv", 2, "python3", "-mvenv");
+        script_is("python3", "/home/u/x.py", 3, "python3", "--", "x.py");
+        script_is("bash", "/home/u/x.sh", 4, "bash", "-o", "pipefail", "x.sh");
+        script_is("bash", "/home/u/x.sh", 3, "bash", "+x", "x.sh");
+        script_is("awk", "", 2, "awk", "{print $1}");
+        script_is("awk", "", 4, "awk", "-F", ":", "{print $1}");
+        script_is("awk", "/home/u/p.awk", 3, "awk", "-f", "p.awk");
+        script_is("java", "module:org.app", 3, "java", "-m", "org.app");
 }
 
 static void test_names(void)
@@ -90,6 +110,36 @@ static void test_names(void)
         CHECK(strncmp(b.name, "python3.11-my_tool.py-", 22) == 0);
         CHECK(c.name[0] != '.' && !strchr(c.name, '\n') && !strchr(c.name, '/'));
         CHECK(strlen(a.name) < NAME_MAX - 16);
+        /* two users' starts of one program are two programs */
+        b = a;
+        b.uid = 1000;
+        key_name(&b);
+        CHECK(strcmp(a.name, b.name) != 0);
+}
+
+static void test_loader(void)
+{
+        char name[NAME_MAX + 1];
+        int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC), sh = open("/bin/sh", O_RDONLY | O_CLOEXEC);
+        int txt = open("/etc/hostname", O_RDONLY | O_CLOEXEC);
+
+        CHECK(fd >= 0);
+        if (fd >= 0) {
+                /* this test is a dynamic program: its loader, by name */
+                CHECK_EQ(key_elf_loader(fd, name, sizeof(name)), 0);
+                CHECK(strncmp(name, "ld-", 3) == 0);
+                CHECK(key_is_elf(fd));
+                close(fd);
+        }
+        if (sh >= 0) {
+                CHECK(key_is_elf(sh));
+                close(sh);
+        }
+        if (txt >= 0) {
+                CHECK(!key_is_elf(txt));
+                CHECK_EQ(key_elf_loader(txt, name, sizeof(name)), -ENOEXEC);
+                close(txt);
+        }
 }
 
 static const char *write_conf(const char *text)
@@ -262,6 +312,7 @@ int main(void)
         test_interpreters();
         test_scripts();
         test_names();
+        test_loader();
         test_config();
         test_store();
         test_put_first();
