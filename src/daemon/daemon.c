@@ -38,6 +38,7 @@
 #define PENDING_MS 50          /* an exec not done by then failed, or the event was the loader's */
 #define MAX_DEPTH 32           /* ancestors looked at */
 #define WARM_SHARE 0.7         /* a start that found this much of its read set cached was warm */
+#define LATE_MIN_RCHAR (64u << 10)  /* a start that read this much through read calls is timed by them */
 #define COLD_SHARE 0.3         /* a first start that had to read this much of what it used itself was cold */
 #define WARM_AGAIN_S 600       /* a program found warm at its first start: not recorded again this long */
 #define BIG_PROGRAM (512u << 10)  /* a program file the exec's first read does not bring in whole */
@@ -133,12 +134,15 @@ struct daemon {
 struct start {
         struct daemon *d;
         struct recorder *rec;       /* recording from its exec on (the program is new or changed) */
+        uint64_t rec_at_us;         /* when its recording began */
+        uint64_t rchar_at_rec;      /* what it had read through read calls by then */
         struct start_key k;
         pid_t pid;
         int pidfd;
         uint64_t at_us;
         int64_t exe_cached;         /* the program's pages cached at its exec (-errno: unknown) */
-        uint64_t io_read;           /* a plain start: what it read from storage, at the last sample */
+        uint64_t io_read;           /* what it read from storage, at the last sample */
+        uint64_t io_rchar;          /* what it read through read calls, cached or not */
         unsigned io_samples;
         /* what its first process mapped (the program, its loader, its
          * libraries), looked at while it is recorded: their first reads go
@@ -447,9 +451,10 @@ static bool known_new(struct daemon *d, const struct start_key *k, bool *ret_sma
 
 /* ---- one start, followed in a thread of its own ------------------------- */
 
-/* Was a plain start warm: what it read from storage itself (sampled while
- * it ran, its reaped children's with it) under 30% of what its read set
- * holds?  Its program's pages cached at the exec would say nothing of
+/* Was a start warm: what it read from storage itself (sampled while it
+ * ran, its reaped children's with it) under 30% of what its read set
+ * holds (a plain start; a replayed one whose replay also found most of it
+ * cached)?  Its program's pages cached at the exec would say nothing of
  * a small program (the exec's first read brings it in whole) nor of an
  * interpreter's script; asking the read set's files would open them,
  * reading inodes and directories from the device the start is waiting for
@@ -474,7 +479,7 @@ static bool start_ended(void *userdata)
 
 /* How busy pid is: what it read (from storage, and through read calls)
  * and its CPU time, summed (its reaped children's in it); 0 once gone */
-static uint64_t activity(pid_t pid, int64_t *ret_read_bytes)
+static uint64_t activity(pid_t pid, int64_t *ret_read_bytes, uint64_t *ret_rchar)
 {
         char path[64], buf[1024], *p;
         const char *end;
@@ -490,8 +495,10 @@ static uint64_t activity(pid_t pid, int64_t *ret_read_bytes)
                         *ret_read_bytes = (int64_t)v;
                         sum += v;
                 }
-                if (strncmp(buf, "rchar: ", 7) == 0 && parse_u64_prefix(buf + 7, &v, &end) == 0)
+                if (strncmp(buf, "rchar: ", 7) == 0 && parse_u64_prefix(buf + 7, &v, &end) == 0) {
+                        *ret_rchar = MAX(*ret_rchar, v);
                         sum += v;
+                }
         }
         if (fd >= 0)
                 close(TAKE_FD(fd));
@@ -510,12 +517,13 @@ static uint64_t activity(pid_t pid, int64_t *ret_read_bytes)
  * its CPU quiet for QUIET_MS: a program that keeps running), or its window
  * or the daemon: *ret_exited whether it ended; its end (now_us(), or the
  * last time it was busy), 0 when it never was */
-static uint64_t wait_end(struct start *s, bool recording, bool plain, bool *ret_exited)
+static uint64_t wait_end(struct start *s, bool recording, bool sampled, bool *ret_exited)
 {
-        /* (a plain start is sampled often: what its first process read,
-         * its children's once it reaped them, is known to the daemon only
-         * while it is there, and its parent may reap it the moment it ends) */
-        int every_ms = plain ? 5 : recording ? 20 : 50;
+        /* (a start judged warm or cold is sampled often: what its first
+         * process read, its children's once it reaped them, is known to the
+         * daemon only while it is there, and its parent may reap it the
+         * moment it ends) */
+        int every_ms = sampled ? 5 : recording ? 20 : 50;
         uint64_t until = s->at_us + s->d->o->window_ms * 1000, busy_at = s->at_us, last = 0;
 
         *ret_exited = false;
@@ -527,7 +535,7 @@ static uint64_t wait_end(struct start *s, bool recording, bool plain, bool *ret_
 
                 if (recording && s->n_early < EARLY_MAX)
                         early_look(s);
-                act = activity(s->pid, &io);
+                act = activity(s->pid, &io, &s->io_rchar);
                 if (io >= 0) {
                         s->io_read = MAX(s->io_read, (uint64_t)io);
                         s->io_samples++;
@@ -543,7 +551,7 @@ static uint64_t wait_end(struct start *s, bool recording, bool plain, bool *ret_
                 r = poll(&p, 1, (int)MIN((until - now) / 1000 + 1, (uint64_t)every_ms));
                 if (r > 0) {
                         /* (its zombie still tells what it read, reaped children's too) */
-                        (void)activity(s->pid, &io);
+                        (void)activity(s->pid, &io, &s->io_rchar);
                         if (io >= 0)
                                 s->io_read = MAX(s->io_read, (uint64_t)io);
                         *ret_exited = true;
@@ -642,6 +650,13 @@ static void early_put(struct start *s, struct readset *cur)
         readset_free(snap);
 }
 
+static void record_end_slot(struct daemon *d)
+{
+        pthread_mutex_lock(&d->lock);
+        d->n_recording--;
+        pthread_mutex_unlock(&d->lock);
+}
+
 /* A recording of pid's tree from now on, in one of max_recordings slots
  * (NULL: none free, or it could not be had: said).  The recorder opened
  * ahead is taken, and another opened meanwhile; with spare_only, none is
@@ -666,6 +681,11 @@ static struct recorder *record_begin(struct daemon *d, pid_t pid, const char *na
         if (rec && recorder_follow(rec, pid) < 0) {
                 recorder_free(rec);
                 rec = NULL;
+                if (spare_only) {
+                        /* (not opened here: a new program waits for the next) */
+                        record_end_slot(d);
+                        return NULL;
+                }
         }
         recorder_options_for(&ro, pid);
         if ((!rec && (r = recorder_open(&ro, &rec, &what)) < 0) || (r = recorder_start(rec)) < 0) {
@@ -677,13 +697,6 @@ static struct recorder *record_begin(struct daemon *d, pid_t pid, const char *na
                 return NULL;
         }
         return rec;
-}
-
-static void record_end_slot(struct daemon *d)
-{
-        pthread_mutex_lock(&d->lock);
-        d->n_recording--;
-        pthread_mutex_unlock(&d->lock);
 }
 
 /* The recording's end: kept as the program's read set where there was none
@@ -702,12 +715,16 @@ static bool recorded_warm(const struct start *s, const struct readset *rs)
                         accessed += r->flags & RS_RANGE_ACCESSED ? r->length : 0;
                         filled += r->flags & RS_RANGE_FILLED ? r->length : 0;
                 }
-        return accessed && (double)filled < COLD_SHARE * (double)accessed &&
-               (double)s->io_read < COLD_SHARE * (double)accessed;
+        /* (a recording that came late saw little: what the start read
+         * through read calls, cached or not, is the measure then) */
+        if (accessed >= s->io_rchar / 2 && (double)filled >= COLD_SHARE * (double)accessed)
+                return false;
+        return (double)s->io_read < COLD_SHARE * (double)MAX(accessed, s->io_rchar);
 }
 
 static uint64_t record_finish(struct start *s, struct recorder *rec, const struct readset *old, const char *file,
-                              bool ended, bool first, uint64_t stale_percent, bool *ret_warm)
+                              bool ended, uint64_t end_us, bool first, uint64_t stale_percent, bool *ret_warm,
+                              bool *ret_late)
 {
         _cleanup_readset_ struct readset *cur = NULL;
         struct readset_usage u = { 0 };
@@ -715,7 +732,7 @@ static uint64_t record_finish(struct start *s, struct recorder *rec, const struc
         char *argv[3] = { s->k.exe, s->k.script[0] ? s->k.script : NULL, NULL };
         int r;
 
-        *ret_warm = false;
+        *ret_warm = *ret_late = false;
         r = recorder_stop(rec);
         if (r >= 0)
                 r = recorder_finish(rec, &cur);
@@ -727,6 +744,16 @@ static uint64_t record_finish(struct start *s, struct recorder *rec, const struc
         /* a program's first start tells only by its own misses whether it
          * was cold: its file's pages cached at the exec say nothing of a
          * small one, which the exec's first read brings in whole */
+        /* (one whose recording began when it had read half of what it read
+         * -- through read calls, or, reading little so, in the second half
+         * of its time -- saw too little to be judged, or kept: learned at
+         * a later start) */
+        if (first && (s->io_rchar >= LATE_MIN_RCHAR ? s->rchar_at_rec * 2 > s->io_rchar
+                                                     : end_us > s->at_us &&
+                                                       (s->rec_at_us - s->at_us) * 2 > end_us - s->at_us)) {
+                *ret_late = true;
+                return 0;
+        }
         if (first && recorded_warm(s, cur)) {
                 *ret_warm = true;
                 return 0;
@@ -1045,7 +1072,8 @@ static void follow(struct start *s)
         uint8_t *buf = NULL;
         size_t len = 0;
         char file[PATH_MAX];
-        bool record, replay, replace, exited, warm = false, fresh = rec != NULL;
+        bool record, replay, replace, exited, baseline, cached_at_replay = false, warm = false, late = false;
+        bool fresh = rec != NULL;
         uint64_t end_us, kept = 0;
         int r;
 
@@ -1064,6 +1092,11 @@ static void follow(struct start *s)
                 }
                 return;
         }
+        if (rec && !s->rec_at_us) {
+                int64_t io;
+                s->rec_at_us = now_us();
+                (void)activity(s->pid, &io, &s->rchar_at_rec);
+        }
         if (replay && rs && (rp = replay_begin(s, rs)))
                 say(d, "%s: replay from %.2f ms after its exec", s->k.name, (now_us() - s->at_us) / 1e3);
         if (rp) {
@@ -1071,9 +1104,11 @@ static void follow(struct start *s)
 
                 r = replay_session_wait(rp, s->at_us + d->o->window_ms * 1000, start_ended, s);
                 res = replay_session_results(rp);
-                if (r >= 0 && res->planned_ok && res->planned &&
-                    (double)res->st.bytes_cached >= WARM_SHARE * (double)res->planned)
-                        warm = true;
+                /* (warm only if the start did not read it itself either:
+                 * on a fast disk a cold start is ahead of its replay, which
+                 * then finds cached what the start read) */
+                cached_at_replay = r >= 0 && res->planned_ok && res->planned &&
+                                   (double)res->st.bytes_cached >= WARM_SHARE * (double)res->planned;
                 start_replayed(res, &x);
         }
         if (rec) {
@@ -1084,13 +1119,16 @@ static void follow(struct start *s)
                         early_add(s, s->k.script);
                 early_look(s);
         }
-        end_us = wait_end(s, rec != NULL, !rec && !rp && rs, &exited);
-        if (!rec && !rp && rs)
+        /* a plain start (the loop's baseline) is judged warm or cold; one
+         * the loop has off is only timed, at little cost */
+        baseline = !rec && !rp && rs && l->d.mode == START_PLAIN;
+        end_us = wait_end(s, rec != NULL, baseline || rp, &exited);
+        if (baseline || (rp && cached_at_replay))
                 warm = plain_was_warm(s, rs);
         if (rec && programs_file(d->o->store, s->k.name, "readset", file, sizeof(file)) == 0) {
                 bool was_warm;
-                kept = record_finish(s, rec, fresh ? NULL : rs, file, exited || end_us, fresh && !rs,
-                                     replace ? 101 : STALE_PERCENT, &was_warm);
+                kept = record_finish(s, rec, fresh ? NULL : rs, file, exited || end_us, end_us, fresh && !rs,
+                                     replace ? 101 : STALE_PERCENT, &was_warm, &late);
                 if (was_warm) {
                         warm = true;
                         pthread_mutex_lock(&d->lock);
@@ -1111,8 +1149,13 @@ static void follow(struct start *s)
         else
                 d->st.plain++;
         pthread_mutex_unlock(&d->lock);
-        /* a warm start says nothing of what replay is worth; one that kept
-         * running has no start time to judge */
+        if (late) {
+                say(d, "%s: recorded too late to tell its start: learned at a later one", s->k.name);
+                cache_put(d, s->k.name, l, buf, len);
+                return;
+        }
+        /* a warm start says nothing of what replay is worth; one never
+         * seen busy (gone at once) has no time to judge */
         if (!warm && end_us && (r = run_loop_note(l, (uint64_t)time(NULL), end_us, rp ? &x : NULL)) < 0)
                 say(d, "cannot write %s: %s", l->path, strerror(-r));
         if (kept) {
@@ -1229,8 +1272,12 @@ static void on_start(struct daemon *d, const struct start_key *k, pid_t pid, uin
                 free(s);
                 return;
         }
-        if (s->rec)
-                say(d, "%s: recording from %.2f ms after its exec", k->name, (now_us() - at_us) / 1e3);
+        if (s->rec) {
+                int64_t io;
+                s->rec_at_us = now_us();
+                (void)activity(pid, &io, &s->rchar_at_rec);
+                say(d, "%s: recording from %.2f ms after its exec", k->name, (s->rec_at_us - at_us) / 1e3);
+        }
         pthread_mutex_lock(&d->lock);
         d->roots[d->n_roots++] = pid;
         pthread_mutex_unlock(&d->lock);

@@ -46,6 +46,7 @@ struct lookups {
         uint64_t unresolved;       /* relative names whose directory was not known: not kept */
         int err;
         bool all;                  /* every process: those not seen starting are asked for their cwd */
+        bool attached;             /* its programs on their tracepoints (lookups_attach()) */
         void (*observe)(void *userdata, uint32_t op, int32_t result, const char *path);
         void *observe_userdata;
         /* last readdir, to fold repeated getdents64 calls into one lookup */
@@ -352,6 +353,23 @@ static int fork_layout(void)
 
 int lookups_open(struct lookups **ret, bool all)
 {
+        return lookups_open_as(ret, all, true);
+}
+
+int lookups_attach(struct lookups *l)
+{
+        int r;
+
+        if (l->attached)
+                return 0;
+        if ((r = lookups_bpf__attach(l->skel)) < 0)
+                return r;
+        l->attached = true;
+        return 0;
+}
+
+int lookups_open_as(struct lookups **ret, bool all, bool attach)
+{
         struct lookups *l = calloc(1, sizeof(*l));
         int r;
 
@@ -383,7 +401,7 @@ int lookups_open(struct lookups **ret, bool all)
                 lookups_close(l);
                 return r;
         }
-        r = lookups_bpf__attach(l->skel);
+        r = attach ? lookups_attach(l) : 0;
         if (r < 0) {
                 lookups_close(l);
                 return r;
@@ -626,6 +644,8 @@ void lookups_close(struct lookups *l)
 struct lookups { int unused; };
 
 int lookups_open(struct lookups **ret, bool all) { (void)ret; (void)all; return -EOPNOTSUPP; }
+int lookups_open_as(struct lookups **ret, bool all, bool attach) { (void)ret; (void)all; (void)attach; return -EOPNOTSUPP; }
+int lookups_attach(struct lookups *l) { (void)l; return -EOPNOTSUPP; }
 void lookups_set_limit(struct lookups *l, uint64_t max_lookups) { (void)l; (void)max_lookups; }
 int lookups_follow(struct lookups *l, pid_t pid) { (void)l; (void)pid; return -EOPNOTSUPP; }
 int lookups_ignore(struct lookups *l, pid_t pid) { (void)l; (void)pid; return -EOPNOTSUPP; }

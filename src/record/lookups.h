@@ -17,6 +17,12 @@ struct lookups;
  * lookups_ignore() names; else only the trees lookups_follow() names.
  * Lookups made before lookups_set_start() are not kept. */
 int lookups_open(struct lookups **ret, bool all);
+/* The same, its programs loaded but, without attach, not on their
+ * tracepoints until lookups_attach(): a recorder opened ahead (readset
+ * auto's) costs every path lookup and fork on the machine nothing while
+ * it follows nobody. */
+int lookups_open_as(struct lookups **ret, bool all, bool attach);
+int lookups_attach(struct lookups *l);
 int lookups_follow(struct lookups *l, pid_t pid);
 /* Recording every process: leave pid out too (the guardian). */
 int lookups_ignore(struct lookups *l, pid_t pid);

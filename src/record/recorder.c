@@ -227,7 +227,9 @@ static void *open_lookups_thread(void *arg)
         struct bpf_job *j = arg;
         uint64_t t0 = now_ns();
 
-        j->r = lookups_open(&j->l, j->opt->pid == 0);   /* (RECORDER_FOLLOW_LATER: nobody yet) */
+        /* (RECORDER_FOLLOW_LATER: nobody yet, its programs attached once
+         * it follows someone) */
+        j->r = lookups_open_as(&j->l, j->opt->pid == 0, j->opt->pid != RECORDER_FOLLOW_LATER);
         if (j->r >= 0 && j->opt->pid > 0) {
                 j->r = lookups_follow(j->l, j->opt->pid);
                 if (j->r < 0)
@@ -423,7 +425,7 @@ int recorder_start(struct recorder *r)
         if (r->paths_later) {
                 struct paths *p = NULL;
 
-                if (r->lookups && (e = lookups_follow(r->lookups, r->opt.pid)) < 0) {
+                if (r->lookups && ((e = lookups_attach(r->lookups)) < 0 || (e = lookups_follow(r->lookups, r->opt.pid)) < 0)) {
                         lookups_close(TAKE_PTR(r->lookups));
                         r->st.lookups_error = e;
                 }

@@ -90,35 +90,40 @@ evict() { "$TESTPROG" evict "$MNT"/app/* || fail "evict"; }
 # a gated start: runs NAME.sh in the background until released
 gated() { rm -f "$TMP/go-$1"; mkfifo "$TMP/go-$1"; "$MNT/app/$1.sh" & GATED=$!; }
 release() { echo go > "$TMP/go-$1"; wait $GATED || fail "$1.sh failed"; GATED=; rm -f "$TMP/go-$1"; }
-# a cold start of NAME that the daemon records, waiting on its FIFO: a new
-# program is recorded only with the recorder opened ahead (opened a few a
-# second at most), so a start the daemon let pass is run through and
-# started again
-recorded() {   # name
+# a cold start of NAME that the daemon records and learns as its Nth:
+# waiting on its FIFO until the recording is on, then let go; a new program
+# is recorded only with the recorder opened ahead (opened a few a second at
+# most), and a recording that came too late is not kept: such a start is
+# run through and started again
+learned() {   # name n
         for try in 1 2 3 4 5 6 7 8 9 10; do
                 evict
                 gated "$1"
-                wait_until 5 recording && return 0
+                wait_until 5 recording || { release "$1"; continue; }
                 release "$1"
+                wait_until 20 "starts_are $1 $2" && return 0
         done
-        fail "$1 was never recorded: $(cat "$TMP/daemon.log")"
+        fail "$1 was never learned: $(cat "$TMP/daemon.log")"
 }
 
 start_daemon
 
 # 1. The first start is recorded, from its exec on.
-recorded start
-release start
-wait_until 60 "starts_are start 1" || fail "the daemon never noted the first start: $(cat "$TMP/daemon.log")"
+learned start 1
 prog_check start "p['last'] == 'record' and p['recorded'] == 1 and p['read_set_bytes'] >= $DATA"
 prog_check start "p['program'] == '$MNT/app/sh' and not p['small']"
 
 # 2. Its second cold start is replayed beside it: the replay reads the
 # data (the start waits until it has), and says so in its own counter.
-evict
-all_resident && fail "the data is still cached after eviction"
-gated start
-wait_until 120 all_resident || fail "the second start's replay never read the data: $(cat "$TMP/daemon.log"; kill -0 $GATED 2>/dev/null && echo "(the start still waits)" || echo "(the start is gone)")"
+for try in 1 2 3; do
+        evict
+        all_resident && fail "the data is still cached after eviction"
+        gated start
+        wait_until 120 all_resident && kill -0 $GATED 2>/dev/null && break
+        echo "  the second start's replay did not read the data while it waited ($(kill -0 $GATED 2>/dev/null && echo waiting || echo gone)): again"
+        release start
+        [ $try = 3 ] && fail "the second start's replay never read the data: $(cat "$TMP/daemon.log")"
+done
 release start
 wait_until 60 "starts_are start 2" || fail "the daemon never noted the second start: $(cat "$TMP/daemon.log")"
 prog_check start "p['last'] == 'replay' and p['replayed'] == 1 and p['last_replayed_bytes'] >= $DATA"
@@ -134,42 +139,36 @@ prog_check start "p['last'] == 'plain' and p['plain'] == 1"
 cp --remove-destination "$(readlink -f /bin/sh)" "$MNT/app/sh.new"
 printf '\n' >> "$MNT/app/sh.new"      # other bytes, another inode
 mv "$MNT/app/sh.new" "$MNT/app/sh"
-recorded start
-release start
-wait_until 60 "starts_are start 4" || fail "the daemon never noted the fourth start"
+learned start 4
 prog_check start "p['last'] == 'record' and p['recorded'] == 2"
 
 # 4. An excluded program is never learned, nor a warm start; the next
 # cold one is (so the daemon has seen the others by then: events come in
 # order).
 "$MNT/app/secret.sh" || fail "secret.sh failed"
-# (and a warm first start is not learned: warm.sh's data is cached)
-for f in "$MNT"/app/data*; do cat "$f" > /dev/null; done
+# (and a warm first start is not learned: warm.sh's files are cached; its
+# recording finds it warm, or, too late to tell, keeps nothing)
+for f in "$MNT"/app/*; do cat "$f" > /dev/null; done
 "$MNT/app/warm.sh" || fail "warm.sh failed"
 "$MNT/app/warm.sh" || fail "warm.sh failed"
-recorded p1
-release p1
-wait_until 60 "starts_are p1 1" || fail "the daemon never noted p1"
+learned p1 1
 prog_check secret "p is None"
 grep -q "not learned: .*/secret.sh: named by a never rule" "$TMP/daemon.log" || fail "secret.sh was not seen as excluded: $(cat "$TMP/daemon.log")"
 prog_check p1 "p['starts'] == 1 and p['recorded'] == 1"
 prog_check warm "p is None"
-grep -q "warm.sh.*: warm at its first start: not learned" "$TMP/daemon.log" || fail "warm.sh was not found warm: $(cat "$TMP/daemon.log")"
+grep -q "warm.sh.*: \(warm at its first start\|recorded too late\)" "$TMP/daemon.log" ||
+        fail "warm.sh was not seen: $(cat "$TMP/daemon.log")"
 
 # 5. The store keeps at most max-programs (3) programs: start, p1, p2 and p3
 # make four; the least recently started goes.
 for s in p2 p3; do
-        recorded $s
-        release $s
-        wait_until 60 "starts_are $s 1" || fail "the daemon never noted $s"
+        learned $s 1
 done
 wait_until 60 'prog_is p3 "len(programs) == 3"' || prog_check p3 "len(programs) == 3"
 # forgotten while the daemon runs: learned anew, not replayed from memory
 prog_check p2 "p is not None"
 "$READSET" auto forget --store "$STORE" p2.sh > /dev/null || fail "forget p2.sh"
-recorded p2
-release p2
-wait_until 60 "starts_are p2 1" || fail "the daemon never noted p2 again"
+learned p2 1
 prog_check p2 "p['last'] == 'record' and p['recorded'] == 1"
 
 # 6. A user is told only of their own starts: each user's are in their
@@ -200,7 +199,13 @@ start_daemon
 
 # 7. Killed while it records: the guardian removes its tracefs instances
 # and BPF programs, and no half-written read set is left in the store.
-recorded held
+for try in 1 2 3 4 5 6 7 8 9 10; do
+        evict
+        gated held
+        wait_until 5 recording && break
+        release held
+done
+recording || fail "held was never recorded: $(cat "$TMP/daemon.log")"
 progs=$(grep -h '^prog_id' /proc/$DPID/fdinfo/* 2>/dev/null | cut -f2 | sort -u)
 kill -KILL "$DPID"
 wait "$DPID" 2>/dev/null || true
