@@ -45,22 +45,6 @@ WantedBy=multi-user.target
 UNIT
 ln -s ../keepdemo.service "$TMP/root/etc/systemd/system/multi-user.target.wants/keepdemo.service"
 chroot "$TMP/root" readset keep enable keepdemo /srv/keepdemo >"$TMP/keep.out" 2>&1 || fail "keep enable: $(cat "$TMP/keep.out")"
-# readset auto, enabled offline like boot enable (the links alone: PID 1
-# is not systemd in a chroot, and it says so); each boot the reporter
-# starts a script of 16 files, cold, which the daemon sees without any
-# wrapper: the first boot's start is recorded, the second boot's replayed
-mkdir -p "$TMP/root/srv/autodemo"
-for i in $(seq 1 16); do head -c 262144 /dev/urandom > "$TMP/root/srv/autodemo/data$i"; done
-cat >"$TMP/root/srv/autodemo/start.sh" <<'SCRIPT'
-#!/bin/sh
-[ -p /run/autodemo-go ] && read go < /run/autodemo-go
-for f in /srv/autodemo/data*; do cat "$f" >/dev/null; done
-SCRIPT
-chmod +x "$TMP/root/srv/autodemo/start.sh"
-chroot "$TMP/root" readset auto enable >"$TMP/auto-enable.out" 2>&1 || fail "auto enable: $(cat "$TMP/auto-enable.out")"
-grep -q "PID 1 is not systemd" "$TMP/auto-enable.out" || fail "auto enable offline said: $(cat "$TMP/auto-enable.out")"
-[ -L "$TMP/root/etc/systemd/system/multi-user.target.wants/readset-auto.service" ] ||
-        fail "auto enable did not enable readset-auto.service: $(cat "$TMP/auto-enable.out")"
 # the guest's reporter: once the boot finished and readset's session ended
 cat >"$TMP/root/etc/systemd/system/readset-test-report.service" <<'UNIT'
 [Unit]
@@ -93,43 +77,9 @@ while systemctl -q is-active readset-boot.service; do sleep 0.5; done
                 i=$((i + 1))
         done
         echo BEGIN-KEEP; readset keep status --json; echo END-KEEP
-        # the daemon's part: a cold start of the demo, waiting on a FIFO
-        # until the daemon's replay has read its data (or, not learned yet,
-        # until a recording is on), started again (at most 5 times) where
-        # the daemon let it pass
-        recording() {
-                for d in /sys/kernel/tracing/instances/readset-*; do
-                        [ "$(cat "$d/tracing_on" 2>/dev/null)" = 1 ] && return 0
-                done
-                return 1
-        }
-        noted() { readset auto status --json | tr '{' '\n' | grep '/srv/autodemo/start.sh' |
-                  sed -n 's/.*"starts":\([0-9]*\).*/\1/p'; }
-        i=0
-        while [ $i -lt 120 ] && ! systemctl -q is-active readset-auto.service; do sleep 0.5; i=$((i + 1)); done
-        sleep 3         # (its recorder opened ahead)
-        before=$(noted); before=${before:-0}
-        for try in 1 2 3 4 5; do
-                rm -f /run/autodemo-go; mkfifo /run/autodemo-go
-                sync; echo 3 >/proc/sys/vm/drop_caches
-                /srv/autodemo/start.sh & demo=$!
-                i=0
-                while [ $i -lt 60 ]; do
-                        resident=$(fincore --bytes --noheadings --output RES /srv/autodemo/data* | awk '{ s += $1 } END { print s + 0 }')
-                        [ "$resident" -ge 4194304 ] && break
-                        [ "$before" = 0 ] && recording && break
-                        sleep 0.5; i=$((i + 1))
-                done
-                echo go > /run/autodemo-go; wait $demo
-                i=0
-                while [ $i -lt 60 ] && [ "$(noted)" = "$before" ]; do sleep 0.5; i=$((i + 1)); done
-                [ "$(noted)" != "$before" ] && break
-        done
-        rm -f /run/autodemo-go
-        echo BEGIN-AUTO; readset auto status --json; echo END-AUTO
         echo BEGIN-STATUS; readset boot status --json; echo END-STATUS
         echo BEGIN-FAILED; systemctl --failed --no-legend --plain; echo END-FAILED
-        journalctl -b -u readset-boot.service -u keepdemo.service -u $r -u readset-auto.service --no-pager -o short-monotonic |
+        journalctl -b -u readset-boot.service -u keepdemo.service -u $r --no-pager -o short-monotonic |
                 sed "s/^/journal: /"
 } >/dev/ttyS0 2>&1
 systemctl poweroff
@@ -154,7 +104,6 @@ for n in 1 2; do
         between "$TMP/serial$n.log" BEGIN-STATUS END-STATUS >"$TMP/status$n.json"
         between "$TMP/serial$n.log" BEGIN-FAILED END-FAILED >"$TMP/failed$n"
         between "$TMP/serial$n.log" BEGIN-KEEP END-KEEP >"$TMP/keep$n.json"
-        between "$TMP/serial$n.log" BEGIN-AUTO END-AUTO >"$TMP/auto$n.json"
         [ -s "$TMP/status$n.json" ] || fail "boot $n: no status on the console: $(tail -40 "$TMP/serial$n.log")"
         [ ! -s "$TMP/failed$n" ] || fail "boot $n left failed units: $(cat "$TMP/failed$n")"
         grep "journal: " "$TMP/serial$n.log" | tr -d '\r'
@@ -208,23 +157,6 @@ for p in sys.argv[1:3]:
           f"in {k['restore_us'] / 1e6:.2f} s at the start")
 PYEOF
 
-# readset auto under systemd: the demo's first cold start recorded in the
-# first boot, its cold start in the second replayed (the replay's own count
-# of what it read for it)
-$PY - "$TMP/auto1.json" "$TMP/auto2.json" <<'PYEOF' || fail "readset auto in the guest: $(cat "$TMP/auto1.json" "$TMP/auto2.json")"
-import json, sys
-for n, p in enumerate(sys.argv[1:3], 1):
-    ps = [q for q in json.load(open(p))["programs"] if q["script"] == "/srv/autodemo/start.sh"]
-    if len(ps) != 1:
-        sys.exit(f"FAIL: boot {n}: the demo was not learned: {open(p).read()}")
-    q = ps[0]
-    if n == 1 and (q["starts"] != 1 or q["last"] != "record"):
-        sys.exit(f"FAIL: boot 1: the demo's first start was not recorded: {q}")
-    if n == 2 and (q["starts"] != 2 or q["last"] != "replay" or q["last_replayed_bytes"] < 4 << 20):
-        sys.exit(f"FAIL: boot 2: the demo's start was not replayed: {q}")
-print(f"auto: the demo recorded in boot 1, replayed in boot 2 ({q['last_replayed_bytes'] / 1e6:.1f} MB read for it)")
-PYEOF
-
 # purged from the image: no unit, no file, no read set
 mkdir -p "$TMP/mnt"
 mount -o loop "$TMP/guest.img" "$TMP/mnt" || fail "cannot mount the guest image"
@@ -237,4 +169,4 @@ left=$(cd "$TMP/mnt" && find . -path ./proc -prune -o \( -name '*readset*' ! -na
         grep -v '^./var/lib/dpkg/' || true)
 [ -z "$left" ] || fail "purging readset left: $left"
 unmount "$TMP/mnt"; MNT=
-echo "ok: two guest boots (recorded, replayed), a program learned and replayed by readset auto, no failed units, nothing left after purge"
+echo "ok: two guest boots (recorded, replayed), no failed units, nothing left after purge"
