@@ -210,7 +210,7 @@ static int cmp_u64(const void *a, const void *b)
         return x < y ? -1 : x > y;
 }
 
-static double median_s(uint64_t *v, size_t n)
+double history_median_s(uint64_t *v, size_t n)
 {
         if (n == 0)
                 return 0;
@@ -241,7 +241,7 @@ static double baseline(const struct loop_options *o, const struct history *h, si
                         if (e->total_us && (measured_plain(e->mode) || (pass == 1 && e->mode == START_RECORD)))
                                 v[n++] = e->total_us;
                 }
-        return median_s(v, n);
+        return history_median_s(v, n);
 }
 
 void loop_decide(const struct loop_options *o, const struct history *h, bool have_plan, const char *stale,
@@ -314,7 +314,7 @@ void loop_decide(const struct loop_options *o, const struct history *h, bool hav
                 return;
         }
         if (n >= o->trial) {
-                d->replay_s = median_s(v, MIN(n, (size_t)o->trial + 1));
+                d->replay_s = history_median_s(v, MIN(n, (size_t)o->trial + 1));
                 if (d->replay_s >= o->keep_below * d->baseline_s) {
                         d->mode = START_OFF;
                         d->off = true;

@@ -61,6 +61,9 @@ int history_load(const char *path, struct history *h, unsigned *ret_bad);
  * twice HISTORY_MAX lines. */
 int history_append(const char *path, struct history *h, const struct start_entry *e);
 const char *start_mode_name(uint32_t mode);
+/* The median of n durations in microseconds (v sorted in place), in
+ * seconds; 0 for none. */
+double history_median_s(uint64_t *v, size_t n);
 
 /* The loop's settings. */
 struct loop_options {

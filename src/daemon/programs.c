@@ -253,20 +253,6 @@ int programs_bound(const char *store, uint64_t max_keys, uint64_t max_bytes, con
         return removed;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-        uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-        return x < y ? -1 : x > y;
-}
-
-static double median_s(uint64_t *v, size_t n)
-{
-        if (n == 0)
-                return 0;
-        qsort_safe(v, n, sizeof(*v), cmp_u64);
-        return (n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2) / 1e6;
-}
-
 int programs_summary(const char *store, const char *name, const struct program_info *p,
                      struct program_summary *s)
 {
@@ -310,8 +296,8 @@ int programs_summary(const char *store, const char *name, const struct program_i
                 s->last_replayed_bytes = l.h.e[l.h.n - 1].replayed_bytes;
                 s->last_s = (double)l.h.e[l.h.n - 1].total_us / 1e6;
         }
-        s->replay_s = median_s(replay, nr);
-        s->plain_s = median_s(plain, np);
+        s->replay_s = history_median_s(replay, nr);
+        s->plain_s = history_median_s(plain, np);
         if (np && nr && s->plain_s > s->replay_s)
                 s->saved_s = (s->plain_s - s->replay_s) * (double)s->replayed;
         return r < 0 ? r : 0;
