@@ -575,15 +575,20 @@ static void *spare_thread(void *arg)
         struct daemon *d = arg;
         struct recorder_options ro;
         struct recorder *rec = NULL;
-        const char *what;
+        const char *what = NULL;
+        int r;
 
         /* (one at a time, SPARE_EVERY_MS apart at most: a storm of new
          * programs is learned a few a second, not at its pace) */
         for (uint64_t now = now_us(); now < d->spare_next_us && !atomic_load(&d->stopping); now = now_us())
                 usleep((useconds_t)MIN(d->spare_next_us - now, 50000));
         recorder_options_for(&ro, RECORDER_FOLLOW_LATER);
-        if (atomic_load(&d->stopping) || recorder_open(&ro, &rec, &what) < 0)
+        if (atomic_load(&d->stopping))
                 rec = NULL;
+        else if ((r = recorder_open(&ro, &rec, &what)) < 0) {
+                say(d, "cannot open a recorder ahead: %s (%s)", strerror(-r), what ? what : "?");
+                rec = NULL;
+        }
         pthread_mutex_lock(&d->lock);
         d->spare_opening = false;
         d->spare_next_us = now_us() + SPARE_EVERY_MS * 1000;
