@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -791,13 +792,19 @@ static struct replay_session *replay_begin(struct start *s, const struct readset
         struct replay_session *rp = NULL;
 
         replay_session_options_init(&ro);
-        ro.nice = 10;                   /* as run's: the start wins the CPU */
         ro.follow_pid = s->pid;
         ro.wake_fd = s->pidfd;
         if (replay_session_new(&ro, rs, &rp) < 0)
                 return NULL;
-        (void)replay_session_start(rp, false);   /* (else replayed in this thread) */
-        replay_session_follow(rp, s->pid, s->pidfd);
+        /* Replayed here, in this start's thread, not in a process of its
+         * own: a process forked beside the daemon's other threads may find
+         * a lock one of them held (the allocator's, under ASan) taken for
+         * good, and wait on it forever, holding the guardians' pipes open.
+         * So a read that does not return (a share whose server is gone)
+         * holds this thread, and the lookups on a share are warmed at once,
+         * not paced.  Niceness as run's replay has it (the start wins the
+         * CPU): this thread's, which the engine's threads inherit. */
+        (void)setpriority(PRIO_PROCESS, (id_t)gettid(), 10);
         return rp;
 }
 

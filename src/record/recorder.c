@@ -55,37 +55,28 @@ static void block_all_signals(void)
 
 /* ---- the guardian -------------------------------------------------------- */
 
-/* In the guardian: keep only what it holds for readset -- its pipe, its
- * own tracefs instance's descriptors, its own BPF objects -- and close the
- * rest: a gate a command waits on, fanotify, the files a replay beside has
- * open, and another recorder's instance and BPF objects (readset auto
- * records several starts at once: a guardian that kept those would hold
- * them, attached and busy, for as long as it lives). */
-static void guardian_close_others(const char *instance, int keep, const int *own, size_t n_own)
+static int cmp_int(const void *a, const void *b)
 {
-        size_t ilen = instance ? strlen(instance) : 0;
-        DIR *d = opendir("/proc/self/fd");
-        struct dirent *de;
+        int x = *(const int *)a, y = *(const int *)b;
+        return x < y ? -1 : x > y;
+}
 
-        if (!d)
-                return;
-        while ((de = readdir(d))) {
-                char target[PATH_MAX];
-                uint64_t fd;
-                bool mine = false;
+/* In a child forked beside other threads (readset auto's daemon): every
+ * descriptor closed but the n of keep (sorted), by close_range(2) alone --
+ * no /proc listed: a lock another thread held at the fork (the
+ * allocator's) stays taken in the child, and opendir allocates. */
+static void close_all_but(const int *keep, size_t n)
+{
+        unsigned from = 0;
 
-                if (parse_u64(de->d_name, &fd) < 0 || fd > INT_MAX || (int)fd == dirfd(d) || (int)fd == keep)
+        for (size_t i = 0; i < n; i++) {
+                if (keep[i] < 0 || (unsigned)keep[i] < from)
                         continue;
-                for (size_t i = 0; i < n_own && !mine; i++)
-                        mine = own[i] == (int)fd;
-                if (mine)
-                        continue;
-                if (instance && fd_path((int)fd, target, sizeof(target)) >= 0 && strncmp(target, instance, ilen) == 0 &&
-                    (target[ilen] == 0 || target[ilen] == '/'))
-                        continue;
-                close((int)fd);
+                if ((unsigned)keep[i] > from)
+                        (void)close_range(from, (unsigned)keep[i] - 1, 0);
+                from = (unsigned)keep[i] + 1;
         }
-        closedir(d);
+        (void)close_range(from, ~0U, 0);
 }
 
 /* Fork a child tied to readset by a pipe: readset keeps the write end,
@@ -169,26 +160,47 @@ static int start_reaper(struct recorder *r)
  * SIGKILL: a signal for readset's command is not for it. */
 static int start_guardian(struct recorder *r)
 {
-        int fd, own[64];
-        size_t n_own = r->lookups ? lookups_own_fds(r->lookups, own, ARRAY_SIZE(own)) : 0;
-        pid_t pid = fork_tied(&fd);
+        int fd, keep[128];
+        size_t n = r->lookups ? lookups_own_fds(r->lookups, keep, ARRAY_SIZE(keep) - 16) : 0;
+        const char *instance = tracer_instance_path(r->tracer);
+        int dirfd;
+        pid_t pid;
 
+        /* what it holds, known before the fork: its own instance's
+         * descriptors and BPF objects, no other recorder's (readset auto
+         * records several starts at once: a guardian that kept those would
+         * hold them, attached and busy, for as long as it lives) */
+        n += tracer_own_fds(r->tracer, keep + n, ARRAY_SIZE(keep) - 1 - n);
+        qsort(keep, n, sizeof(*keep), cmp_int);
+        dirfd = tracer_dir_fd(r->tracer);
+        pid = fork_tied(&fd);
         if (pid < 0)
                 return (int)pid;
         if (pid == 0) {
+                size_t at = n;
                 int null;
 
                 setsid();   /* out of the terminal's process group */
-                guardian_close_others(tracer_instance_path(r->tracer), fd, own, n_own);
+                /* its pipe's end among them, in order */
+                while (at > 0 && keep[at - 1] > fd) {
+                        keep[at] = keep[at - 1];
+                        at--;
+                }
+                keep[at] = fd;
+                n++;
+                close_all_but(keep, n);
                 null = open("/dev/null", O_RDWR | O_CLOEXEC);
-                if (null >= 0) {
-                        dup2(null, 0);
-                        dup2(null, 1);
-                        dup2(null, 2);
+                for (int i = 0; null >= 0 && i < 3; i++) {
+                        bool kept = false;
+                        for (size_t k = 0; k < n; k++)
+                                kept = kept || keep[k] == i;
+                        if (!kept && i != null)
+                                dup2(null, i);
                 }
                 wait_untied(fd);
-                tracer_close(r->tracer);
-                lookups_close(r->lookups);
+                /* system calls alone (see close_all_but()); its BPF objects
+                 * go with its descriptors as it exits */
+                tracer_remove(instance, dirfd);
                 _exit(0);
         }
         r->guardian = fd;

@@ -9,6 +9,7 @@
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <time.h>
 
@@ -70,20 +71,63 @@ int tracer_tracefs_root(const char **ret)
         return -ENOENT;
 }
 
+/* What follows is also run by a recorder's reaper and guardian, forked
+ * from a process that may have other threads (readset auto's daemon): a
+ * lock another thread held at the fork (the allocator's, stdio's) stays
+ * taken in the child for good.  So no malloc, no stdio, no opendir: system
+ * calls and stack buffers alone. */
+
+/* a + "/" + b into buf (size bytes); false when it does not fit */
+static bool join_path(char *buf, size_t size, const char *a, const char *b)
+{
+        size_t la = strlen(a), lb = strlen(b);
+
+        if (la + 1 + lb + 1 > size)
+                return false;
+        memcpy(buf, a, la);
+        buf[la] = '/';
+        memcpy(buf + la + 1, b, lb + 1);
+        return true;
+}
+
+/* "/proc/PID/stat" into buf */
+static void proc_stat_path(char *buf, pid_t pid)
+{
+        char digits[16];
+        int n = 0;
+        unsigned v = (unsigned)pid;
+
+        do
+                digits[n++] = (char)('0' + v % 10);
+        while ((v /= 10) && n < (int)sizeof(digits));
+        memcpy(buf, "/proc/", 6);
+        for (int i = 0; i < n; i++)
+                buf[6 + i] = digits[n - 1 - i];
+        memcpy(buf + 6 + n, "/stat", 6);
+}
+
 /* A zombie is not alive: it holds nothing, and its parent may take its
  * time to reap it (a killed readset's shell, say). */
 static bool pid_alive(pid_t pid)
 {
-        char path[64], *stat = NULL, *close_paren;
-        bool zombie = false;
+        char path[32], stat[1024], *close_paren = NULL;
+        ssize_t n;
+        int fd;
 
         if (kill(pid, 0) < 0 && errno != EPERM)
                 return false;
-        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-        if (read_small_file(path, &stat, 1024) >= 0 && (close_paren = strrchr(stat, ')')) && close_paren[1] == ' ')
-                zombie = close_paren[2] == 'Z' || close_paren[2] == 'X';
-        free(stat);
-        return !zombie;
+        proc_stat_path(path, pid);
+        if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+                return true;
+        n = read(fd, stat, sizeof(stat) - 1);
+        close(fd);
+        if (n <= 0)
+                return true;
+        stat[n] = 0;
+        for (ssize_t i = n - 1; i >= 0 && !close_paren; i--)
+                if (stat[i] == ')')
+                        close_paren = stat + i;
+        return !(close_paren && close_paren[1] == ' ' && (close_paren[2] == 'Z' || close_paren[2] == 'X'));
 }
 
 /* An instance in use is flock()ed: its recorder holds the lock on the
@@ -92,11 +136,14 @@ static bool pid_alive(pid_t pid)
  * PID namespaces, where pids in names mean nothing. */
 static bool instance_locked(const char *dir)
 {
-        _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        bool locked;
 
         if (fd < 0)
                 return false;
-        return flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+        locked = flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+        close(fd);
+        return locked;
 }
 
 static int remove_stale_in(const char *root);
@@ -127,40 +174,53 @@ int tracer_remove_stale_if_mounted(void)
         return 0;
 }
 
+struct linux_dirent64_ {
+        uint64_t d_ino;
+        int64_t d_off;
+        unsigned short d_reclen;
+        unsigned char d_type;
+        char d_name[];
+};
+
 static int remove_stale_in(const char *root)
 {
-        char path[PATH_MAX];
-        DIR *d;
-        struct dirent *de;
-        int n = 0;
+        char path[PATH_MAX], full[PATH_MAX];
+        char buf[4096] __attribute__((aligned(8)));
+        size_t plen = strlen(INSTANCE_PREFIX);
+        int fd, n = 0;
+        long got;
 
-        snprintf(path, sizeof(path), "%s/instances", root);
-        d = opendir(path);
-        if (!d)
+        if (!join_path(path, sizeof(path), root, "instances"))
                 return 0;
-        while ((de = readdir(d))) {
-                uint64_t pid;
-                char full[PATH_MAX + 300];
+        fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return 0;
+        while ((got = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0)
+                for (long off = 0; off < got;) {
+                        const struct linux_dirent64_ *de = (const void *)(buf + off);
+                        const char *num = de->d_name + plen;
+                        uint64_t pid = 0;
+                        size_t k = 0;
 
-                if (strncmp(de->d_name, INSTANCE_PREFIX, strlen(INSTANCE_PREFIX)) != 0)
-                        continue;
-                /* readset-PID or readset-PID-N */
-                {
-                        char num[32];
-                        snprintf(num, sizeof(num), "%.*s", (int)strcspn(de->d_name + strlen(INSTANCE_PREFIX), "-"),
-                                 de->d_name + strlen(INSTANCE_PREFIX));
-                        if (parse_u64(num, &pid) < 0 || pid == 0 || pid > INT32_MAX)
+                        off += de->d_reclen;
+                        if (strncmp(de->d_name, INSTANCE_PREFIX, plen) != 0)
                                 continue;
+                        /* readset-PID or readset-PID-N */
+                        for (; num[k] >= '0' && num[k] <= '9' && k < 10; k++)
+                                pid = pid * 10 + (uint64_t)(num[k] - '0');
+                        if (k == 0 || (num[k] != 0 && num[k] != '-') || pid == 0 || pid > INT32_MAX)
+                                continue;
+                        if (!join_path(full, sizeof(full), path, de->d_name))
+                                continue;
+                        /* a live owner here, or a lock held by anyone anywhere: in
+                         * use (the pid check covers the moment between mkdir and
+                         * flock) */
+                        if (pid_alive((pid_t)pid) || instance_locked(full))
+                                continue;
+                        if (rmdir(full) == 0)
+                                n++;
                 }
-                snprintf(full, sizeof(full), "%s/%s", path, de->d_name);
-                /* a live owner here, or a lock held by anyone anywhere: in use
-                 * (the pid check covers the moment between mkdir and flock) */
-                if (pid_alive((pid_t)pid) || instance_locked(full))
-                        continue;
-                if (rmdir(full) == 0)
-                        n++;
-        }
-        closedir(d);
+        close(fd);
         return n;
 }
 
@@ -807,24 +867,44 @@ void tracer_forget(struct tracer *t)
         free(t);
 }
 
+void tracer_remove(const char *path, int dirfd)
+{
+        if (dirfd >= 0) {
+                (void)write_file_at(dirfd, "tracing_on", "0");
+                (void)write_file_at(dirfd, "events/enable", "0");
+                close(dirfd);
+        }
+        /* The kernel refuses while a reader is still busy; retry briefly. */
+        for (int i = 0; path && i < 50 && rmdir(path) < 0 && errno == EBUSY; i++) {
+                struct timespec ts = { 0, 10 * 1000 * 1000 };
+                nanosleep(&ts, NULL);
+        }
+}
+
+int tracer_dir_fd(const struct tracer *t) { return t->dirfd; }
+
+size_t tracer_own_fds(const struct tracer *t, int *fds, size_t max)
+{
+        size_t n = 0;
+
+        if (t->dirfd >= 0 && n < max)
+                fds[n++] = t->dirfd;
+        if (t->pipefd >= 0 && n < max)
+                fds[n++] = t->pipefd;
+        for (int c = 0; t->cpufd && c < t->ncpus; c++)
+                if (t->cpufd[c] >= 0 && n < max)
+                        fds[n++] = t->cpufd[c];
+        return n;
+}
+
 void tracer_close(struct tracer *t)
 {
         if (!t)
                 return;
         close_cpufds(t);
-        if (t->dirfd >= 0) {
-                (void)write_file_at(t->dirfd, "tracing_on", "0");
-                (void)write_file_at(t->dirfd, "events/enable", "0");
-                close(t->dirfd);
-        }
         if (t->pipefd >= 0)
                 close(t->pipefd);
-        if (t->path) {
-                /* The kernel refuses while a reader is still busy; retry briefly. */
-                for (int i = 0; i < 50 && rmdir(t->path) < 0 && errno == EBUSY; i++)
-                        usleep(10000);
-        }
-
+        tracer_remove(t->path, t->dirfd);
         free(t->path);
         free(t->root);
         free(t->buf);

@@ -33,6 +33,15 @@ uint64_t tracer_bad_lines(struct tracer *t);
 const char *tracer_instance_path(struct tracer *t);
 /* Disable everything and remove the instance.  Safe on NULL. */
 void tracer_close(struct tracer *t);
+/* Its descriptors (the instance's directory, its pipes), at most max into
+ * fds: what a guardian holds.  How many. */
+size_t tracer_own_fds(const struct tracer *t, int *fds, size_t max);
+/* The instance directory's descriptor (-1: none). */
+int tracer_dir_fd(const struct tracer *t);
+/* Tracing off and the instance at path removed (dirfd, -1 or its
+ * directory's, closed), with system calls alone: what a guardian forked
+ * beside other threads may do (tracer_close() does it too). */
+void tracer_remove(const char *path, int dirfd);
 /* Free t and close its descriptors, leaving the instance to whoever else
  * holds it (see record's detached teardown).  Safe on NULL. */
 void tracer_forget(struct tracer *t);
@@ -46,7 +55,8 @@ int tracer_remove_stale(void);
 int tracer_remove_stale_if_mounted(void);
 /* What the reaper does once its readset closed its pipe: wait (10 s at
  * most) until that process is gone or a zombie (its descriptors close
- * before it is one), then tracer_remove_stale(). */
+ * before it is one), then tracer_remove_stale().  System calls and stack
+ * buffers alone: a reaper is forked beside other threads. */
 int tracer_remove_stale_after(pid_t pid);
 
 /* Find (mounting it if needed) the tracefs root.  Returns a static string. */

@@ -205,10 +205,7 @@ for try in 1 2 3 4 5 6 7 8 9 10; do
         wait_until 5 recording && break
         release held
 done
-# (a daemon started again has once been seen never to record here, its
-# log silent: then it is killed idle, holding its recorder opened ahead,
-# whose instance and programs must go the same way; said, not hidden)
-recording || { echo "  held was never recorded by the daemon started again: killed idle"; gated held; }
+recording || fail "held was never recorded: $(cat "$TMP/daemon.log")"
 progs=$(grep -h '^prog_id' /proc/$DPID/fdinfo/* 2>/dev/null | cut -f2 | sort -u)
 kill -KILL "$DPID"
 wait "$DPID" 2>/dev/null || true
