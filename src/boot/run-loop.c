@@ -44,6 +44,13 @@ void run_loop_record_instead(struct run_loop *l)
         l->d.mode = START_RECORD;
 }
 
+void start_replayed_of(const struct replay_result *res, struct start_replayed *ret)
+{
+        *ret = (struct start_replayed){ .bytes = res->st.bytes, .files = res->st.files,
+                                        .changed = res->st.files_changed + res->st.files_missing,
+                                        .stopped = res->st.stopped };
+}
+
 int run_loop_note(struct run_loop *l, uint64_t at_unix, uint64_t end_us, const struct start_replayed *r)
 {
         struct start_entry e = { .at_unix = at_unix, .mode = l->d.mode, .total_us = end_us - l->t0, .hit = -1 };

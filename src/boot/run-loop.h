@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "boot/history.h"
+#include "replay/session.h"
 
 struct run_loop {
         char path[PATH_MAX];     /* FILE.history */
@@ -34,6 +35,9 @@ void run_loop_decide_again(struct run_loop *l, bool have_plan, bool *ret_turned_
 void run_loop_what(const struct run_loop *l, bool stats, bool *ret_record, bool *ret_replay, bool *ret_replace);
 /* The read set turned out unusable: this run records a new one. */
 void run_loop_record_instead(struct run_loop *l);
+/* What a replay session did, as a start's line keeps it (run --auto's,
+ * the boot's, readset auto's). */
+void start_replayed_of(const struct replay_result *res, struct start_replayed *ret);
 /* The line of a run that went to its end, at at_unix, end_us (now_us()'s
  * clock); r: what its replay did (NULL: none).  0 or -errno. */
 int run_loop_note(struct run_loop *l, uint64_t at_unix, uint64_t end_us, const struct start_replayed *r);

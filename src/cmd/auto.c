@@ -159,12 +159,15 @@ static int auto_unit_cmd(bool on)
 
         if (geteuid() != 0)
                 return log_error("auto %s: needs root", on ? "enable" : "disable");
-        r = on ? auto_unit_enable() : auto_unit_disable();
+        r = auto_unit_set(on);
         if (r == -ENOMEDIUM)
                 return log_error("no systemd here: run 'readset auto start' from your init instead "
                                  "(it stays in the foreground; SIGTERM ends it)");
+        if (r == -EIO)
+                return log_error("systemctl could not %s %s (it says why above)", on ? "enable" : "disable",
+                                 AUTO_UNIT);
         if (r < 0)
-                return log_errno(r, "systemctl %s %s failed", on ? "enable" : "disable", AUTO_UNIT);
+                return log_errno(r, "cannot run systemctl %s %s", on ? "enable" : "disable", AUTO_UNIT);
         if (r > 0 && on) {
                 log_info("%s enabled: PID 1 is not systemd now, so it starts at the next boot under", AUTO_UNIT);
                 log_info("  systemd; without systemd, run 'readset auto start' from your init instead");

@@ -23,5 +23,3 @@ struct boot_args {
 int boot_start(const struct boot_args *a);
 /* What boot_state_check() refused, said: CMD_FAILED. */
 int boot_say_refused(const char *dir, int err, const char *why);
-/* What a replay did, as a start's line keeps it (boot start, run --auto). */
-void start_replayed_of(const struct replay_result *res, struct start_replayed *ret);

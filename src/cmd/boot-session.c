@@ -9,6 +9,7 @@
 #include "boot/session.h"
 #include "boot/state.h"
 #include "boot/system.h"
+#include "boot/run-loop.h"
 #include "cmd/boot-cli.h"
 #include "cmd/cmd.h"
 #include "util/log.h"
@@ -17,13 +18,6 @@
 #include "util/banned.h"
 
 /* ---- the replay's wiring ----------------------------------------------- */
-
-void start_replayed_of(const struct replay_result *res, struct start_replayed *ret)
-{
-        *ret = (struct start_replayed){ .bytes = res->st.bytes, .files = res->st.files,
-                                        .changed = res->st.files_changed + res->st.files_missing,
-                                        .stopped = res->st.stopped };
-}
 
 static int replay_start(void *userdata, const struct readset *plan, void **ret_job)
 {

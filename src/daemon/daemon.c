@@ -288,40 +288,38 @@ static const char *excluded(const struct daemon *d, const struct start_key *k)
 /* pid's parent and whether pid is readset (its comm) */
 static pid_t parent_of(pid_t pid, bool *ret_readset)
 {
-        char path[64], buf[512], *close_paren;
-        _cleanup_close_ int fd = -1;
-        ssize_t n;
-        int ppid;
+        struct proc_stat st;
 
         *ret_readset = false;
-        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-        if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 || (n = read(fd, buf, sizeof(buf) - 1)) <= 0)
+        if (proc_stat(pid, &st) < 0)
                 return -1;
-        buf[n] = 0;
-        close_paren = strrchr(buf, ')');
-        if (!close_paren || sscanf(close_paren + 1, " %*c %d", &ppid) != 1)
-                return -1;
-        *ret_readset = strncmp(strchr(buf, '(') ? strchr(buf, '(') : "", "(readset)", 9) == 0;
-        return ppid;
+        *ret_readset = strcmp(st.comm, "readset") == 0;
+        return st.ppid;
 }
 
 /* Is pid part of a start followed already, or of something readset runs
- * (run, the boot, the daemon's own)?  (lock held) */
+ * (run, the boot, the daemon's own)?  Its ancestors read first, the roots
+ * then compared under the lock (the /proc reads are not made under it). */
 static bool nested(struct daemon *d, pid_t pid)
 {
-        pid_t p = pid;
+        pid_t line[MAX_DEPTH];
+        unsigned n = 0;
+        bool found = false;
 
-        for (unsigned depth = 0; p > 1 && depth < MAX_DEPTH; depth++) {
+        for (pid_t p = pid; p > 1 && n < MAX_DEPTH;) {
                 bool is_readset;
 
-                for (unsigned i = 0; i < d->n_roots; i++)
-                        if (d->roots[i] == p)
-                                return true;
+                line[n++] = p;
                 p = parent_of(p, &is_readset);
-                if (is_readset && depth > 0)
+                if (is_readset && n > 1)
                         return true;
         }
-        return false;
+        pthread_mutex_lock(&d->lock);
+        for (unsigned k = 0; k < n && !found; k++)
+                for (unsigned i = 0; i < d->n_roots && !found; i++)
+                        found = d->roots[i] == line[k];
+        pthread_mutex_unlock(&d->lock);
+        return found;
 }
 
 static void roots_remove(struct daemon *d, pid_t pid)
@@ -335,15 +333,6 @@ static void roots_remove(struct daemon *d, pid_t pid)
 
 /* ---- the store as the daemon knows it ---------------------------------- */
 
-static uint64_t name_hash(const char *s)
-{
-        uint64_t h = 0xcbf29ce484222325ULL;
-
-        for (; *s; s++)
-                h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-        return h;
-}
-
 /* name's slot, or the free one it would take (NULL: full) (lock held) */
 static struct known *known_slot(struct daemon *d, const char *name)
 {
@@ -351,7 +340,7 @@ static struct known *known_slot(struct daemon *d, const char *name)
 
         if (!d->n_known_cap)
                 return NULL;
-        i = name_hash(name) % d->n_known_cap;
+        i = key_hash(KEY_HASH_SEED, name) % d->n_known_cap;
         for (size_t n = 0; n < d->n_known_cap; n++, i = (i + 1) % d->n_known_cap)
                 if (!d->known[i].used || strcmp(d->known[i].name, name) == 0)
                         return &d->known[i];
@@ -485,7 +474,8 @@ static uint64_t activity(pid_t pid, int64_t *ret_read_bytes, uint64_t *ret_rchar
         char path[64], buf[1024], *p;
         const char *end;
         _cleanup_close_ int fd = -1;
-        uint64_t sum = 0, v, ut = 0, st = 0;
+        struct proc_stat ps;
+        uint64_t sum = 0, v;
         ssize_t n;
 
         *ret_read_bytes = -1;
@@ -501,16 +491,8 @@ static uint64_t activity(pid_t pid, int64_t *ret_read_bytes, uint64_t *ret_rchar
                         sum += v;
                 }
         }
-        if (fd >= 0)
-                close(TAKE_FD(fd));
-        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-        if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0 && (n = read(fd, buf, sizeof(buf) - 1)) > 0) {
-                buf[n] = 0;
-                /* after the name: state ppid ... utime (14th) stime (15th) */
-                if ((p = strrchr(buf, ')')) &&
-                    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %" SCNu64 " %" SCNu64, &ut, &st) == 2)
-                        sum += ut + st;
-        }
+        if (proc_stat(pid, &ps) == 0)
+                sum += ps.cpu_ticks;
         return sum;
 }
 
@@ -777,13 +759,6 @@ static uint64_t record_finish(struct start *s, struct recorder *rec, const struc
         }
         readset_totals(cur, &t);
         return t.regular_bytes ? t.regular_bytes : 1;
-}
-
-static void start_replayed(const struct replay_result *res, struct start_replayed *ret)
-{
-        *ret = (struct start_replayed){ .bytes = res->st.bytes, .files = res->st.files,
-                                        .changed = res->st.files_changed + res->st.files_missing,
-                                        .stopped = res->st.stopped };
 }
 
 static struct replay_session *replay_begin(struct start *s, const struct readset *rs)
@@ -1121,7 +1096,7 @@ static void follow(struct start *s)
                  * then finds cached what the start read) */
                 cached_at_replay = r >= 0 && res->planned_ok && res->planned &&
                                    (double)res->st.bytes_cached >= WARM_SHARE * (double)res->planned;
-                start_replayed(res, &x);
+                start_replayed_of(res, &x);
         }
         if (rec) {
                 /* (the program and what the process maps: files it opened
@@ -1243,12 +1218,11 @@ static void on_start(struct daemon *d, const struct start_key *k, pid_t pid, uin
                 d->st_main.excluded++;
                 return;
         }
-        pthread_mutex_lock(&d->lock);
         if (nested(d, pid)) {
                 d->st_main.nested++;
-                pthread_mutex_unlock(&d->lock);
                 return;
         }
+        pthread_mutex_lock(&d->lock);
         busy = d->n_roots >= d->o->max_starts || d->n_roots >= ARRAY_SIZE(d->roots);
         if (busy)
                 d->st_main.busy++;
@@ -1328,12 +1302,13 @@ static struct script_seen *script_of(struct daemon *d, pid_t pid)
 
 /* The loader an exec of pid opens next (the ELF program it named), now
  * expected */
-static void loader_expect(struct daemon *d, pid_t pid, int exe_fd, uint64_t now)
+static void loader_expect(struct daemon *d, pid_t pid, const struct exec_file *ef, uint64_t now)
 {
         struct loader_seen *l = &d->loaders[d->loaders_next];
 
-        if (key_elf_loader(exe_fd, l->name, sizeof(l->name)) < 0)
+        if (!ef->loader[0])
                 return;         /* static: none to come */
+        snprintf(l->name, sizeof(l->name), "%s", ef->loader);
         l->pid = pid;
         l->at_us = now;
         d->loaders_next = (d->loaders_next + 1) % ARRAY_SIZE(d->loaders);
@@ -1341,19 +1316,15 @@ static void loader_expect(struct daemon *d, pid_t pid, int exe_fd, uint64_t now)
 
 /* Is this event the loader of the exec pid did just now (not an exec of
  * another program: a launcher's, or `exec` in a script)?  Said once. */
-static bool loader_of(struct daemon *d, pid_t pid, int fd, uint64_t now)
+static bool loader_of(struct daemon *d, pid_t pid, const struct exec_file *ef, uint64_t now)
 {
-        char path[PATH_MAX];
-        const char *base;
+        const char *base = strrchr(ef->path, '/');
 
         for (size_t i = 0; i < ARRAY_SIZE(d->loaders); i++) {
                 struct loader_seen *l = &d->loaders[i];
 
                 if (l->pid != pid || now - l->at_us >= PENDING_MS * 1000)
                         continue;
-                if (fd_path(fd, path, sizeof(path)) < 0)
-                        return false;
-                base = strrchr(path, '/');
                 if (!base || strcmp(base + 1, l->name) != 0)
                         return false;
                 l->pid = 0;
@@ -1385,31 +1356,37 @@ static void on_exec(void *userdata, const struct exec_event *ev)
 {
         struct daemon *d = userdata;
         struct script_seen *sc;
+        struct exec_file ef;
         struct start_key k;
-        char path[PATH_MAX];
         int r;
 
         d->st_main.execs++;
+        /* (the file's path, kind and loader asked once: this is done for
+         * every exec on the machine) */
+        if (key_exec_file(ev->fd, &ef) < 0 || ef.path[0] != '/') {
+                d->st_main.gone++;
+                close(ev->fd);
+                return;
+        }
         /* the loader of a program just exec'd (keyed, or waiting to be) */
-        if (loader_of(d, ev->pid, ev->fd, ev->at_us)) {
+        if (loader_of(d, ev->pid, &ef, ev->at_us)) {
                 close(ev->fd);
                 return;
         }
         sc = script_of(d, ev->pid);
-        if (!key_is_elf(ev->fd)) {
+        if (!ef.elf) {
                 if (!sc && d->n_scripts < ARRAY_SIZE(d->scripts))
                         sc = &d->scripts[d->n_scripts++];
                 if (sc) {
                         sc->pid = ev->pid;
                         sc->at_us = ev->at_us;
-                        if (fd_path(ev->fd, sc->path, sizeof(sc->path)) < 0 || sc->path[0] != '/')
-                                sc->path[0] = 0;
+                        snprintf(sc->path, sizeof(sc->path), "%s", ef.path);
                 }
                 close(ev->fd);
                 return;
         }
-        loader_expect(d, ev->pid, ev->fd, ev->at_us);
-        if (fd_path(ev->fd, path, sizeof(path)) >= 0 && strrchr(path, '/') && key_is_launcher(strrchr(path, '/') + 1)) {
+        loader_expect(d, ev->pid, &ef, ev->at_us);
+        if (key_is_launcher(strrchr(ef.path, '/') + 1)) {
                 /* env, nice ...: the program it runs next is the start */
                 d->st_main.launchers++;
                 if (sc)
@@ -1426,7 +1403,7 @@ static void on_exec(void *userdata, const struct exec_event *ev)
                                 break;
                         }
         }
-        r = start_key_of_exec(ev->pid, ev->fd, sc && sc->path[0] ? sc->path : NULL, &d->host_ns, &k);
+        r = start_key_of_exec(ev->pid, ev->fd, ef.path, sc && sc->path[0] ? sc->path : NULL, &d->host_ns, &k);
         if (sc)
                 *sc = d->scripts[--d->n_scripts];
         if (r == -EAGAIN && d->n_pending < MAX_PENDING) {
@@ -1449,7 +1426,7 @@ static void settle_pending(struct daemon *d)
         for (size_t i = 0; i < d->n_pending;) {
                 struct pending p = d->pending[i];
                 struct start_key k;
-                int r = start_key_of_exec(p.pid, p.fd, NULL, &d->host_ns, &k);
+                int r = start_key_of_exec(p.pid, p.fd, NULL, NULL, &d->host_ns, &k);
 
                 if (r == -EAGAIN && now - p.at_us < PENDING_MS * 1000) {
                         i++;

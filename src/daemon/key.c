@@ -160,7 +160,7 @@ void key_script_of_argv(const char *base, char *const *argv, int argc, const cha
         }
 }
 
-static uint64_t fnv1a(uint64_t h, const char *s)
+uint64_t key_hash(uint64_t h, const char *s)
 {
         for (; *s; s++) {
                 h ^= (unsigned char)*s;
@@ -188,12 +188,12 @@ static void plain_base(const char *p, char *out, size_t max)
 void key_name(struct start_key *k)
 {
         char a[64], b[64], uid[24];
-        uint64_t h = fnv1a(0xcbf29ce484222325ULL, k->exe);
+        uint64_t h = key_hash(KEY_HASH_SEED, k->exe);
 
         /* each user's starts their own: another's read set is not theirs
          * to replay (its files, its sizes), nor their history */
         snprintf(uid, sizeof(uid), "\n%u\n", (unsigned)k->uid);
-        h = fnv1a(fnv1a(h, uid), k->script);
+        h = key_hash(key_hash(h, uid), k->script);
         plain_base(k->exe, a, 40);
         plain_base(k->script, b, 40);
         snprintf(k->name, sizeof(k->name), "%s%s%s-%016llx", a[0] ? a : "_", b[0] ? "-" : "", b,
@@ -258,51 +258,52 @@ static uid_t real_uid(pid_t pid)
         return (uid_t)u;
 }
 
-bool key_is_elf(int fd)
-{
-        unsigned char m[4];
-
-        /* (the exec read this page already: it is cached) */
-        return pread(fd, m, 4, 0) == 4 && m[0] == 0x7f && m[1] == 'E' && m[2] == 'L' && m[3] == 'F';
-}
-
-int key_elf_loader(int fd, char *buf, size_t size)
+int key_exec_file(int fd, struct exec_file *ef)
 {
         unsigned char h[64], ph[56];
         char interp[PATH_MAX];
         bool is64;
         uint64_t phoff;
         unsigned phnum, phentsize;
+        int r;
 
-        if (pread(fd, h, sizeof(h), 0) != (ssize_t)sizeof(h) || memcmp(h, "\177ELF", 4) != 0 || h[5] != 1)
-                return -ENOEXEC;        /* (little-endian ELF only: the machines readset runs on) */
+        memset(ef, 0, sizeof(*ef));
+        if ((r = fd_path(fd, ef->path, sizeof(ef->path))) < 0)
+                return r;
+        /* (the exec read this page already: it is cached) */
+        if (pread(fd, h, sizeof(h), 0) < 4 || memcmp(h, "\177ELF", 4) != 0)
+                return 0;               /* a script, whose interpreter the exec opens next */
+        ef->elf = true;
+        if (h[5] != 1)
+                return 0;               /* (little-endian ELF only: the machines readset runs on) */
         is64 = h[4] == 2;
         phoff = is64 ? get_le(h + 32, 8) : get_le(h + 28, 4);
         phentsize = (unsigned)get_le(h + (is64 ? 54 : 42), 2);
         phnum = (unsigned)get_le(h + (is64 ? 56 : 44), 2);
         if (phentsize < (is64 ? 56u : 32u) || phentsize > sizeof(ph) * 4 || phnum > 128)
-                return -ENOEXEC;
+                return 0;
         for (unsigned i = 0; i < phnum; i++) {
                 uint64_t off, len;
 
                 if (pread(fd, ph, is64 ? 56 : 32, (off_t)(phoff + (uint64_t)i * phentsize)) != (is64 ? 56 : 32))
-                        return -ENOEXEC;
+                        return 0;
                 if (get_le(ph, 4) != 3)         /* PT_INTERP */
                         continue;
                 off = is64 ? get_le(ph + 8, 8) : get_le(ph + 4, 4);
                 len = is64 ? get_le(ph + 32, 8) : get_le(ph + 16, 4);
                 if (len < 2 || len >= sizeof(interp) || pread(fd, interp, len, (off_t)off) != (ssize_t)len ||
                     interp[len - 1] != 0 || interp[0] != '/')
-                        return -ENOEXEC;
+                        return 0;
                 /* its file name: the path is not looked up (the daemon's
                  * main thread touches no file system a user could stall) */
-                snprintf(buf, size, "%s", strrchr(interp, '/') + 1);
+                snprintf(ef->loader, sizeof(ef->loader), "%s", strrchr(interp, '/') + 1);
                 return 0;
         }
-        return -ENOENT;         /* static: no loader */
+        return 0;               /* static: no loader */
 }
 
-int start_key_of_exec(pid_t pid, int exe_fd, const char *script, const struct key_ns *host, struct start_key *k)
+int start_key_of_exec(pid_t pid, int exe_fd, const char *exe_path, const char *script, const struct key_ns *host,
+                      struct start_key *k)
 {
         char path[64], cwd[PATH_MAX], args[8192], *argv[MAX_ARGS];
         const char *base;
@@ -315,7 +316,9 @@ int start_key_of_exec(pid_t pid, int exe_fd, const char *script, const struct ke
                 return -errno;
         if ((r = host_mount_ns(pid, host)) < 0)
                 return r == -ENOENT ? -ESRCH : r;
-        if ((r = fd_path(exe_fd, k->exe, sizeof(k->exe))) < 0)
+        if (exe_path)
+                snprintf(k->exe, sizeof(k->exe), "%s", exe_path);
+        else if ((r = fd_path(exe_fd, k->exe, sizeof(k->exe))) < 0)
                 return r;
         if (k->exe[0] != '/' || strstr(k->exe, " (deleted)"))
                 return -ESRCH;  /* nothing to key by */

@@ -25,25 +25,16 @@ static int systemctl(const char *what, bool now)
         return r < 0 ? r : r > 0 ? -EIO : 0;
 }
 
-int auto_unit_enable(void)
+int auto_unit_set(bool on)
 {
+        const char *what = on ? "enable" : "disable";
         int r;
 
         if (auto_systemd_running())
-                return systemctl("enable", true);
+                return systemctl(what, true);
         /* offline (a chroot, an image being made, another init):
-         * systemctl makes the links itself, for the next boot */
-        r = systemctl("enable", false);
-        return r == -ENOENT ? -ENOMEDIUM : r < 0 ? r : 1;
-}
-
-int auto_unit_disable(void)
-{
-        int r;
-
-        if (auto_systemd_running())
-                return systemctl("disable", true);
-        r = systemctl("disable", false);
+         * systemctl makes or removes the links itself, for the next boot */
+        r = systemctl(what, false);
         return r == -ENOENT ? -ENOMEDIUM : r < 0 ? r : 1;
 }
 

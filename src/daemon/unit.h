@@ -11,11 +11,10 @@
 
 /* Is PID 1 systemd (is there a running systemd to ask)? */
 bool auto_systemd_running(void);
-/* systemctl enable --now / disable --now of the unit: 0; where PID 1 is
- * not systemd (a chroot, an image being made, another init) the links
- * alone, made by systemctl itself: 1; -ENOMEDIUM where there is no
- * systemctl; -errno, or -EIO when systemctl failed. */
-int auto_unit_enable(void);
-int auto_unit_disable(void);
+/* systemctl enable --now (on) or disable --now of the unit: 0; where PID 1
+ * is not systemd (a chroot, an image being made, another init) the links
+ * alone, made or removed by systemctl itself: 1; -ENOMEDIUM where there is
+ * no systemctl; -errno, or -EIO when systemctl refused (and said why). */
+int auto_unit_set(bool on);
 /* Does the kernel command line say readset.auto=0 (or readset=off)? */
 bool auto_cmdline_off(void);

@@ -454,28 +454,15 @@ static int follow_one(struct lookups *l, pid_t pid, pid_t parent)
         return 0;
 }
 
-/* The parent of process pid, from /proc/pid/stat (0: gone or unreadable). */
+/* The parent of process pid (a /proc name), 0: gone or unreadable. */
 static pid_t parent_of(const char *pid)
 {
-        char path[64], buf[512];
-        const char *end;
-        ssize_t k;
-        int fd, ppid;
+        struct proc_stat st;
+        uint64_t n;
 
-        snprintf(path, sizeof(path), "/proc/%.20s/stat", pid);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
+        if (parse_u64(pid, &n) < 0 || n > INT32_MAX || proc_stat((pid_t)n, &st) < 0)
                 return 0;
-        k = read(fd, buf, sizeof(buf) - 1);
-        close(fd);
-        if (k <= 0)
-                return 0;
-        buf[k] = 0;
-        /* "pid (comm) state ppid ...": comm may hold anything, ')' too */
-        end = strrchr(buf, ')');
-        if (!end || sscanf(end + 1, " %*c %d", &ppid) != 1)
-                return 0;
-        return ppid;
+        return st.ppid;
 }
 
 /* Has the BPF program put tgid in the tree (it saw the fork)?  Then its

@@ -564,3 +564,36 @@ int make_dir_and_parent(const char *dir)
         }
         return mkdir(dir, 0755) < 0 && errno != EEXIST ? -errno : 0;
 }
+
+int proc_stat(pid_t pid, struct proc_stat *ret)
+{
+        char path[64], buf[1024], *open_paren, *close_paren;
+        unsigned long long ut, st;
+        _cleanup_close_ int fd = -1;
+        size_t comm;
+        ssize_t n;
+        int ppid;
+        char state;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+                return -errno;
+        if ((n = read(fd, buf, sizeof(buf) - 1)) <= 0)
+                return n < 0 ? -errno : -ENODATA;
+        buf[n] = 0;
+        /* "pid (comm) state ppid ... utime stime": comm may hold anything,
+         * ')' too, so the last ')' ends it */
+        open_paren = strchr(buf, '(');
+        close_paren = strrchr(buf, ')');
+        if (!open_paren || !close_paren || close_paren < open_paren ||
+            sscanf(close_paren + 1, " %c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &state, &ppid, &ut,
+                   &st) != 4)
+                return -EBADMSG;
+        comm = MIN((size_t)(close_paren - open_paren - 1), sizeof(ret->comm) - 1);
+        memcpy(ret->comm, open_paren + 1, comm);
+        ret->comm[comm] = 0;
+        ret->state = state;
+        ret->ppid = ppid;
+        ret->cpu_ticks = (uint64_t)ut + (uint64_t)st;
+        return 0;
+}

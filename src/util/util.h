@@ -130,6 +130,14 @@ int fd_reopen_noatime(int pathfd, int flags);
 int fd_path(int fd, char *buf, size_t size);
 /* Write a string to an existing file (sysfs/tracefs style). */
 int write_file(const char *path, const char *s);
+/* What /proc/PID/stat says of a process: -errno (-ENOENT: gone). */
+struct proc_stat {
+        char comm[16];
+        char state;              /* 'R', 'S', 'Z' ... */
+        pid_t ppid;
+        uint64_t cpu_ticks;      /* user and system time, in clock ticks */
+};
+int proc_stat(pid_t pid, struct proc_stat *ret);
 int write_file_at(int dirfd, const char *path, const char *s);
 /* Who ran readset: the real user, or under sudo (the real user root) the
  * user sudo names (SUDO_UID); (uid_t)-1 for root itself.  A fact about the

@@ -119,25 +119,27 @@ static void test_names(void)
 
 static void test_loader(void)
 {
-        char name[NAME_MAX + 1];
+        struct exec_file ef;
         int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC), sh = open("/bin/sh", O_RDONLY | O_CLOEXEC);
         int txt = open("/etc/hostname", O_RDONLY | O_CLOEXEC);
 
         CHECK(fd >= 0);
         if (fd >= 0) {
                 /* this test is a dynamic program: its loader, by name */
-                CHECK_EQ(key_elf_loader(fd, name, sizeof(name)), 0);
-                CHECK(strncmp(name, "ld-", 3) == 0);
-                CHECK(key_is_elf(fd));
+                CHECK_EQ(key_exec_file(fd, &ef), 0);
+                CHECK(ef.elf && ef.path[0] == '/');
+                CHECK(strncmp(ef.loader, "ld-", 3) == 0);
                 close(fd);
         }
         if (sh >= 0) {
-                CHECK(key_is_elf(sh));
+                CHECK_EQ(key_exec_file(sh, &ef), 0);
+                CHECK(ef.elf);
                 close(sh);
         }
         if (txt >= 0) {
-                CHECK(!key_is_elf(txt));
-                CHECK_EQ(key_elf_loader(txt, name, sizeof(name)), -ENOEXEC);
+                CHECK_EQ(key_exec_file(txt, &ef), 0);
+                CHECK(!ef.elf && !ef.loader[0]);
+                CHECK(strcmp(ef.path, "/etc/hostname") == 0);
                 close(txt);
         }
 }
